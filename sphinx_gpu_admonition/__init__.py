@@ -1,0 +1,40 @@
+"""sphinx-gpu-admonition: GPU notices, in-kernel execution capture and status pages.
+
+``setup`` only wires the feature modules together; each module has its own
+``setup_*`` function and owns its events, nodes and assets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+#: Bump when the shape of data stored in the Sphinx environment changes.
+ENV_VERSION = 1
+
+
+def setup(app: Any) -> dict[str, Any]:
+    from .admonition import setup_admonition
+    from .capture import setup_capture
+    from .config import setup_config
+    from .environment_table import setup_environment_table
+    from .i18n import setup_i18n
+    from .page_info import setup_page_info
+    from .reports import setup_reports
+    from .status_page import setup_status_page
+
+    setup_config(app)
+    setup_i18n(app)
+    setup_admonition(app)
+    setup_capture(app)
+    setup_page_info(app)
+    setup_status_page(app)
+    setup_environment_table(app)
+    setup_reports(app)
+    return {
+        "version": __version__,
+        "env_version": ENV_VERSION,
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

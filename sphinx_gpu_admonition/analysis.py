@@ -1,0 +1,220 @@
+"""Slow-cell flags, hints and baseline comparison, computed from records.
+
+Pure functions of :mod:`.record` objects and a few thresholds, shared by the
+status page, the build summary and the command line so that all of them flag
+the same cells for the same reasons.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .record import CellRecord, NotebookRecord, StatusReport
+
+GPU_BACKENDS = ("gpu", "cuda", "rocm")
+
+
+@dataclasses.dataclass(frozen=True)
+class Thresholds:
+    slow_cell_seconds: float = 10.0
+    slow_cell_share: float = 0.5
+    slow_cell_min_seconds: float = 1.0
+    compile_share: float = 0.5
+    recompile_threshold: int = 3
+    regression_ratio: float = 1.5
+
+    @classmethod
+    def from_config(cls, config: Any) -> Thresholds:
+        """From a :class:`~.config.GpuConfig` (or anything with these attributes)."""
+        return cls(**{f.name: getattr(config, f.name) for f in dataclasses.fields(cls)})
+
+
+@dataclasses.dataclass(frozen=True)
+class Flag:
+    #: slow, share, regression (why the cell is slow) or compile, recompile,
+    #: sequential_loop (hints at the cause)
+    rule: str
+    reason: str
+
+    @property
+    def is_hint(self) -> bool:
+        return self.rule in HINT_RULES
+
+
+SLOW_RULES = ("slow", "share", "regression")
+HINT_RULES = ("compile", "recompile", "sequential_loop")
+
+
+@dataclasses.dataclass
+class CellComparison:
+    baseline_seconds: float | None
+    ratio: float | None
+    #: "compared", "new" (not in the baseline)
+    state: str
+
+
+@dataclasses.dataclass
+class NotebookComparison:
+    baseline_seconds: float | None
+    ratio: float | None
+    baseline_backend: str | None
+    baseline_device: str | None
+    #: "compared", "new" (not in the baseline), "gone" (only in the baseline)
+    state: str
+    regression: bool = False
+    cells: dict[int, CellComparison] = dataclasses.field(default_factory=dict)
+    #: baseline cells with no counterpart in this build: (index, seconds, first line)
+    gone_cells: list[tuple[int | None, float, str]] = dataclasses.field(default_factory=list)
+
+
+def _ratio(now: float, before: float | None) -> float | None:
+    if before is None or before <= 0:
+        return None
+    return now / before
+
+
+def _cell_key(cell: CellRecord) -> int | None:
+    return cell.index if cell.index is not None else cell.execution_count
+
+
+def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
+                      thresholds: Thresholds) -> NotebookComparison:
+    if baseline is None:
+        return NotebookComparison(None, None, None, None, "new")
+    before_cells = {_cell_key(c): c for c in baseline.cells}
+    cells: dict[int, CellComparison] = {}
+    for position, cell in enumerate(current.cells):
+        old = before_cells.pop(_cell_key(cell), None)
+        if old is None:
+            cells[position] = CellComparison(None, None, "new")
+        else:
+            cells[position] = CellComparison(old.seconds, _ratio(cell.seconds, old.seconds),
+                                             "compared")
+    ratio = _ratio(current.seconds, baseline.seconds) if baseline.executed else None
+    regression = (
+        ratio is not None and current.seconds >= thresholds.slow_cell_min_seconds
+        and ratio >= thresholds.regression_ratio
+    )
+    return NotebookComparison(
+        baseline_seconds=baseline.seconds if baseline.executed else None,
+        ratio=ratio,
+        baseline_backend=baseline.environment.backend,
+        baseline_device=baseline.environment.device_label if baseline.capture == "ok" else None,
+        state="compared",
+        regression=regression,
+        cells=cells,
+        gone_cells=[(c.index, c.seconds, c.first_line) for c in before_cells.values()],
+    )
+
+
+def _format_seconds(seconds: float) -> str:
+    return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:.1f} s"
+
+
+def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds,
+              comparison: CellComparison | None = None,
+              compilations: dict[str, int] | None = None) -> list[Flag]:
+    """Why ``cell`` is slow, with hints at the cause where the data supports them."""
+    flags: list[Flag] = []
+    seconds = cell.seconds
+    if seconds >= thresholds.slow_cell_seconds:
+        flags.append(Flag("slow", f"took {_format_seconds(seconds)} "
+                                  f"(limit {_format_seconds(thresholds.slow_cell_seconds)})"))
+    if seconds < thresholds.slow_cell_min_seconds:
+        return flags
+    total = notebook.cells_seconds
+    if total > 0 and len(notebook.cells) > 1 and seconds / total >= thresholds.slow_cell_share:
+        flags.append(Flag("share", f"{seconds / total:.0%} of the notebook's cell time"))
+    if (comparison is not None and comparison.ratio is not None
+            and comparison.ratio >= thresholds.regression_ratio):
+        flags.append(Flag("regression", f"{comparison.ratio:.1f}x slower than the baseline "
+                                        f"({_format_seconds(comparison.baseline_seconds or 0)})"))
+    if not flags:
+        return flags
+    if cell.compile_seconds and cell.compile_seconds / seconds >= thresholds.compile_share:
+        flags.append(Flag("compile", f"JAX compilation took {_format_seconds(cell.compile_seconds)}"
+                                     f" ({cell.compile_seconds / seconds:.0%} of the cell)"))
+    compilations = compilations if compilations is not None else notebook.compilations_by_function()
+    recompiled = sorted(name for name in cell.compilations
+                        if compilations.get(name, 0) >= thresholds.recompile_threshold)
+    if recompiled:
+        listed = ", ".join(f"{name} ({compilations[name]}x)" for name in recompiled)
+        flags.append(Flag("recompile", f"recompiled: {listed} — new shapes, dtypes or static "
+                                       "arguments trigger a new compilation each time"))
+    if cell.loops and notebook.environment.backend in GPU_BACKENDS:
+        loops = ", ".join(cell.loops)
+        flags.append(Flag("sequential_loop", f"runs {loops} on the GPU: every iteration "
+                          "launches device kernels, so long sequential loops can be far slower "
+                          "than on the CPU; run this function on the CPU device "
+                          "(jax.default_device(jax.devices('cpu')[0])) or restructure it "
+                          "(vectorise, lax.associative_scan)"))
+    return flags
+
+
+@dataclasses.dataclass
+class NotebookAnalysis:
+    notebook: NotebookRecord
+    cell_flags: list[list[Flag]]
+    comparison: NotebookComparison | None
+
+    @property
+    def flagged_cells(self) -> list[tuple[CellRecord, list[Flag]]]:
+        return [(c, f) for c, f in zip(self.notebook.cells, self.cell_flags) if f]
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "flagged_cells": [
+                {"index": c.index, "execution_count": c.execution_count, "seconds": c.seconds,
+                 "flags": [dataclasses.asdict(f) for f in flags]}
+                for c, flags in self.flagged_cells
+            ],
+        }
+        if self.comparison is not None:
+            comp = self.comparison
+            data["baseline"] = {
+                "state": comp.state, "seconds": comp.baseline_seconds, "ratio": comp.ratio,
+                "backend": comp.baseline_backend, "regression": comp.regression,
+            }
+        return data
+
+
+def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
+                     baseline: StatusReport | None = None) -> NotebookAnalysis:
+    comparison = None
+    if baseline is not None:
+        comparison = compare_notebooks(notebook, baseline.by_docname().get(notebook.docname),
+                                       thresholds)
+    compilations = notebook.compilations_by_function()
+    flags = [
+        flag_cell(cell, notebook, thresholds,
+                  comparison.cells.get(position) if comparison else None, compilations)
+        for position, cell in enumerate(notebook.cells)
+    ]
+    return NotebookAnalysis(notebook, flags, comparison)
+
+
+@dataclasses.dataclass
+class BuildAnalysis:
+    notebooks: list[NotebookAnalysis]
+    #: notebooks only in the baseline
+    gone: list[NotebookRecord]
+    baseline: StatusReport | None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {a.notebook.docname: a.to_dict() for a in self.notebooks}
+        for nb in self.gone:
+            data[nb.docname] = {"flagged_cells": [], "baseline": {
+                "state": "gone", "seconds": nb.seconds, "ratio": None,
+                "backend": nb.environment.backend, "regression": False}}
+        return data
+
+
+def analyse(report: StatusReport, thresholds: Thresholds,
+            baseline: StatusReport | None = None) -> BuildAnalysis:
+    analyses = [analyse_notebook(nb, thresholds, baseline) for nb in report.notebooks]
+    gone: list[NotebookRecord] = []
+    if baseline is not None:
+        present = {nb.docname for nb in report.notebooks}
+        gone = [nb for nb in baseline.notebooks if nb.docname not in present]
+    return BuildAnalysis(analyses, gone, baseline)

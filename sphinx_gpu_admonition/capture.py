@@ -1,0 +1,359 @@
+"""The Sphinx side of the capture: start the probe in every kernel, collect its data.
+
+Flow for one notebook page:
+
+1. ``builder-inited``: ``PYTHONSTARTUP`` points every kernel MyST-NB starts at
+   the probe's startup file (a user's own ``PYTHONSTARTUP`` is chained).
+2. ``source-read``: the file the kernel of *this* document writes to is named
+   in an environment variable, just before MyST-NB parses (and executes) it.
+3. ``doctree-read`` (:class:`ExecutionRecordCollector`): the probe's lines and
+   MyST-NB's execution result become one :class:`~.record.NotebookRecord`,
+   stored in ``env.gpu_execution_records``.  After a jupyter-cache miss the
+   record is also saved beside the cache, keyed by the cached notebook's hash,
+   so that a cache hit in a later build (or on a restored ``_build``) reports
+   the measurements of the execution that produced the cached outputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.environment.collectors import EnvironmentCollector
+from sphinx.util import logging
+
+from . import _mystnb
+from .config import get_config
+from .probe import ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, KERNEL_PROBE_FILE, STARTUP_FILE
+from .record import (
+    CACHE,
+    ERROR,
+    EXCLUDED,
+    EXECUTED,
+    EXECUTION_OFF,
+    KERNEL_DIED,
+    OK,
+    OUTPUTS_PRESENT,
+    TIMEOUT,
+    CellRecord,
+    Environment,
+    ErrorInfo,
+    NotebookRecord,
+)
+from .warnings import warn
+
+logger = logging.getLogger(__name__)
+
+RECORDS_ATTRIBUTE = "gpu_execution_records"
+SIDECAR_FOLDER = "sphinx-gpu-admonition"
+
+_ERROR_STATUS = {"CellTimeoutError": TIMEOUT, "DeadKernelError": KERNEL_DIED}
+
+
+# -- access to the stored records --------------------------------------------------
+def stored_records(env: BuildEnvironment) -> dict[str, dict[str, Any]]:
+    """docname -> record dict (the environment pickles plain data)."""
+    if not hasattr(env, RECORDS_ATTRIBUTE):
+        setattr(env, RECORDS_ATTRIBUTE, {})
+    return getattr(env, RECORDS_ATTRIBUTE)
+
+
+def get_record(env: BuildEnvironment, docname: str) -> NotebookRecord | None:
+    data = stored_records(env).get(docname)
+    return NotebookRecord.from_dict(data) if data is not None else None
+
+
+def all_records(env: BuildEnvironment) -> list[NotebookRecord]:
+    return [NotebookRecord.from_dict(d) for _, d in sorted(stored_records(env).items())]
+
+
+# -- the kernel side's output ---------------------------------------------------------
+def capture_folder(app: Sphinx) -> Path:
+    return Path(app.doctreedir) / SIDECAR_FOLDER
+
+
+def output_file(app: Sphinx, docname: str) -> Path:
+    digest = hashlib.sha1(docname.encode("utf-8")).hexdigest()[:16]
+    return capture_folder(app) / f"{digest}.jsonl"
+
+
+def _probe_lines(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    for line in text.splitlines():
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by a dying kernel
+        if isinstance(item, dict):
+            yield item
+
+
+class ProbeOutput:
+    """What the probe wrote for one kernel."""
+
+    def __init__(self, lines: Iterator[dict[str, Any]]):
+        self.started: float | None = None
+        self.environment: dict[str, Any] = {}
+        self.cells: list[dict[str, Any]] = []
+        self.errors: list[str] = []
+        self.seen = False
+        for item in lines:
+            self.seen = True
+            kind = item.get("kind")
+            if kind == "start":
+                self.started = item.get("time")
+                self.environment.update(host=item.get("host"), python=item.get("python"),
+                                        gpus=item.get("gpus") or [])
+            elif kind == "cell":
+                self.cells.append(item)
+            elif kind == "jax":
+                self.environment["jax"] = item.get("jax")
+            elif kind == "libraries":
+                self.environment["libraries"] = item.get("libraries")
+            elif kind == "probe_error":
+                self.errors.append(str(item.get("message")))
+
+
+# -- building a record ---------------------------------------------------------------
+def _title(doctree: nodes.document) -> str:
+    for title in doctree.findall(nodes.title):
+        return title.astext()
+    return ""
+
+
+def _error_message(traceback: str | None) -> str:
+    lines = [line.strip() for line in (traceback or "").splitlines() if line.strip()]
+    message = lines[-1] if lines else ""
+    return message[:300]
+
+
+def _cells(probe: ProbeOutput, doctree: nodes.document) -> list[CellRecord]:
+    index_of = {count: index for index, count, _ in _mystnb.code_cells(doctree)
+                if count is not None}
+    cells = []
+    for item in probe.cells:
+        count = item.get("execution_count")
+        cells.append(CellRecord.from_dict({**item, "index": index_of.get(count)}))
+    return cells
+
+
+def _died_in(cells: list[CellRecord], doctree: nodes.document) -> int | None:
+    """Index of the code cell after the last finished one: the cell the kernel died in."""
+    done = {c.index for c in cells if c.index is not None}
+    last = max(done, default=-1)
+    for index, _, source in _mystnb.code_cells(doctree):
+        if index > last and index not in done and source.strip():
+            return index
+    return None
+
+
+def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
+                 doctree: nodes.document) -> NotebookRecord:
+    result = _mystnb.execution_result(env, docname)
+    record = NotebookRecord(docname=docname, status=OK, title=_title(doctree))
+    if result is None:
+        mode = _mystnb.execution_mode(env)
+        record.method = mode
+        if mode == "off":
+            record.status = EXECUTION_OFF
+        elif _mystnb.is_excluded(env, docname):
+            record.status = EXCLUDED
+        else:
+            record.status = OUTPUTS_PRESENT
+        return record
+
+    record.method = result.method
+    record.runtime_seconds = result.runtime
+    record.executed_at = _mystnb.timestamp_to_iso(result.mtime)
+    probe = ProbeOutput(_probe_lines(output_file(app, docname)))
+    cache_hit = result.method == "cache" and not probe.seen and result.succeeded
+    record.provenance = CACHE if cache_hit else EXECUTED
+
+    if cache_hit:
+        _restore_from_sidecar(env, docname, result, record)
+    else:
+        _fill_from_probe(probe, doctree, record)
+        if probe.errors:
+            warn(logger, f"the in-kernel capture failed: {probe.errors[0]} "
+                         "(the notebook ran normally)", "capture", location=docname)
+
+    if not result.succeeded:
+        record.status = _ERROR_STATUS.get(result.error or "", ERROR)
+        failing = next((c for c in reversed(record.cells) if c.error), None)
+        error_type = result.error or "Error"
+        if record.status == ERROR and failing is not None and failing.error:
+            error_type = failing.error
+        record.error = ErrorInfo(
+            type=error_type,
+            message=_error_message(result.traceback),
+            cell_index=failing.index if failing and record.status != KERNEL_DIED
+            else _died_in(record.cells, doctree),
+            execution_count=failing.execution_count if failing else None,
+        )
+    elif result.method == "cache" and not cache_hit:
+        _save_sidecar(env, docname, result, record)
+    return record
+
+
+def _fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
+                     record: NotebookRecord) -> None:
+    if not probe.seen:
+        record.capture = "missing"
+        record.capture_message = ("no data from the kernel (not an IPython kernel, a remote "
+                                  "kernel, or PYTHONSTARTUP disabled)")
+        return
+    record.capture = "failed" if probe.errors else "ok"
+    record.capture_message = probe.errors[0] if probe.errors else None
+    record.environment = Environment.from_dict(probe.environment)
+    record.cells = _cells(probe, doctree)
+    peaks = [c.peak_memory_mb for c in record.cells if c.peak_memory_mb is not None]
+    record.peak_memory_mb = max(peaks, default=None)
+
+
+# -- the sidecar beside the jupyter-cache ---------------------------------------------
+def _sidecar(env: BuildEnvironment, docname: str, result: _mystnb.ExecutionResult,
+             executed_now: bool) -> Path | None:
+    cache_path = _mystnb.execution_cache_path(env)
+    if cache_path is None:
+        return None
+    key = _mystnb.cache_record_key(cache_path, env.doc2path(docname), result.mtime,
+                                   executed_now)
+    return cache_path / SIDECAR_FOLDER / f"{key}.json" if key else None
+
+
+def _save_sidecar(env: BuildEnvironment, docname: str, result: _mystnb.ExecutionResult,
+                  record: NotebookRecord) -> None:
+    path = _sidecar(env, docname, result, executed_now=True)
+    if path is None:
+        return
+    data = record.to_dict()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps(data, sort_keys=True))
+    except OSError as error:
+        warn(logger, f"could not save the capture beside the jupyter-cache: {error}",
+             "capture", location=docname)
+
+
+def _restore_from_sidecar(env: BuildEnvironment, docname: str,
+                          result: _mystnb.ExecutionResult, record: NotebookRecord) -> None:
+    path = _sidecar(env, docname, result, executed_now=False)
+    record.capture = "missing"
+    record.capture_message = "cached outputs without capture data (executed before the " \
+                             "extension was enabled, or the cache was moved)"
+    if path is None or not path.is_file():
+        return
+    try:
+        saved = NotebookRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError) as error:
+        warn(logger, f"unreadable capture data for the cached notebook ({path}): {error}",
+             "capture", location=docname)
+        return
+    record.capture = saved.capture
+    record.capture_message = saved.capture_message
+    record.environment = saved.environment
+    record.cells = saved.cells
+    record.peak_memory_mb = saved.peak_memory_mb
+    record.executed_at = saved.executed_at or record.executed_at
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` so that readers never see a half-written file."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+# -- events ------------------------------------------------------------------------
+class ExecutionRecordCollector(EnvironmentCollector):
+    """Keeps one record per notebook document; merges and purges with the environment."""
+
+    def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+        stored_records(env).pop(docname, None)
+
+    def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: set[str],
+                    other: BuildEnvironment) -> None:
+        mine, theirs = stored_records(env), stored_records(other)
+        for docname in docnames:
+            if docname in theirs:
+                mine[docname] = theirs[docname]
+
+    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
+        env = app.env
+        docname = env.docname
+        if not _mystnb.is_notebook(env, docname, doctree):
+            return
+        try:
+            record = build_record(app, env, docname, doctree)
+        except Exception as error:  # the build must go on without the record
+            warn(logger, f"could not read the execution data: {type(error).__name__}: {error}",
+                 "capture", location=docname)
+            return
+        stored_records(env)[docname] = record.to_dict()
+        env.metadata[docname].update(page_metadata(record))
+
+
+def page_metadata(record: NotebookRecord) -> dict[str, Any]:
+    """What themes and templates find in ``env.metadata[docname]`` (documented)."""
+    environment = record.environment
+    return {
+        "gpu_execution_status": record.status,
+        "gpu_execution_backend": environment.backend,
+        "gpu_execution_device": environment.device_label if record.capture == "ok" else None,
+        "gpu_execution_seconds": record.seconds if record.executed else None,
+        "gpu_execution_time": record.executed_at,
+        "gpu_execution_provenance": record.provenance,
+    }
+
+
+_SAVED_ENVIRONMENT_KEY = "_gpu_admonition_saved_environ"
+
+
+def _start_capture(app: Sphinx) -> None:
+    if not get_config(app.config).capture:
+        return
+    saved = {name: os.environ.get(name) for name in
+             ("PYTHONSTARTUP", ENV_PROBE, ENV_USER_STARTUP, ENV_OUTPUT)}
+    setattr(app, _SAVED_ENVIRONMENT_KEY, saved)
+    user_startup = os.environ.get("PYTHONSTARTUP")
+    if user_startup and Path(user_startup) != STARTUP_FILE:
+        os.environ[ENV_USER_STARTUP] = user_startup
+    os.environ["PYTHONSTARTUP"] = str(STARTUP_FILE)
+    os.environ[ENV_PROBE] = str(KERNEL_PROBE_FILE)
+    capture_folder(app).mkdir(parents=True, exist_ok=True)
+
+
+def _name_output_file(app: Sphinx, docname: str, source: list[str]) -> None:
+    if ENV_PROBE not in os.environ:
+        return
+    path = output_file(app, docname)
+    path.unlink(missing_ok=True)  # data of an earlier build of this document
+    os.environ[ENV_OUTPUT] = str(path)
+
+
+def _stop_capture(app: Sphinx, exception: Exception | None) -> None:
+    saved = getattr(app, _SAVED_ENVIRONMENT_KEY, None)
+    if saved is None:
+        return
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def setup_capture(app: Sphinx) -> None:
+    app.add_env_collector(ExecutionRecordCollector)
+    app.connect("builder-inited", _start_capture)
+    app.connect("source-read", _name_output_file)
+    app.connect("build-finished", _stop_capture, priority=900)

@@ -1,0 +1,243 @@
+"""The extension's configuration, declared once as a typed schema.
+
+Every option is a field of :class:`GpuConfig` with its default, the types Sphinx
+should accept, a validator and a help text.  :func:`setup_config` registers each
+field as ``gpu_<name>`` and validates the whole set at ``config-inited``: a bad
+value is reported once (warning type ``gpu_admonition``, subtype ``config``) and
+replaced by the default, so a typo never stops a build.
+
+Other modules read the validated values through :func:`get_config`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.util import logging
+
+from .warnings import WARNING_TYPE, warn
+
+logger = logging.getLogger(__name__)
+
+PREFIX = "gpu_"
+
+EXECUTION_INFO_POSITIONS = ("top", "bottom", "admonition", "off")
+BACKENDS = ("cpu", "gpu", "tpu", "cuda", "rocm", "metal")
+ADMONITION_KINDS = ("optional", "required")
+
+
+class ConfigValueError(ValueError):
+    """A configuration value that the extension cannot use."""
+
+
+def _one_of(choices: tuple[str, ...]) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if value not in choices:
+            raise ConfigValueError(f"must be one of {', '.join(map(repr, choices))}")
+        return value
+
+    return check
+
+
+def _optional_one_of(choices: tuple[str, ...]) -> Callable[[Any], Any]:
+    check = _one_of(choices)
+    return lambda value: None if value is None else check(value)
+
+
+def _non_negative_number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ConfigValueError("must be a number >= 0")
+    return float(value)
+
+
+def _ratio_above_one(value: Any) -> float:
+    number = _non_negative_number(value)
+    if number <= 1:
+        raise ConfigValueError("must be a number > 1 (for example 1.5 for 50% slower)")
+    return number
+
+
+def _share(value: Any) -> float:
+    number = _non_negative_number(value)
+    if not 0 < number <= 1:
+        raise ConfigValueError("must be a fraction between 0 and 1 (for example 0.5)")
+    return number
+
+
+def _positive_int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigValueError("must be an integer >= 1")
+    return value
+
+
+def _optional_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigValueError("must be a string or None")
+    return value
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigValueError("must be a string")
+    return value
+
+
+def _css_classes(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = value.split()
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigValueError("must be a string of CSS classes or a list of strings")
+    return tuple(value)
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigValueError("must be True or False")
+    return value
+
+
+def _optional_file_name(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or "/" in value or "\\" in value:
+        raise ConfigValueError("must be a plain file name (no folders) or None to disable")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One configuration value: default, accepted types, validator and help."""
+
+    default: Any
+    types: tuple[type, ...]
+    validate: Callable[[Any], Any]
+    help: str
+    rebuild: str = "env"
+
+
+def _option(default: Any, types: tuple[type, ...], validate: Callable[[Any], Any], help: str,
+            rebuild: str = "env") -> Any:
+    return dataclasses.field(
+        default=default,
+        metadata={"option": Option(default, types, validate, help, rebuild)},
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class GpuConfig:
+    """Validated values of all ``gpu_*`` options (names without the prefix)."""
+
+    admonition_title: str | None = _option(
+        None, (str, type(None)), _optional_text,
+        "Default title of the gpu directive; None uses the translated 'GPU'.")
+    admonition_body: str | None = _option(
+        None, (str, type(None)), _optional_text,
+        "Default body (MyST/rST markup) of an empty {gpu} directive that marks the GPU "
+        "as optional; None uses the translated standard notice.")
+    admonition_required_body: str | None = _option(
+        None, (str, type(None)), _optional_text,
+        "Default body of an empty {gpu} directive with :required:; None uses the "
+        "translated standard notice.")
+    admonition_class: tuple[str, ...] = _option(
+        ("warning",), (str, list, tuple), _css_classes,
+        "CSS classes of every gpu admonition (the default gives theme's warning colours).")
+    execution_info: str = _option(
+        "bottom", (str,), _one_of(EXECUTION_INFO_POSITIONS),
+        "Where an executed page says what it ran on: top, bottom, admonition, off.")
+    expected_backend: str | None = _option(
+        None, (str, type(None)), _optional_one_of(BACKENDS),
+        "JAX backend that pages with a {gpu} directive must execute on; anything "
+        "else warns (gpu_admonition.backend).")
+    capture: bool = _option(
+        True, (bool,), _flag,
+        "Measure cells, backend and device inside each kernel.")
+    slow_cell_seconds: float = _option(
+        10.0, (int, float), _non_negative_number,
+        "A cell that runs at least this long is flagged slow.")
+    slow_cell_share: float = _option(
+        0.5, (int, float), _share,
+        "A cell that takes at least this share of its notebook's time is flagged.")
+    slow_cell_min_seconds: float = _option(
+        1.0, (int, float), _non_negative_number,
+        "Cells faster than this are never flagged by the share or baseline rules.")
+    compile_share: float = _option(
+        0.5, (int, float), _share,
+        "A flagged cell whose JAX compile time is at least this share gets a compile hint.")
+    recompile_threshold: int = _option(
+        3, (int,), _positive_int,
+        "A function compiled at least this many times in a notebook gets a recompile hint.")
+    regression_ratio: float = _option(
+        1.5, (int, float), _ratio_above_one,
+        "A cell or notebook this many times slower than the baseline is a regression.")
+    status_baseline: str | None = _option(
+        None, (str, type(None)), _optional_text,
+        "Path (relative to the source folder) of a previous build's execution-status.json.")
+    status_json: str | None = _option(
+        "execution-status.json", (str, type(None)), _optional_file_name,
+        "File name of the status JSON in the output folder; None disables it.", "")
+    status_junit: str | None = _option(
+        "execution-status.junit.xml", (str, type(None)), _optional_file_name,
+        "File name of the JUnit XML in the output folder; None disables it.", "")
+    status_console: bool = _option(
+        True, (bool,), _flag, "Print a short execution summary at the end of the build.", "")
+    warn_slow_cells: bool = _option(
+        False, (bool,), _flag,
+        "Warn (gpu_admonition.slow_cell) for every flagged cell, so -W fails on them.", "")
+    warn_regressions: bool = _option(
+        False, (bool,), _flag,
+        "Warn (gpu_admonition.regression) for every regression against the baseline.", "")
+
+
+def options() -> dict[str, Option]:
+    """The declared options by name without prefix."""
+    return {f.name: f.metadata["option"] for f in dataclasses.fields(GpuConfig)}
+
+
+def validate(raw: dict[str, Any], report: Callable[[str], None]) -> GpuConfig:
+    """Build a :class:`GpuConfig`; each bad value is reported and replaced by its default."""
+    values = {}
+    for name, option in options().items():
+        value = raw.get(name, option.default)
+        try:
+            values[name] = option.validate(value)
+        except ConfigValueError as error:
+            report(
+                f"invalid value {value!r} for {PREFIX}{name}: {error}; "
+                f"using the default {option.default!r}"
+            )
+            values[name] = option.validate(option.default)
+    return GpuConfig(**values)
+
+
+def _on_config_inited(app: Sphinx, config: Config) -> None:
+    raw = {name: config[PREFIX + name] for name in options()}
+    validated = validate(raw, lambda message: warn(logger, message, "config"))
+    # Store the validated values back, so that env pickles compare equal between
+    # builds and Sphinx's own "config changed" detection sees the real values.
+    for name in options():
+        config[PREFIX + name] = getattr(validated, name)
+    config._gpu_admonition = validated  # noqa: SLF001 - our own attribute
+
+
+def get_config(config: Config) -> GpuConfig:
+    """The validated configuration (defaults if ``config-inited`` has not run)."""
+    validated = getattr(config, "_gpu_admonition", None)
+    if validated is None:
+        validated = validate({n: config[PREFIX + n] for n in options()}, lambda m: None)
+    return validated
+
+
+def setup_config(app: Sphinx) -> None:
+    for name, option in options().items():
+        app.add_config_value(PREFIX + name, option.default, option.rebuild, types=option.types)
+    # Priority 400: after Sphinx's own config checks, before other extensions read us.
+    app.connect("config-inited", _on_config_inited, priority=400)
+
+
+__all__ = ["GpuConfig", "get_config", "setup_config", "options", "validate", "WARNING_TYPE"]

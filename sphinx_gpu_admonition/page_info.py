@@ -1,0 +1,228 @@
+"""Show on each executed page what it ran on: a line, the environment one click away.
+
+At ``doctree-read`` (the record of the page is complete then) a builder-neutral
+container is inserted at the configured position, and the ``gpu`` admonitions
+of the page get an "executed on" sentence.  An HTML-only post-transform turns
+the container into a ``<details>`` element; other builders show it as a line
+and a field list.  ``html-page-context`` adds ``<meta>`` tags with the same facts.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.locale import get_translation
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util import logging
+
+from .capture import get_record
+from .config import get_config
+from .record import CACHE, NotebookRecord
+from .warnings import warn
+
+logger = logging.getLogger(__name__)
+_ = get_translation("sphinx_gpu_admonition")
+
+INFO_CLASS = "gpu-execution-info"
+DETAILS_CLASS = "gpu-execution-details"
+ADMONITION_CLASS = "gpu-admonition"
+EXECUTED_ON_CLASS = "gpu-executed-on"
+
+# JAX backend names that mean "a GPU" for gpu_expected_backend = "gpu".
+_BACKEND_FAMILY = {"cuda": "gpu", "rocm": "gpu", "gpu": "gpu"}
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.2f} s" if value < 10 else f"{value:.0f} s"
+
+
+def _when(record: NotebookRecord) -> str | None:
+    if not record.executed_at:
+        return None
+    # ISO text: keep date and minutes, the page is not a log
+    return record.executed_at[:16].replace("T", " ")
+
+
+def device_sentence(record: NotebookRecord) -> str:
+    """``"GPU: NVIDIA H200 (JAX 0.10.2)"`` or ``"CPU: AMD EPYC 7763, 4 cores"``."""
+    environment = record.environment
+    label = environment.device_label
+    if environment.jax.backend and environment.jax.version:
+        label += f" (JAX {environment.jax.version})"
+    return label
+
+
+def summary_line(record: NotebookRecord) -> str:
+    parts = [_("Executed on %s") % device_sentence(record)]
+    when = _when(record)
+    if when:
+        parts.append(when)
+    parts.append(_seconds(record.seconds))
+    if record.provenance == CACHE:
+        parts.append(_("outputs from the execution cache"))
+    if record.failed and record.error:
+        parts.append(_("failed: %s") % record.error.type)
+    return " · ".join(parts)
+
+
+def environment_fields(record: NotebookRecord) -> list[tuple[str, str]]:
+    """(label, value) rows describing where the notebook ran."""
+    env = record.environment
+    rows: list[tuple[str, str]] = []
+    host = env.host
+    if host.cpu:
+        rows.append((_("CPU"), f"{host.cpu}" + (f", {host.cores} " + _("cores")
+                                               if host.cores else "")))
+    if host.memory_gb:
+        rows.append((_("Memory"), f"{host.memory_gb:g} GB"))
+    for gpu in env.gpus:
+        detail = ", ".join(x for x in (
+            f"{gpu.memory_mb / 1024:.0f} GB" if gpu.memory_mb else "",
+            f"driver {gpu.driver}" if gpu.driver else "",
+            f"CUDA {gpu.cuda}" if gpu.cuda else "") if x)
+        rows.append((_("GPU"), gpu.name + (f" ({detail})" if detail else "")))
+    rows.append((_("JAX backend"), env.jax.backend or _("not used")))
+    if env.jax.devices:
+        rows.append((_("JAX devices"), ", ".join(
+            f"{d.count}x {d.platform}:{d.kind}" for d in env.jax.devices)))
+    if env.jax.version:
+        versions = f"jax {env.jax.version}"
+        if env.jax.jaxlib_version:
+            versions += f", jaxlib {env.jax.jaxlib_version}"
+        versions += "".join(f", {k} {v}" for k, v in sorted(env.jax.plugins.items()))
+        rows.append((_("JAX"), versions))
+    if env.python:
+        rows.append((_("Python"), env.python))
+    libraries = {k: v for k, v in env.libraries.items() if k not in ("jax", "jaxlib")}
+    if libraries:
+        rows.append((_("Libraries"), ", ".join(f"{k} {v}" for k, v in sorted(libraries.items()))))
+    if host.os:
+        rows.append((_("OS"), f"{host.os} ({host.machine})" if host.machine else host.os))
+    compile_seconds = record.compile_seconds
+    if compile_seconds:
+        rows.append((_("JAX compile time"), _seconds(compile_seconds)))
+    if record.peak_memory_mb:
+        rows.append((_("Peak kernel memory"), f"{record.peak_memory_mb:.0f} MB"))
+    return rows
+
+
+def info_node(record: NotebookRecord) -> nodes.container:
+    container = nodes.container(classes=[INFO_CLASS, f"gpu-status-{record.status}"])
+    container += nodes.paragraph(text=summary_line(record))
+    fields = nodes.field_list(classes=[DETAILS_CLASS])
+    for label, value in environment_fields(record):
+        field = nodes.field()
+        field += nodes.field_name(text=label)
+        body = nodes.field_body()
+        body += nodes.paragraph(text=value)
+        field += body
+        fields += field
+    container += fields
+    return container
+
+
+def _admonitions(doctree: nodes.document) -> list[nodes.Element]:
+    return [n for n in doctree.findall(nodes.admonition) if ADMONITION_CLASS in n["classes"]]
+
+
+def _insert(doctree: nodes.document, node: nodes.Node, position: str) -> None:
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if position == "top" and section is not None:
+        title_index = next((i for i, child in enumerate(section.children)
+                            if isinstance(child, nodes.title)), -1)
+        section.insert(title_index + 1, node)
+    elif position == "top":
+        doctree.insert(0, node)
+    else:
+        (section if section is not None and section.parent is doctree else doctree).append(node)
+
+
+def _backend_family(backend: str | None) -> str | None:
+    return _BACKEND_FAMILY.get(backend or "", backend)
+
+
+def _check_backend(app: Sphinx, docname: str, record: NotebookRecord,
+                   admonitions: list[nodes.Element]) -> None:
+    expected = get_config(app.config).expected_backend
+    if not expected or not admonitions or record.capture != "ok":
+        return
+    actual = record.environment.backend
+    if _backend_family(actual) == _backend_family(expected):
+        return
+    ran = f"on the {actual!r} backend" if actual else "without initialising a JAX backend"
+    warn(logger, f"page with a gpu directive executed {ran}, but gpu_expected_backend is "
+                 f"{expected!r} ({record.environment.device_label})",
+         "backend", location=admonitions[0])
+
+
+def add_page_info(app: Sphinx, doctree: nodes.document) -> None:
+    docname = app.env.docname
+    record = get_record(app.env, docname)
+    if record is None or not record.executed:
+        return
+    admonitions = _admonitions(doctree)
+    _check_backend(app, docname, record, admonitions)
+    position = get_config(app.config).execution_info
+    if position == "off" or record.capture != "ok":
+        return
+    sentence = _("This page was executed on %s.") % device_sentence(record)
+    for admonition in admonitions:
+        admonition += nodes.paragraph(text=sentence, classes=[EXECUTED_ON_CLASS])
+    if position == "admonition":
+        for admonition in admonitions[:1]:
+            admonition += info_node(record)
+    else:
+        _insert(doctree, info_node(record), position)
+
+
+class ExecutionInfoToHtml(SphinxPostTransform):
+    """HTML: the environment rows go one click away, in a ``<details>`` element."""
+
+    default_priority = 400
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        for container in list(self.document.findall(nodes.container)):
+            if INFO_CLASS not in container["classes"]:
+                continue
+            summary = container.children[0].astext() if container.children else ""
+            rows = "".join(
+                f"<tr><th scope=\"row\">{html.escape(field[0].astext())}</th>"
+                f"<td>{html.escape(field[1].astext())}</td></tr>"
+                for fields in container.findall(nodes.field_list) for field in fields
+            )
+            classes = " ".join(html.escape(c) for c in container["classes"])
+            markup = (f'<details class="{classes}"><summary>{html.escape(summary)}</summary>'
+                      f'<table class="gpu-environment-table"><tbody>{rows}</tbody></table>'
+                      "</details>")
+            container.replace_self(nodes.raw("", markup, format="html"))
+
+
+def _meta_tags(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+               doctree: Any) -> None:
+    record = get_record(app.env, pagename)
+    if record is None or not record.executed or record.capture != "ok":
+        return
+    facts = {
+        "gpu-execution:backend": record.environment.backend or "none",
+        "gpu-execution:device": record.environment.device_label,
+        "gpu-execution:status": record.status,
+        "gpu-execution:seconds": f"{record.seconds:.3f}",
+        "gpu-execution:time": record.executed_at or "",
+        "gpu-execution:provenance": record.provenance,
+    }
+    tags = "".join(f'<meta name="{html.escape(name)}" content="{html.escape(value)}" />\n'
+                   for name, value in facts.items())
+    context["metatags"] = context.get("metatags", "") + tags
+
+
+def setup_page_info(app: Sphinx) -> None:
+    # after the collector (priority 500) has stored the page's record
+    app.connect("doctree-read", add_page_info, priority=600)
+    app.add_post_transform(ExecutionInfoToHtml)
+    app.connect("html-page-context", _meta_tags)

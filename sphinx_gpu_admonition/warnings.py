@@ -1,0 +1,34 @@
+"""Warnings of the extension: one type, documented subtypes.
+
+Every warning the extension emits has type ``gpu_admonition`` and one of the
+subtypes below, so users can silence a class of warnings with
+``suppress_warnings = ["gpu_admonition.slow_cell"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.util import logging
+
+WARNING_TYPE = "gpu_admonition"
+
+#: subtype -> what it reports (the docs page on warnings is generated from this).
+SUBTYPES = {
+    "config": "a gpu_* configuration value is invalid; the default is used",
+    "directive": "a gpu, execution-status or execution-environment directive has bad input",
+    "capture": "the in-kernel capture failed or its data could not be read",
+    "backend": "a page with a gpu directive did not execute on gpu_expected_backend",
+    "baseline": "the status baseline file is missing, unreadable or incompatible",
+    "slow_cell": "a cell was flagged slow (only with gpu_warn_slow_cells = True)",
+    "regression": "a notebook or cell regressed against the baseline "
+    "(only with gpu_warn_regressions = True)",
+    "output": "a status file (JSON, JUnit) could not be written",
+}
+
+
+def warn(logger: logging.SphinxLoggerAdapter, message: str, subtype: str,
+         location: Any = None) -> None:
+    """Log a warning of this extension with its documented subtype."""
+    assert subtype in SUBTYPES, subtype
+    logger.warning(message, type=WARNING_TYPE, subtype=subtype, location=location)
