@@ -1,0 +1,45 @@
+"""The previous build to compare with (``gpu_status_baseline``), read once per process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+from .analysis import Thresholds
+from .config import get_config
+from .record import SchemaError, StatusReport, read_status
+from .warnings import warn
+
+logger = logging.getLogger(__name__)
+
+_CACHE_ATTRIBUTE = "_gpu_admonition_baseline"
+
+
+def baseline_path(app: Sphinx) -> Path | None:
+    configured = get_config(app.config).status_baseline
+    if not configured:
+        return None
+    return (Path(app.srcdir) / configured).resolve()
+
+
+def get_baseline(app: Sphinx) -> StatusReport | None:
+    """The baseline report, or None (a missing or bad file warns once and is ignored)."""
+    cached = getattr(app, _CACHE_ATTRIBUTE, False)
+    if cached is not False:
+        return cached
+    report = None
+    path = baseline_path(app)
+    if path is not None:
+        try:
+            report = read_status(path)
+        except (SchemaError, OSError) as error:
+            warn(logger, f"gpu_status_baseline ignored, the page renders without "
+                         f"comparison: {error}", "baseline")
+    setattr(app, _CACHE_ATTRIBUTE, report)
+    return report
+
+
+def thresholds(app: Sphinx) -> Thresholds:
+    return Thresholds.from_config(get_config(app.config))
