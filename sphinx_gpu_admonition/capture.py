@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -131,8 +132,14 @@ def _title(doctree: nodes.document) -> str:
     return ""
 
 
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def _error_message(traceback: str | None) -> str:
-    lines = [line.strip() for line in (traceback or "").splitlines() if line.strip()]
+    """The exception line of a traceback, without terminal colours."""
+    text = _CONTROL.sub("", _ANSI_ESCAPE.sub("", traceback or ""))
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     message = lines[-1] if lines else ""
     return message[:300]
 
@@ -202,6 +209,30 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
         )
     elif result.method == "cache" and not cache_hit:
         _save_sidecar(env, docname, result, record)
+    return record
+
+
+def crash_record(app: Sphinx, docname: str, error: BaseException) -> NotebookRecord | None:
+    """The record of a notebook whose kernel died and took the build down with it.
+
+    MyST-NB (through jupyter-cache) does not catch ``DeadKernelError``, so the
+    document is never read; the probe's lines still say which cells finished.
+    """
+    chain: list[BaseException] = []
+    while error is not None and error not in chain:
+        chain.append(error)
+        error = error.__cause__ or error.__context__ or getattr(error, "orig_exc", None)
+    dead = next((e for e in chain if type(e).__name__ == "DeadKernelError"), None)
+    if dead is None:
+        return None
+    probe = ProbeOutput(_probe_lines(output_file(app, docname)))
+    record = NotebookRecord(docname=docname, status=KERNEL_DIED, provenance=EXECUTED,
+                            method=_mystnb.execution_mode(app.env))
+    _fill_from_probe(probe, nodes.document("", None), record)
+    last = max((c.execution_count or 0 for c in record.cells), default=0)
+    record.error = ErrorInfo(type="DeadKernelError", message=str(dead), execution_count=last + 1)
+    if probe.started is not None:
+        record.executed_at = _mystnb.timestamp_to_iso(probe.started)
     return record
 
 

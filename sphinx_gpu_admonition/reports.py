@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from sphinx.util import logging
 from . import __version__, _mystnb
 from .analysis import BuildAnalysis, analyse
 from .baseline import get_baseline, thresholds
-from .capture import all_records, atomic_write
+from .capture import all_records, atomic_write, crash_record
 from .config import get_config
 from .record import CACHE, EXECUTED, StatusReport, sorted_slowest_first
 from .warnings import warn
@@ -28,6 +29,8 @@ from .warnings import warn
 logger = logging.getLogger(__name__)
 
 SUMMARY_ROWS = 5
+# characters XML 1.0 cannot carry (error messages may hold terminal escapes)
+_XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 def _build_time() -> str:
@@ -38,10 +41,12 @@ def _build_time() -> str:
     return moment.isoformat(timespec="seconds")
 
 
-def build_report(app: Sphinx) -> tuple[StatusReport, BuildAnalysis]:
+def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
+                 ) -> tuple[StatusReport, BuildAnalysis]:
     """The status of this build with its analysis (flags, baseline comparison)."""
+    records = {nb.docname: nb for nb in all_records(app.env) + (extra or [])}
     report = StatusReport(
-        notebooks=all_records(app.env),
+        notebooks=[records[name] for name in sorted(records)],
         build={
             "created": _build_time(),
             "project": app.config.project,
@@ -72,7 +77,7 @@ def junit_xml(report: StatusReport) -> str:
             message = f"{nb.status}: {error.type}" if error else nb.status
             failure = ElementTree.SubElement(case, "failure", message=message,
                                              type=error.type if error else nb.status)
-            failure.text = error.message if error else ""
+            failure.text = _XML_INVALID.sub("", error.message) if error else ""
         elif not nb.executed:
             skipped += 1
             ElementTree.SubElement(case, "skipped", message=nb.status.replace("_", " "))
@@ -121,12 +126,19 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_reports(app: Sphinx, exception: Exception | None) -> None:
+    extra = []
     if exception is not None:
-        return
-    if not all_records(app.env):
+        # Only a dead kernel is worth a report from a failed build: CI then sees
+        # which notebook and cell took the build down.
+        docname = app.env.temp_data.get("docname")
+        crashed = crash_record(app, docname, exception) if docname else None
+        if crashed is None:
+            return
+        extra.append(crashed)
+    if not all_records(app.env) and not extra:
         return
     config = get_config(app.config)
-    report, analysis = build_report(app)
+    report, analysis = build_report(app, extra)
     outdir = Path(app.outdir)
     if config.status_json:
         _write(outdir / config.status_json,

@@ -1,0 +1,351 @@
+"""The in-kernel capture, in every execution mode, on real kernels and real JAX (CPU).
+
+Timing values are never asserted, only relations (the 0.5 s sleep cell is the
+slowest; the probe's time for it agrees with what the cell measured itself).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from bs4 import BeautifulSoup
+from conftest import ProjectBuild, build_project
+
+from sphinx_gpu_admonition.record import StatusReport
+
+SCHEMA = json.loads(
+    (Path(__file__).parents[1] / "sphinx_gpu_admonition" / "schema"
+     / "execution-status.schema.json").read_text(encoding="utf-8"))
+
+
+def status_json(build: ProjectBuild) -> dict[str, Any]:
+    data = json.loads(build.read("execution-status.json"))
+    jsonschema.validate(data, SCHEMA)
+    return data
+
+
+def notebooks(build: ProjectBuild) -> dict[str, Any]:
+    return {nb["docname"]: nb for nb in status_json(build)["notebooks"]}
+
+
+def build_again(build: ProjectBuild, parallel: int = 0,
+                confoverrides: dict[str, Any] | None = None) -> ProjectBuild:
+    """Build the same source folder again, incrementally (the environment is kept)."""
+    from sphinx.testing.util import SphinxTestApp
+
+    status, warning = io.StringIO(), io.StringIO()
+    app = SphinxTestApp("html", srcdir=build.srcdir, builddir=build.srcdir.parent / "_build",
+                        freshenv=False, status=status, warning=warning, parallel=parallel,
+                        confoverrides=confoverrides or {})
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    return ProjectBuild(app, build.srcdir, Path(app.outdir), warning.getvalue(),
+                        status.getvalue())
+
+
+def comparable(record: dict[str, Any]) -> dict[str, Any]:
+    """A record without values that differ between two executions (times, memory)."""
+    return {
+        "docname": record["docname"], "status": record["status"], "title": record["title"],
+        "provenance": record["provenance"], "backend": record["environment"]["jax"]["backend"],
+        "error": (record["error"] or {}).get("type"),
+        "cells": [(c["index"], c["execution_count"], c["first_line"], c["error"], c["loops"],
+                   sorted(c["compilations"])) for c in record["cells"]],
+    }
+
+
+@pytest.fixture(scope="module")
+def force_build(tmp_path_factory: pytest.TempPathFactory) -> ProjectBuild:
+    return build_project("capture", tmp_path_factory.mktemp("force"))
+
+
+def test_status_json_lists_every_notebook_with_its_status(force_build: ProjectBuild) -> None:
+    records = notebooks(force_build)
+    assert set(records) == {"timing", "jax_compile", "jax_unused", "fails",
+                            "nested/deeper/page", "excluded", "prefilled"}
+    assert "index" not in records  # a plain page is not a notebook
+    assert records["timing"]["status"] == "ok"
+    assert records["excluded"]["status"] == "excluded"
+    assert records["excluded"]["provenance"] == "none"
+    assert records["nested/deeper/page"]["status"] == "ok"
+    assert all(r["provenance"] == "executed" for name, r in records.items()
+               if name != "excluded")
+
+
+def test_sleep_cell_is_the_slowest_and_measured_like_the_cell_itself(
+        force_build: ProjectBuild) -> None:
+    timing = notebooks(force_build)["timing"]
+    cells = timing["cells"]
+    assert [c["index"] for c in cells] == [1, 2, 3]
+    assert [c["execution_count"] for c in cells] == [1, 2, 3]
+    slowest = max(cells, key=lambda c: c["seconds"])
+    assert slowest["first_line"] == "started = time.perf_counter()"
+    # the cell printed its own measurement of the sleep in the next cell's output
+    html = BeautifulSoup(force_build.read("timing.html"), "html.parser")
+    printed = html.select("div.cell_output")[-1].get_text()
+    inside = float(printed.split()[0])
+    assert inside <= slowest["seconds"] < inside + 0.020  # the probe adds < 20 ms
+    assert timing["runtime_seconds"] >= sum(c["seconds"] for c in cells)
+
+
+def test_capture_leaves_the_user_namespace_alone(force_build: ProjectBuild) -> None:
+    html = BeautifulSoup(force_build.read("timing.html"), "html.parser")
+    printed = html.select("div.cell_output")[-1].get_text()
+    names = eval(printed.split(" ", 1)[1])  # noqa: S307 - our own test output
+    assert set(names) == {"In", "Out", "exit", "get_ipython", "inside", "open", "quit",
+                          "started", "time", "x"}
+
+
+def test_jax_backend_devices_compilations_and_loops(force_build: ProjectBuild) -> None:
+    record = notebooks(force_build)["jax_compile"]
+    jax = record["environment"]["jax"]
+    assert jax["backend"] == "cpu"
+    assert jax["devices"][0]["platform"] == "cpu"
+    assert jax["version"] and jax["jaxlib_version"]
+    first, second = record["cells"]
+    # compiled in the very cell that imports JAX: one compilation per new shape
+    assert first["compilations"]["jit(double)"] == 3
+    assert first["compile_seconds"] > 0
+    assert second["loops"] == ["lax.scan"]
+    assert "numpy" in record["environment"]["libraries"]
+
+
+def test_importing_jax_without_using_it_reports_no_backend(force_build: ProjectBuild) -> None:
+    record = notebooks(force_build)["jax_unused"]
+    assert record["environment"]["jax"]["backend"] is None
+    assert record["cells"][0]["compilations"] == {}
+    assert "jax" in record["environment"]["libraries"]
+
+
+def test_plain_notebooks_report_no_backend_but_the_host(force_build: ProjectBuild) -> None:
+    environment = notebooks(force_build)["timing"]["environment"]
+    assert environment["jax"]["backend"] is None
+    assert environment["host"]["cores"] >= 1
+    assert environment["python"].count(".") == 2
+
+
+def test_a_cell_that_raises(force_build: ProjectBuild) -> None:
+    record = notebooks(force_build)["fails"]
+    assert record["status"] == "error"
+    assert record["error"]["type"] == "ValueError"
+    assert record["error"]["cell_index"] == 2
+    assert [c["error"] for c in record["cells"]] == [None, "ValueError"]
+
+
+def test_the_executed_page_says_where_it_ran(force_build: ProjectBuild) -> None:
+    html = BeautifulSoup(force_build.read("jax_compile.html"), "html.parser")
+    info = html.select_one("details.gpu-execution-info")
+    assert info.summary.get_text().startswith("Executed on CPU: ")
+    assert "JAX" in info.summary.get_text()
+    rows = {th.get_text(): td.get_text() for th, td in
+            zip(info.select("th"), info.select("td"), strict=True)}
+    assert rows["JAX backend"] == "cpu"
+    meta = {m["name"]: m["content"] for m in html.select("meta[name^='gpu-execution:']")}
+    assert meta["gpu-execution:backend"] == "cpu"
+    assert meta["gpu-execution:status"] == "ok"
+    assert force_build.app.env.metadata["jax_compile"]["gpu_execution_backend"] == "cpu"
+
+
+def test_junit_has_a_case_per_notebook_and_the_failure(force_build: ProjectBuild) -> None:
+    from xml.etree import ElementTree
+
+    suite = ElementTree.fromstring(force_build.read("execution-status.junit.xml"))
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert set(cases) == set(notebooks(force_build))
+    assert cases["fails"].find("failure").get("type") == "ValueError"
+    assert cases["excluded"].find("skipped") is not None
+    assert suite.get("failures") == "1"
+
+
+def test_console_summary_names_the_slowest_notebooks(force_build: ProjectBuild) -> None:
+    assert "execution: 7 notebooks, 6 executed, 0 from the cache, 1 failed" in force_build.status
+    assert "FAILED fails: error ValueError" in force_build.status
+
+
+def test_capture_does_not_change_outputs(tmp_path: Path, force_build: ProjectBuild) -> None:
+    plain = build_project("capture", tmp_path, confoverrides={"gpu_capture": False})
+    for name in ("timing", "jax_compile", "fails"):
+        with_capture = json.loads((force_build.outdir.parent / "jupyter_execute"
+                                   / f"{name}.ipynb").read_text())
+        without = json.loads((plain.outdir.parent / "jupyter_execute"
+                              / f"{name}.ipynb").read_text())
+        assert [c.get("metadata") for c in with_capture["cells"]] == \
+            [c.get("metadata") for c in without["cells"]]
+        assert [len(c.get("outputs", [])) for c in with_capture["cells"]] == \
+            [len(c.get("outputs", [])) for c in without["cells"]]
+    # without capture the status still lists the notebook, with no device data
+    assert notebooks(plain)["timing"]["capture"] == "missing"
+    assert plain.app.env.metadata["timing"]["gpu_execution_device"] is None
+
+
+# -- modes -------------------------------------------------------------------------
+ALL_PAGES = ("timing", "jax_compile", "jax_unused", "fails", "nested/deeper/page", "excluded",
+             "prefilled")
+
+
+def only(*pages: str) -> dict[str, Any]:
+    """build_project arguments that build just these notebook pages of the capture root."""
+    toctree = "\n".join(pages)
+    skipped = [f"{p}.*" for p in ALL_PAGES if p not in pages]
+    return {"files": {"index.md": f"# Pages\n\n```{{toctree}}\n{toctree}\n```\n"},
+            "conf_append": f"exclude_patterns = ['_build', *{skipped!r}]"}
+
+
+def _small_project(tmp_path: Path, **kwargs: Any) -> ProjectBuild:
+    return build_project("capture", tmp_path, **only("timing", "nested/deeper/page"), **kwargs)
+
+
+def test_cache_miss_then_hit_from_a_copied_build_folder(tmp_path: Path) -> None:
+    first = _small_project(tmp_path / "a", confoverrides={"nb_execution_mode": "cache"})
+    executed = notebooks(first)["timing"]
+    assert executed["provenance"] == "executed"
+    # a CI job restores _build elsewhere: the cache (and our data beside it) comes along
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    shutil.rmtree(tmp_path / "b" / "_build" / ".doctrees", ignore_errors=True)
+    for doctrees in (tmp_path / "b" / "_build").rglob(".doctrees"):
+        shutil.rmtree(doctrees)
+    second = build_again(ProjectBuild(None, tmp_path / "b" / "src", tmp_path / "b", "", ""),
+                         confoverrides={"nb_execution_mode": "cache"})
+    reused = notebooks(second)["timing"]
+    assert reused["provenance"] == "cache"
+    assert reused["executed_at"] == executed["executed_at"]
+    assert reused["cells"] == executed["cells"]
+    assert reused["environment"] == executed["environment"]
+    html = BeautifulSoup(second.read("timing.html"), "html.parser")
+    assert "execution cache" in html.select_one("details.gpu-execution-info summary").get_text()
+
+
+def test_cache_built_without_the_extension_is_still_hit(tmp_path: Path) -> None:
+    """Capture never changes the notebook or the jupyter-cache hash."""
+    first = _small_project(tmp_path / "a", confoverrides={"nb_execution_mode": "cache",
+                                                          "gpu_capture": False})
+    assert notebooks(first)["timing"]["capture"] == "missing"
+    for doctrees in (tmp_path / "a" / "_build").rglob(".doctrees"):
+        shutil.rmtree(doctrees)
+    second = build_again(ProjectBuild(None, tmp_path / "a" / "src", tmp_path / "a", "", ""),
+                         confoverrides={"nb_execution_mode": "cache"})
+    record = notebooks(second)["timing"]
+    assert record["provenance"] == "cache"  # a hit: no re-execution
+    assert record["capture"] == "missing"
+
+
+def test_auto_mode_lists_notebooks_with_outputs_as_not_executed(tmp_path: Path) -> None:
+    build = build_project("capture", tmp_path, confoverrides={"nb_execution_mode": "auto"},
+                          **only("prefilled", "timing"))
+    records = notebooks(build)
+    assert records["prefilled"]["status"] == "outputs_present"
+    assert records["prefilled"]["cells"] == []
+    assert records["timing"]["status"] == "ok"
+
+
+def test_execution_off(tmp_path: Path) -> None:
+    build = _small_project(tmp_path, confoverrides={"nb_execution_mode": "off"})
+    assert {r["status"] for r in notebooks(build).values()} == {"execution_off"}
+
+
+def test_inline_mode_and_execution_in_temp(tmp_path: Path) -> None:
+    build = _small_project(tmp_path, confoverrides={"nb_execution_mode": "inline"})
+    timing = notebooks(build)["timing"]
+    assert timing["status"] == "ok"
+    assert [c["index"] for c in timing["cells"]] == [1, 2, 3]
+    in_temp = _small_project(tmp_path / "temp", confoverrides={"nb_execution_in_temp": True})
+    assert [c["index"] for c in notebooks(in_temp)["timing"]["cells"]] == [1, 2, 3]
+
+
+def test_parallel_build_gives_the_same_records_as_a_serial_one(tmp_path: Path) -> None:
+    serial = build_project("capture", tmp_path / "serial",
+                           **only("timing", "jax_unused", "fails", "nested/deeper/page",
+                                  "excluded", "prefilled"))
+    shutil.copytree(tmp_path / "serial" / "src", tmp_path / "parallel" / "src")
+    parallel = build_again(
+        ProjectBuild(None, tmp_path / "parallel" / "src", tmp_path / "parallel", "", ""),
+        parallel=2)
+    assert {k: comparable(v) for k, v in notebooks(parallel).items()} == \
+        {k: comparable(v) for k, v in notebooks(serial).items()}
+
+
+def test_incremental_rebuild_reexecutes_only_changed_and_forgets_deleted(
+        tmp_path: Path) -> None:
+    first = build_project("capture", tmp_path, **only("timing", "nested/deeper/page",
+                                                      "jax_unused"))
+    before = notebooks(first)
+    page = first.srcdir / "nested" / "deeper" / "page.md"
+    page.write_text(page.read_text().replace("range(10)", "range(20)"))
+    (first.srcdir / "jax_unused.md").unlink()
+    (first.srcdir / "index.md").write_text("# I\n\n```{toctree}\ntiming\nnested/deeper/page\n```\n")
+    second = build_again(first)
+    after = notebooks(second)
+    assert set(after) == {"timing", "nested/deeper/page"}
+    assert after["timing"] == before["timing"]  # not re-executed
+    assert after["nested/deeper/page"]["runtime_seconds"] != \
+        before["nested/deeper/page"]["runtime_seconds"]
+    pickled = second.app.env.gpu_execution_records
+    assert set(pickled) == {"timing", "nested/deeper/page"}
+
+
+HEADER = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
+          "  name: python3\n  display_name: Python 3\n{extra}---\n")
+
+
+def test_a_cell_that_times_out(tmp_path: Path) -> None:
+    files = {
+        "index.md": "# T\n\n```{toctree}\nhangs\n```\n",
+        "hangs.md": HEADER.format(extra="mystnb:\n  execution_timeout: 2\n") + "# Hangs\n\n"
+                    "```{code-cell} ipython3\nb = 2\n```\n\n```{code-cell} ipython3\n"
+                    "import time\ntime.sleep(60)\n```\n",
+    }
+    build = build_project("capture", tmp_path, files=files, conf_append=only()["conf_append"])
+    record = notebooks(build)["hangs"]
+    assert record["status"] == "timeout"
+    assert record["error"]["type"] == "CellTimeoutError"
+    assert record["error"]["cell_index"] == 2
+    assert record["cells"][-1]["error"] == "KeyboardInterrupt"  # nbclient interrupted it
+
+
+def test_a_kernel_that_dies_is_reported_although_myst_nb_stops_the_build(
+        tmp_path: Path) -> None:
+    files = {
+        "index.md": "# K\n\n```{toctree}\ndies\n```\n",
+        "dies.md": HEADER.format(extra="") + "# Dies\n\n```{code-cell} ipython3\nimport os\n"
+                   "a = 1\n```\n\n```{code-cell} ipython3\nos._exit(1)\n```\n",
+    }
+    with pytest.raises(Exception, match="Kernel died"):
+        build_project("capture", tmp_path, files=files, conf_append=only()["conf_append"])
+    data = json.loads((tmp_path / "_build" / "html" / "execution-status.json").read_text())
+    jsonschema.validate(data, SCHEMA)
+    (record,) = data["notebooks"]
+    assert record["docname"] == "dies"
+    assert record["status"] == "kernel_died"
+    assert [c["first_line"] for c in record["cells"]] == ["import os"]  # the finished cell
+    assert record["error"]["execution_count"] == 2
+
+
+def test_user_pythonstartup_still_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    startup = tmp_path / "startup.py"
+    startup.write_text("FROM_USER_STARTUP = 42\n")
+    monkeypatch.setenv("PYTHONSTARTUP", str(startup))
+    files = {"index.md": "# U\n\n```{toctree}\nuser\n```\n",
+             "user.md": "---\njupytext:\n  text_representation:\n    format_name: myst\n"
+                        "kernelspec:\n  name: python3\n  display_name: Python 3\n---\n# U\n\n"
+                        "```{code-cell} ipython3\nprint(FROM_USER_STARTUP)\n```\n"}
+    build = build_project("capture", tmp_path / "p", files=files,
+                          conf_append=only()["conf_append"])
+    assert notebooks(build)["user"]["status"] == "ok"
+    html = BeautifulSoup(build.read("user.html"), "html.parser")
+    assert html.select_one("div.cell_output").get_text().strip() == "42"
+    import os
+
+    assert os.environ["PYTHONSTARTUP"] == str(startup)  # restored after the build
+
+
+def test_status_report_round_trips_through_the_model(force_build: ProjectBuild) -> None:
+    data = status_json(force_build)
+    assert StatusReport.from_dict(data).to_dict() == data
