@@ -23,7 +23,7 @@ from .analysis import BuildAnalysis, analyse
 from .baseline import get_baseline, thresholds
 from .capture import all_records, atomic_write, crash_record
 from .config import get_config
-from .record import CACHE, EXECUTED, StatusReport, sorted_slowest_first
+from .record import CACHE, EXECUTED, NotebookRecord, StatusReport, sorted_slowest_first
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
