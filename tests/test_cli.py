@@ -1,0 +1,481 @@
+"""The ``sphinx-gpu-admonition`` command line, run as a subprocess on real builds.
+
+A tiny book (``tests/roots/cli``) is built twice per module with sphinx-build:
+build A as it is, build B with a cell that sleeps longer, one page removed
+(``gone``) and one added (``new``).  Both have a failing page.  ``report`` and
+``compare`` read the ``execution-status.json`` those builds wrote; ``check``
+runs on this machine (a CPU one: the GPU requirement must fail with reasons).
+Timing values are never asserted, only their presence; the ``--fail-above``
+test relies on a 0.05 s -> 0.8 s sleep being more than 2x slower.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sphinx_gpu_admonition import cli
+
+ROOT = Path(__file__).resolve().parent / "roots" / "cli"
+PREFIX = "sphinx-gpu-admonition: error: "
+SCRIPT = Path(sys.executable).with_name("sphinx-gpu-admonition")
+STATUS_JSON = "execution-status.json"
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, script: bool = False,
+            timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """``python -m sphinx_gpu_admonition ARGS`` (or the console script), captured."""
+    command = [str(SCRIPT)] if script else [sys.executable, "-m", "sphinx_gpu_admonition"]
+    environment = dict(os.environ)
+    environment.pop("NO_COLOR", None)
+    environment.update(env or {})
+    return subprocess.run([*command, *args], capture_output=True, text=True, env=environment,
+                          timeout=timeout, check=False)
+
+
+def _sources(dest: Path, variant: str) -> Path:
+    src = dest / variant
+    shutil.copytree(ROOT, src)
+    if variant == "b":
+        (src / "gone.md").unlink()
+        sleepy = src / "sleepy.md"
+        sleepy.write_text(sleepy.read_text().replace("time.sleep(0.05)", "time.sleep(0.8)"))
+        (src / "new.md").write_text(
+            (ROOT / "gone.md").read_text().replace("only in the first", "only in the second"))
+    return src
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Output folders of builds A and B (made in parallel with sphinx-build)."""
+    dest = tmp_path_factory.mktemp("cli-builds")
+    processes = {}
+    for variant in ("a", "b"):
+        src = _sources(dest, variant)
+        outdir = src / "_build" / "html"
+        processes[variant] = (outdir, subprocess.Popen(
+            [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(outdir)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    result = {}
+    for variant, (outdir, process) in processes.items():
+        output, _ = process.communicate(timeout=600)
+        assert process.returncode == 0, output
+        if not (outdir / STATUS_JSON).is_file():
+            pytest.fail(f"build {variant} wrote no {STATUS_JSON} (reports.py):\n{output}")
+        result[variant] = outdir
+    return result
+
+
+def _one_error_line(completed: subprocess.CompletedProcess[str], *expected: str) -> str:
+    assert completed.returncode == 2, completed
+    assert "Traceback" not in completed.stderr
+    lines = completed.stderr.strip().splitlines()
+    assert len(lines) == 1, completed.stderr
+    assert lines[0].startswith(PREFIX), lines[0]
+    for text in expected:
+        assert text in lines[0], lines[0]
+    return lines[0]
+
+
+def markdown_tables(text: str) -> list[list[str]]:
+    tables: list[list[str]] = []
+    current: list[str] = []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def assert_table_shape(table: list[str]) -> None:
+    """Every row has the header's column count (``\\|`` is an escaped pipe, not a column)."""
+    columns = [len(re.findall(r"(?<!\\)\|", row)) for row in table]
+    assert len(set(columns)) == 1, table
+    assert re.fullmatch(r"\|( ---:? \|)+", table[1]), table[1]
+    assert all(row.endswith("|") for row in table)
+
+
+# -- usage and bad input -----------------------------------------------------------------
+@pytest.mark.parametrize("command", [[], ["check"], ["report"], ["compare"]])
+def test_help(command):
+    completed = run_cli(*command, "--help")
+    assert completed.returncode == 0
+    assert "exit codes:" in completed.stdout
+    assert "bad input or usage" in completed.stdout
+
+
+def test_help_of_console_script():
+    if not SCRIPT.exists():
+        pytest.skip(f"no console script at {SCRIPT}")
+    completed = run_cli("--help", script=True)
+    assert completed.returncode == 0
+    assert completed.stdout.startswith("usage: sphinx-gpu-admonition")
+
+
+def test_usage_error_exits_2():
+    completed = run_cli("frobnicate")
+    assert completed.returncode == 2
+    assert PREFIX in completed.stderr
+    assert "Traceback" not in completed.stderr
+    completed = run_cli("report")
+    assert completed.returncode == 2
+    completed = run_cli("compare", "--fail-above", "much", "a", "b")
+    assert completed.returncode == 2
+    assert "not a number" in completed.stderr
+
+
+@pytest.fixture
+def bad_inputs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """name -> (path, text the error line must contain)."""
+    not_json = tmp_path / "not-json.json"
+    not_json.write_text("{ this is not JSON")
+    version = tmp_path / "future.json"
+    version.write_text(json.dumps({"schema": "sphinx-gpu-admonition/execution-status",
+                                   "schema_version": 99, "notebooks": []}))
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"hello": "world"}))
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    folder = tmp_path / "html"
+    folder.mkdir()
+    (folder / "index.html").write_text("<html></html>")
+    return {
+        "missing": (tmp_path / "nope" / STATUS_JSON, "no such file"),
+        "not_json": (not_json, "not JSON"),
+        "schema_version": (version, "schema version 99"),
+        "not_a_status_document": (other, "not an execution-status document"),
+        "binary": (binary, "not"),
+        "folder_without_status": (folder, "build folder without execution-status.json"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["missing", "not_json", "schema_version",
+                                  "not_a_status_document", "binary",
+                                  "folder_without_status"])
+def test_report_bad_input(bad_inputs, kind):
+    path, reason = bad_inputs[kind]
+    completed = run_cli("report", str(path))
+    _one_error_line(completed, str(path), reason)
+    assert completed.stdout == ""
+
+
+@pytest.mark.parametrize("kind", ["missing", "schema_version", "folder_without_status"])
+def test_compare_bad_input(bad_inputs, builds, kind):
+    path, reason = bad_inputs[kind]
+    _one_error_line(run_cli("compare", str(builds["a"]), str(path)), str(path), reason)
+    _one_error_line(run_cli("compare", str(path), str(builds["a"]), "--markdown"), str(path))
+
+
+# -- report --------------------------------------------------------------------------------
+def test_report_text(builds):
+    completed = run_cli("report", str(builds["a"]), "--top", "3")
+    assert completed.returncode == 1, completed.stderr  # build A has a failed notebook
+    out = completed.stdout
+    assert "\x1b[" not in out  # not a terminal: no colour
+    assert "4 notebooks: 3 ok, 1 failed, 0 not executed" in out
+    for heading in ("Slowest notebooks (top 3)", "Slowest cells (top 3)", "Flagged cells",
+                    "Failures (1)", "Machines (1)"):
+        assert heading in out
+    failures = out.split("Failures (1)")[1].split("Machines")[0]
+    assert "failing" in failures and "ValueError" in failures and "cell 2" in failures
+    assert "CPU: " in out  # the device label of this machine
+    slowest = out.split("Slowest notebooks (top 3)")[1].split("Slowest cells")[0]
+    assert len([line for line in slowest.splitlines() if line.strip()]) == 4  # header + 3
+
+
+def test_report_exit_zero_and_build_file(builds):
+    completed = run_cli("report", str(builds["a"] / STATUS_JSON), "--exit-zero")
+    assert completed.returncode == 0
+    assert "Failures (1)" in completed.stdout
+
+
+def test_report_json(builds):
+    completed = run_cli("report", str(builds["b"]), "--json", "--top", "2", "--min-seconds",
+                        "0.5", script=True)
+    assert completed.returncode == 1
+    data = json.loads(completed.stdout)
+    assert data["totals"]["notebooks"] == 4
+    assert data["totals"]["failed"] == 1
+    assert data["totals"]["executed_now"] == 4
+    assert isinstance(data["totals"]["seconds"], float)
+    assert len(data["slowest_notebooks"]) == 2
+    assert len(data["slowest_cells"]) == 2
+    (failure,) = data["failures"]
+    assert failure["docname"] == "failing"
+    assert failure["error_type"] == "ValueError"
+    assert failure["cell_index"] == 2
+    (machine,) = data["machines"]
+    assert machine["backend"] == "cpu"
+    assert sorted(machine["notebooks"]) == ["failing", "jaxpage", "new", "sleepy"]
+    # the 0.8 s sleep (over --min-seconds) is most of its notebook's cell time: flagged
+    sleepy = [c for c in data["flagged_cells"] if c["docname"] == "sleepy"]
+    assert sleepy and sleepy[0]["rules"][0] == "share"
+    assert "cell time" in sleepy[0]["reasons"][0]
+
+
+def test_report_thresholds_change_flags(builds):
+    completed = run_cli("report", str(builds["b"]), "--json", "--slow-cell-seconds", "0",
+                        "--min-seconds", "0")
+    data = json.loads(completed.stdout)
+    assert len(data["flagged_cells"]) == sum(
+        1 for nb in json.loads((builds["b"] / STATUS_JSON).read_text())["notebooks"]
+        for _ in nb["cells"])
+
+
+def test_report_markdown(builds):
+    completed = run_cli("report", str(builds["a"]), "--markdown")
+    assert completed.returncode == 1
+    out = completed.stdout
+    assert out.startswith("### ❌ Notebook execution: 4 notebooks")
+    tables = markdown_tables(out)
+    assert len(tables) >= 4  # failures, slowest notebooks, slowest cells, machines
+    for table in tables:
+        assert_table_shape(table)
+    assert "#### Failures" in out
+    # a first line with a pipe and backticks stays one cell, as a code span
+    assert "``flags = 1 \\| 2 # a `pipe` and backticks in the first line``" in out
+
+
+# -- compare ---------------------------------------------------------------------------------
+def test_compare_fail_above(builds):
+    a, b = str(builds["a"]), str(builds["b"])
+    regressed = run_cli("compare", a, b, "--fail-above", "2", "--min-seconds", "0.5")
+    assert regressed.returncode == 1, regressed.stdout + regressed.stderr
+    assert "Regressions: " in regressed.stdout
+    assert "sleepy cell 2" in regressed.stdout.split("Regressions:")[1]
+    assert run_cli("compare", a, b, "--fail-above", "1000").returncode == 0
+    assert run_cli("compare", a, b).returncode == 0  # no --fail-above: informational
+    # the sleepy cell is under the floor: not a regression
+    floor = run_cli("compare", a, b, "--fail-above", "2", "--min-seconds", "60")
+    assert floor.returncode == 0
+    assert "No regression" in floor.stdout
+    same = run_cli("compare", a, a, "--fail-above", "1.01", "--min-seconds", "0")
+    assert same.returncode == 0
+
+
+def test_compare_text(builds):
+    completed = run_cli("compare", str(builds["a"]), str(builds["b"]), "--no-color")
+    assert completed.returncode == 0
+    out = completed.stdout
+    assert "\x1b[" not in out
+    assert "overall" in out.splitlines()[4]
+    assert "New in B: new" in out and "Gone from B: gone" in out
+    cells = out.split("Cells (")[1].split("\n\n")[0]
+    assert "time.sleep(0.8)" in cells
+    machines = out.split("Machines")[1]
+    assert "A " in machines and "B " in machines and "JAX backend" in machines
+
+
+def test_compare_json(builds):
+    completed = run_cli("compare", str(builds["a"]), str(builds["b"] / STATUS_JSON), "--json",
+                        "--top", "0", script=True)
+    assert completed.returncode == 0
+    data = json.loads(completed.stdout)
+    assert data["new_notebooks"] == ["new"]
+    assert data["gone_notebooks"] == ["gone"]
+    assert data["summary"]["common_notebooks"] == 3
+    assert "overall" in data["summary"]["text"]
+    states = {row["docname"]: row["state"] for row in data["notebooks"]}
+    assert states == {"failing": "compared", "jaxpage": "compared", "sleepy": "compared",
+                      "new": "new", "gone": "gone"}
+    for row in data["notebooks"]:
+        if row["state"] == "compared":
+            assert row["a_device"].startswith("CPU") and row["b_device"].startswith("CPU")
+            # the JAX backend is known where the page used JAX
+            expected = "cpu" if row["docname"] == "jaxpage" else None
+            assert row["a_backend"] == row["b_backend"] == expected
+    sleepy = next(c for c in data["cells"] if c["docname"] == "sleepy" and c["index"] == 2)
+    assert sleepy["a_seconds"] < sleepy["b_seconds"]
+    assert sleepy["ratio"] == pytest.approx(sleepy["b_seconds"] / sleepy["a_seconds"])
+    assert data["cells_total"] == len(data["cells"])  # --top 0: all cells
+    changes = [abs(c["change_seconds"]) for c in data["cells"] if c["change_seconds"] is not None]
+    assert changes == sorted(changes, reverse=True)  # largest change first
+    assert [c["state"] for c in data["cells"]][-1] == "new"  # then new (and gone) cells
+    assert data["machines"]["a"][0]["backend"] == "cpu"
+    assert data["regressions"] == []  # no --fail-above
+
+
+def test_compare_markdown(builds):
+    completed = run_cli("compare", str(builds["a"]), str(builds["b"]), "--markdown",
+                        "--fail-above", "2", "--min-seconds", "0.5")
+    assert completed.returncode == 1
+    out = completed.stdout
+    first = out.splitlines()[0]
+    # faster, slower or "about as long" depends on the machine's load: not asserted
+    assert first.startswith("### The new build ") and "the baseline overall" in first
+    assert re.search(r"❌ \*\*\d+ regressions?\*\*", out)
+    assert "- sleepy cell 2: " in out
+    tables = markdown_tables(out)
+    assert len(tables) == 3  # notebooks, cells, machines
+    for table in tables:
+        assert_table_shape(table)
+    assert tables[0][0] == "| Notebook | A | B | B/A | Change | A device | B device | State |"
+    assert "``flags = 1 \\| 2 # a `pipe` and backticks in the first line``" in out
+    assert "<details><summary>Machines</summary>" in out
+
+
+def test_compare_labels(builds):
+    completed = run_cli("compare", str(builds["a"]), str(builds["b"]), "--markdown",
+                        "--label-a", "CPU runner", "--label-b", "GPU runner")
+    assert completed.stdout.startswith("### GPU runner ")
+    assert "CPU runner overall" in completed.stdout.splitlines()[0]
+
+
+# -- check -------------------------------------------------------------------------------------
+def _has_gpu() -> bool:
+    return os.path.exists("/proc/driver/nvidia/version")
+
+
+def test_check_json_on_this_machine():
+    completed = run_cli("check", "--json")
+    assert completed.returncode == 0, completed.stderr
+    data = json.loads(completed.stdout)
+    jax = data["jax"]
+    assert jax["installed"] and jax["version"]
+    assert jax["backends"]["cpu"]["usable"]
+    assert any(d["platform"] == "cpu" for d in jax["devices"])
+    cpu = [t for t in data["device_tests"] if t["platform"] == "cpu"]
+    assert cpu and cpu[0]["ok"]
+    for key in ("compile_seconds", "first_run_seconds", "run_seconds"):
+        assert isinstance(cpu[0][key], float)
+    assert data["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
+    assert data["host"]["cores"]
+    if not _has_gpu():
+        assert jax["default_backend"] == "cpu"
+
+
+def test_check_text():
+    completed = run_cli("check", "--require-backend", "cpu")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    out = completed.stdout
+    for text in ("Python", "JAX", "Backend cpu", "Devices", "Device test", "compile",
+                 "Backend cpu is usable."):
+        assert text in out
+    assert "\x1b[" not in out
+
+
+@pytest.mark.skipif(_has_gpu(), reason="this machine has an NVIDIA driver")
+def test_check_require_gpu_fails_with_reasons():
+    completed = run_cli("check", "--require-gpu")
+    assert completed.returncode == 1
+    out = completed.stdout
+    assert "Backend gpu is required but not usable:" in out
+    assert "no CUDA plugin for jaxlib is installed" in out
+    assert "NVIDIA driver not found" in out
+    data = json.loads(run_cli("check", "--require-backend", "gpu", "--json").stdout)
+    assert data["ok"] is False
+    assert data["requirement"]["backend"] == "gpu"
+    assert any("CUDA plugin" in reason for reason in data["requirement"]["reasons"])
+
+
+def test_check_jax_platforms_excludes_gpu():
+    completed = run_cli("check", "--require-gpu", "--json", env={"JAX_PLATFORMS": "cpu"})
+    assert completed.returncode == 1
+    reasons = json.loads(completed.stdout)["requirement"]["reasons"]
+    assert "JAX_PLATFORMS='cpu' excludes the gpu backend" in reasons
+
+
+_NO_JAX = ("import sys; sys.modules['jax'] = None; "
+           "from sphinx_gpu_admonition.cli import main; raise SystemExit(main(sys.argv[1:]))")
+
+
+def test_check_without_jax():
+    environment = dict(os.environ)
+    completed = subprocess.run([sys.executable, "-c", _NO_JAX, "check"], capture_output=True,
+                               text=True, env=environment, timeout=120, check=False)
+    assert completed.returncode == 0, completed.stderr
+    assert "JAX            not installed" in completed.stdout
+    assert "no device was tested" in completed.stdout
+    required = subprocess.run([sys.executable, "-c", _NO_JAX, "check", "--require-gpu"],
+                              capture_output=True, text=True, env=environment, timeout=120,
+                              check=False)
+    assert required.returncode == 1
+    assert "JAX is not installed" in required.stdout
+
+
+def test_check_without_jax_console_script(tmp_path):
+    if not SCRIPT.exists():
+        pytest.skip(f"no console script at {SCRIPT}")
+    fake = tmp_path / "jax"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('no JAX in this environment')\n")
+    env = {"PYTHONPATH": str(tmp_path)}
+    completed = run_cli("check", "--json", "--bench", "--bench-size", "small", env=env,
+                        script=True)
+    assert completed.returncode == 0, completed.stderr
+    data = json.loads(completed.stdout)
+    assert data["jax"]["installed"] is False
+    assert "no JAX in this environment" in data["jax"]["import_error"]
+    assert data["device_tests"] == []
+    assert {r["name"] for r in data["bench"]["results"]} == {
+        "python-loop", "numpy-matmul", "numpy-elementwise"}
+    assert "JAX is not installed" in data["bench"]["note"]
+    assert run_cli("check", "--require-backend", "cpu", env=env, script=True).returncode == 1
+
+
+def test_check_bench():
+    completed = run_cli("check", "--bench", "--bench-size", "small", "--json")
+    assert completed.returncode == 0, completed.stderr
+    bench = json.loads(completed.stdout)["bench"]
+    assert bench["size"] == "small"
+    results = {r["name"]: r for r in bench["results"]}
+    assert set(results) == {"python-loop", "numpy-matmul", "numpy-elementwise", "jax-matmul",
+                            "jax-elementwise"}
+    for result in results.values():
+        assert isinstance(result["seconds"], float) and result["repeats"] >= 3
+        assert result["rate"] > 0 and result["unit"]
+    for name in ("jax-matmul", "jax-elementwise"):
+        assert isinstance(results[name]["first_call_seconds"], float)
+    assert "first_call_seconds" not in results["numpy-matmul"]
+
+
+# -- helpers (in-process) ----------------------------------------------------------------------
+@pytest.mark.parametrize(("text", "expected"), [
+    ("x = 1", "`x = 1`"),
+    ("a | b", "`a \\| b`"),
+    ("use `jit` here", "``use `jit` here``"),
+    ("`start", "`` `start ``"),
+    ("a ``b`` c", "```a ``b`` c```"),
+])
+def test_md_code(text, expected):
+    assert cli.md_code(text) == expected
+
+
+def test_md_text_escapes_table_syntax():
+    assert cli.md_text("a|b *c* <d>") == "a\\|b \\*c\\* \\<d\\>"
+
+
+class _Stream:
+    def __init__(self, tty: bool):
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_colour_only_on_a_terminal(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert cli.colour_enabled(False, _Stream(True))
+    assert not cli.colour_enabled(False, _Stream(False))
+    assert not cli.colour_enabled(True, _Stream(True))
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not cli.colour_enabled(False, _Stream(True))
+    style = cli.Style(True)
+    lines = cli.text_table(["a", "bb"], [[("x", ("red",)), "1"]], style, right=(1,))
+    assert lines[1] == "  \x1b[31mx\x1b[0m   1"
+
+
+def test_summary_sentence():
+    assert cli.summary_sentence("CPU build", "GPU build", 1 / 3.2, 4, 40.0, 12.5) == (
+        "GPU build is 3.2x faster than CPU build overall (12.5 s vs 40.0 s, 4 notebooks in both)")
+    assert "slower" in cli.summary_sentence("A", "B", 2.0, 1, 1.0, 2.0)
+    assert "about as long" in cli.summary_sentence("A", "B", 1.01, 1, 1.0, 1.01)
