@@ -14,17 +14,16 @@ from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.locale import get_translation
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
 from .capture import get_record
 from .config import get_config
+from .i18n import _
 from .record import CACHE, NotebookRecord
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
-_ = get_translation("sphinx_gpu_admonition")
 
 INFO_CLASS = "gpu-execution-info"
 DETAILS_CLASS = "gpu-execution-details"

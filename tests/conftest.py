@@ -1,0 +1,263 @@
+"""Shared fixtures.
+
+Building test projects
+    ``tests/roots/<name>/`` holds tiny Sphinx projects.  :func:`build_project`
+    copies one to a temporary folder (optionally adding or replacing files) and
+    builds it in-process with :class:`sphinx.testing.util.SphinxTestApp`; it
+    returns a :class:`ProjectBuild` with the app, the output folder and the
+    warnings.  Use the ``build_root`` fixture (one build per test) or
+    ``build_root_module`` (builds shared by the tests of a module).
+
+Comparing doctrees
+    ``normalise_pseudoxml`` turns a node's pseudo-XML into a form that is stable
+    between Sphinx / docutils versions (regression files under tests/regressions/).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOTS = Path(__file__).resolve().parent / "roots"
+REGRESSIONS = Path(__file__).resolve().parent / "regressions"
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclasses.dataclass
+class ProjectBuild:
+    """The result of building one test project with one builder."""
+
+    app: Any
+    srcdir: Path
+    outdir: Path
+    warnings: str
+    status: str
+
+    @property
+    def warning_lines(self) -> list[str]:
+        return [line for line in self.warnings.splitlines() if line.strip()]
+
+    def read(self, relative: str) -> str:
+        return (self.outdir / relative).read_text(encoding="utf-8")
+
+
+def build_project(
+    root: str,
+    dest: Path,
+    builder: str = "html",
+    confoverrides: dict[str, Any] | None = None,
+    files: dict[str, str] | None = None,
+    conf_append: str = "",
+) -> ProjectBuild:
+    """Copy ``tests/roots/<root>`` to ``dest/src`` and build it.
+
+    ``files`` adds or replaces source files; ``conf_append`` is Python appended
+    to ``conf.py`` (for values ``confoverrides`` cannot express, e.g. lists).
+    """
+    from sphinx.testing.util import SphinxTestApp
+
+    srcdir = dest / "src"
+    shutil.copytree(ROOTS / root, srcdir)
+    for name, text in (files or {}).items():
+        (srcdir / name).parent.mkdir(parents=True, exist_ok=True)
+        (srcdir / name).write_text(text, encoding="utf-8")
+    if conf_append:
+        conf = srcdir / "conf.py"
+        conf.write_text(conf.read_text(encoding="utf-8") + "\n" + conf_append + "\n",
+                        encoding="utf-8")
+    status, warning = io.StringIO(), io.StringIO()
+    app = SphinxTestApp(
+        builder,
+        srcdir=srcdir,
+        builddir=dest / "_build",
+        freshenv=True,
+        confoverrides=confoverrides or {},
+        status=status,
+        warning=warning,
+    )
+    try:
+        app.build()
+    except SystemExit as exc:
+        # sphinx-tojupyter's builder calls exit(status) at the end of finish();
+        # its output is written by then.  Only a failure status is an error.
+        if exc.code not in (0, None):
+            raise
+    finally:
+        app.cleanup()
+    return ProjectBuild(
+        app=app,
+        srcdir=srcdir,
+        outdir=Path(app.outdir),
+        warnings=_ANSI.sub("", warning.getvalue()),
+        status=_ANSI.sub("", status.getvalue()),
+    )
+
+
+@pytest.fixture
+def build_root(tmp_path: Path) -> Callable[..., ProjectBuild]:
+    """``build_root(root, builder="html", confoverrides=None, files=None, conf_append="")``."""
+    count = 0
+
+    def build(root: str, builder: str = "html", **kwargs: Any) -> ProjectBuild:
+        nonlocal count
+        count += 1
+        return build_project(root, tmp_path / f"{root}-{builder}-{count}", builder, **kwargs)
+
+    return build
+
+
+@pytest.fixture(scope="module")
+def build_root_module(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., ProjectBuild]:
+    """Like ``build_root``; the same arguments give the same (cached) build in a module."""
+    cache: dict[str, ProjectBuild] = {}
+
+    def build(root: str, builder: str = "html", **kwargs: Any) -> ProjectBuild:
+        key = repr((root, builder, sorted(kwargs.items(), key=lambda kv: kv[0])))
+        if key not in cache:
+            dest = tmp_path_factory.mktemp(f"{root}-{builder}")
+            cache[key] = build_project(root, dest, builder, **kwargs)
+        return cache[key]
+
+    return build
+
+
+def _normalise_pseudoxml(text: str) -> str:
+    """Pseudo-XML without version noise: sorted attributes, no source paths."""
+    lines = []
+    for line in text.splitlines():
+        match = re.match(r"^(\s*)<(\S+)(.*?)(/?)>$", line)
+        if match:
+            indent, tag, attrs, close = match.groups()
+            pairs = re.findall(r'(\S+?)="(.*?)"', attrs)
+            pairs = [(k, v) for k, v in pairs if k not in {"source", "line"}]
+            attrs = "".join(f' {k}="{v}"' for k, v in sorted(pairs))
+            line = f"{indent}<{tag}{attrs}{close}>"
+        lines.append(line.rstrip())
+    return "\n".join(lines).strip() + "\n"
+
+
+@pytest.fixture
+def normalise_pseudoxml() -> Callable[[str], str]:
+    return _normalise_pseudoxml
+
+
+# -- status page books (tests/test_status_page.py, test_environment_table.py,
+#    test_browser.py) ---------------------------------------------------------------
+#
+# The root ``status`` is executed once per test session (real kernels, real JAX)
+# and then rendered with the html (sphinx-book-theme), text and latex builders from
+# the same doctrees; the tests of three modules read the outputs.
+
+#: A previous build on a GPU runner, written by hand as a baseline: "slow" was much
+#: faster, "fast" much slower, "retired" is gone, the other notebooks are new.
+GPU_ENVIRONMENT = {
+    "host": {"cpu": "Intel(R) Xeon(R) CPU @ 2.20GHz", "cores": 4, "memory_gb": 15.6,
+             "os": "Linux 6.1.0", "machine": "x86_64", "hostname": None},
+    "python": "3.12.3",
+    "jax": {"backend": "gpu", "version": "0.4.35", "jaxlib_version": "0.4.35",
+            "plugins": {"jax-cuda12-plugin": "0.4.35"},
+            "devices": [{"platform": "gpu", "kind": "Tesla T4", "count": 1}]},
+    "gpus": [{"name": "Tesla T4", "memory_mb": 15360.0, "driver": "535.104.05",
+              "cuda": "12.2", "source": "nvml"}],
+    "libraries": {"numpy": "2.1.3", "jax": "0.4.35", "jaxlib": "0.4.35"},
+}
+
+
+def _baseline_notebook(docname: str, title: str, runtime: float,
+                       cells: list[tuple[int, float, str]]) -> dict[str, Any]:
+    return {
+        "docname": docname, "status": "ok", "title": title, "provenance": "executed",
+        "method": "cache", "executed_at": "2026-01-05T03:00:00+00:00",
+        "runtime_seconds": runtime, "error": None, "environment": GPU_ENVIRONMENT,
+        "cells": [{"index": index, "execution_count": n + 1, "seconds": seconds,
+                   "first_line": line} for n, (index, seconds, line) in enumerate(cells)],
+        "capture": "ok",
+    }
+
+
+def gpu_baseline() -> dict[str, Any]:
+    """An execution-status document recorded (by hand) on a Tesla T4 runner."""
+    from sphinx_gpu_admonition.record import SCHEMA_ID, SCHEMA_VERSION
+
+    return {
+        "schema": SCHEMA_ID, "schema_version": SCHEMA_VERSION,
+        "build": {"finished_at": "2026-01-05T03:10:00+00:00"},
+        "notebooks": [
+            _baseline_notebook("slow", "Slow notebook", 0.05, [
+                (1, 0.001, "import time"), (3, 0.01, "time.sleep(0.01)"),
+                (4, 0.001, 'print("done")'), (9, 0.02, "removed_cell()")]),
+            _baseline_notebook("fast", "Fast notebook", 100.0, [
+                (1, 40.0, "x = 6 * 7"), (2, 40.0, "print(x)")]),
+            _baseline_notebook("retired", "Retired notebook", 3.0, [(1, 2.0, "old()")]),
+        ],
+        "analysis": {},
+    }
+
+
+@dataclasses.dataclass
+class StatusBook:
+    """The ``status`` root built once: html (sphinx-book-theme), text and latex."""
+
+    srcdir: Path
+    builddir: Path
+    html: ProjectBuild
+    text: ProjectBuild
+    latex: ProjectBuild
+
+
+def sphinx_build(srcdir: Path, builddir: Path, builder: str = "html",
+                 confoverrides: dict[str, Any] | None = None,
+                 freshenv: bool = False) -> ProjectBuild:
+    """Build ``srcdir`` in place (doctrees shared by builders, incremental by default)."""
+    import warnings
+
+    from sphinx.testing.util import SphinxTestApp
+
+    status, warning = io.StringIO(), io.StringIO()
+    with warnings.catch_warnings():
+        # sphinx-book-theme still calls importlib.resources.contents() and
+        # Node.traverse(); not ours to fix
+        warnings.filterwarnings("ignore", message="contents is deprecated",
+                                category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=r"nodes\.Node\.traverse\(\) is obsoleted")
+        app = SphinxTestApp(builder, srcdir=srcdir, builddir=builddir, freshenv=freshenv,
+                            confoverrides=confoverrides or {}, status=status,
+                            warning=warning)
+        try:
+            app.build()
+        finally:
+            app.cleanup()
+    return ProjectBuild(app=app, srcdir=srcdir, outdir=Path(app.outdir),
+                        warnings=_ANSI.sub("", warning.getvalue()),
+                        status=_ANSI.sub("", status.getvalue()))
+
+
+STATUS_BOOK_CONFIG = {
+    "html_theme": "sphinx_book_theme",
+    "gpu_status_baseline": "baseline.json",
+    "gpu_warn_slow_cells": True,
+    "gpu_warn_regressions": True,
+}
+
+
+@pytest.fixture(scope="session")
+def status_book(tmp_path_factory: pytest.TempPathFactory) -> StatusBook:
+    import json
+
+    dest = tmp_path_factory.mktemp("status-book")
+    srcdir = dest / "src"
+    shutil.copytree(ROOTS / "status", srcdir)
+    (srcdir / "baseline.json").write_text(json.dumps(gpu_baseline()), encoding="utf-8")
+    builddir = dest / "_build"
+    html = sphinx_build(srcdir, builddir, "html", STATUS_BOOK_CONFIG, freshenv=True)
+    text = sphinx_build(srcdir, builddir, "text", STATUS_BOOK_CONFIG)
+    latex = sphinx_build(srcdir, builddir, "latex", STATUS_BOOK_CONFIG)
+    return StatusBook(srcdir, builddir, html, text, latex)

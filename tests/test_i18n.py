@@ -1,0 +1,119 @@
+"""Translations: the catalog files are complete and current, and ``language`` works."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from babel.messages.mofile import read_mo
+from babel.messages.pofile import read_po
+
+from sphinx_gpu_admonition import i18n
+
+bs4 = pytest.importorskip("bs4")
+
+ZH_OPTIONAL = "本讲座使用配备 GPU 的机器构建，不过没有 GPU 也可以运行。"
+ZH_REQUIRED = "本讲座使用配备 GPU 的机器构建，需要 GPU 才能在合理的时间内运行。"
+ZH_COLAB = "提供可使用 GPU 的免费套餐，使用方法如下："
+EN_OPTIONAL = "although it will also run without one."
+
+
+def read_catalog(path, reader):
+    with path.open("rb") as f:
+        return reader(f)
+
+
+def messages(catalog) -> dict[str, str]:
+    return {m.id: m.string for m in catalog if m.id and not m.fuzzy}
+
+
+# -- the catalog files ------------------------------------------------------------
+
+
+def test_zh_cn_is_shipped():
+    names = [p.relative_to(i18n.LOCALE_DIR).as_posix() for p in i18n.po_files()]
+    assert "zh_CN/LC_MESSAGES/sphinx_gpu_admonition.po" in names
+    for po in i18n.po_files():
+        assert po.with_suffix(".mo").is_file(), f"{po} has no compiled .mo"
+
+
+def test_pot_lists_every_message_of_the_package():
+    pot = read_catalog(i18n.POT_FILE, read_po)
+    extracted = set(i18n.extract_messages())
+    assert extracted, "no _() messages found in the package"
+    assert {m.id for m in pot if m.id} == extracted, (
+        "locale/sphinx_gpu_admonition.pot is out of date: run "
+        "`python -m sphinx_gpu_admonition.i18n` and translate the new messages"
+    )
+
+
+@pytest.mark.parametrize("po", i18n.po_files(), ids=lambda p: p.parts[-3])
+def test_po_translates_every_message(po):
+    pot_ids = {m.id for m in read_catalog(i18n.POT_FILE, read_po) if m.id}
+    catalog = read_catalog(po, read_po)
+    translated = messages(catalog)
+    missing = sorted(pot_ids - {k for k, v in translated.items() if v})
+    assert not missing, f"untranslated in {po.parts[-3]}: {missing}"
+    assert not [m.id for m in catalog if m.id and m.fuzzy], "fuzzy entries left"
+    for msgid, msgstr in translated.items():
+        # Placeholders ({colab}, {name}, %(name)s ...) must survive the translation.
+        placeholders = re.compile(r"\{[a-z_]+\}|%\([a-z_]+\)[sd]|%[sd]")
+        assert sorted(placeholders.findall(msgid)) == sorted(placeholders.findall(msgstr)), msgid
+
+
+@pytest.mark.parametrize("po", i18n.po_files(), ids=lambda p: p.parts[-3])
+def test_committed_mo_is_up_to_date(po):
+    committed = messages(read_catalog(po.with_suffix(".mo"), read_mo))
+    expected = messages(read_catalog(po, read_po))
+    assert committed == expected, (
+        f"{po.with_suffix('.mo').name} is out of date with the .po: run "
+        "`python -m sphinx_gpu_admonition.i18n`"
+    )
+
+
+def test_compiled_mo_is_reproducible(tmp_path):
+    (po,) = [p for p in i18n.po_files() if p.parts[-3] == "zh_CN"]
+    assert i18n.compile_po(po) == i18n.compile_po(po)
+
+
+# -- builds ---------------------------------------------------------------------------
+
+
+def gpu_texts(build, page):
+    page = bs4.BeautifulSoup(build.read(page), "html.parser")
+    return [re.sub(r"\s+", " ", d.get_text(" ", strip=True)) for d in
+            page.select("div.gpu-admonition")]
+
+
+def test_chinese_build(build_root):
+    build = build_root("admonition", confoverrides={"language": "zh_CN"})
+    assert build.warning_lines == [], build.warnings
+    default, required, options, custom = gpu_texts(build, "myst.html")
+    assert default.startswith("GPU ")
+    assert ZH_OPTIONAL in default and ZH_COLAB in default
+    assert "Google Colab" in default
+    assert "点击右上角的“播放”图标" in default
+    assert "选择 Colab" in default
+    assert ZH_REQUIRED in required
+    assert EN_OPTIONAL not in default
+    # A :title: and a custom body are the author's words: never translated.
+    assert options.startswith("Needs a fast GPU ")
+    assert custom.startswith("GPU This page uses JAX")
+    # The rST page is translated too.
+    assert ZH_OPTIONAL in gpu_texts(build, "rest.html")[0]
+    page = bs4.BeautifulSoup(build.read("myst.html"), "html.parser")
+    link = page.select_one("div.gpu-admonition a.reference.external")
+    assert link.get_text() == "Google Colab"
+    assert link["href"] == "https://colab.research.google.com/"
+
+
+def test_language_does_not_leak_between_builds(build_root):
+    chinese = build_root("admonition", confoverrides={"language": "zh_CN"})
+    english = build_root("admonition", confoverrides={"language": "en"})
+    assert ZH_OPTIONAL in gpu_texts(chinese, "myst.html")[0]
+    assert EN_OPTIONAL in gpu_texts(english, "myst.html")[0]
+
+
+def test_untranslated_language_falls_back_to_english(build_root):
+    build = build_root("admonition", confoverrides={"language": "fr"})
+    assert EN_OPTIONAL in gpu_texts(build, "myst.html")[0]
