@@ -349,3 +349,24 @@ def test_user_pythonstartup_still_runs(tmp_path: Path, monkeypatch: pytest.Monke
 def test_status_report_round_trips_through_the_model(force_build: ProjectBuild) -> None:
     data = status_json(force_build)
     assert StatusReport.from_dict(data).to_dict() == data
+
+
+def test_an_error_inside_the_probe_warns_once_and_the_notebook_runs(tmp_path: Path) -> None:
+    files = {
+        "index.md": "# B\n\n```{toctree}\nbreaks\n```\n",
+        # a fake "jax" module makes the probe's compile listener fail to register
+        "breaks.md": HEADER.format(extra="") + "# Breaks the probe\n\n```{code-cell} ipython3\n"
+                     "import sys, types\nsys.modules['jax'] = types.ModuleType('jax')\n```\n\n"
+                     "```{code-cell} ipython3\nprint('still running')\n```\n",
+    }
+    build = build_project("capture", tmp_path, files=files, conf_append=only()["conf_append"])
+    record = notebooks(build)["breaks"]
+    assert record["status"] == "ok"
+    assert record["capture"] == "failed"
+    assert len(record["cells"]) == 2
+    warnings = [line for line in build.warning_lines if "gpu_admonition.capture" in line
+                or "in-kernel capture failed" in line]
+    assert len(warnings) == 1
+    assert "breaks" in warnings[0]
+    html = BeautifulSoup(build.read("breaks.html"), "html.parser")
+    assert html.select("div.cell_output")[-1].get_text().strip() == "still running"
