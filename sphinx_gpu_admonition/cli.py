@@ -17,7 +17,7 @@ import json
 import os
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from . import __version__
@@ -881,34 +881,25 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{PROG}: error: {message}\n")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
+def _number_at_least(cast: Callable[[str], Any], minimum: float) -> Callable[[str], Any]:
+    """An argparse type: ``cast(text)``, refused below ``minimum``."""
+    kind = "an integer" if cast is int else "a number"
+
+    def parse(text: str) -> Any:
+        try:
+            value = cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
+        if not value >= minimum:
+            raise argparse.ArgumentTypeError(f"must be {kind} >= {minimum:g}: {text!r}")
+        return value
+
+    return parse
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0: {text!r}")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0: {text!r}")
-    return value
+_positive_int = _number_at_least(int, 1)
+_non_negative_int = _number_at_least(int, 0)
+_non_negative_float = _number_at_least(float, 0)
 
 
 def _wrap(text: str) -> str:

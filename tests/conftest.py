@@ -228,9 +228,10 @@ def sphinx_build(srcdir: Path, builddir: Path, builder: str = "html",
         warnings.filterwarnings("ignore", message="contents is deprecated",
                                 category=DeprecationWarning)
         warnings.filterwarnings("ignore", message=r"nodes\.Node\.traverse\(\) is obsoleted")
+        # warning types in the messages on Sphinx 7.4 too (the default from Sphinx 8)
+        overrides = {"show_warning_types": True, **(confoverrides or {})}
         app = SphinxTestApp(builder, srcdir=srcdir, builddir=builddir, freshenv=freshenv,
-                            confoverrides=confoverrides or {}, status=status,
-                            warning=warning)
+                            confoverrides=overrides, status=status, warning=warning)
         try:
             app.build()
         finally:
