@@ -202,6 +202,19 @@ class ExecutionInfoToHtml(SphinxPostTransform):
             container.replace_self(nodes.raw("", markup, format="html"))
 
 
+class ExecutionInfoOutOfNotebooks(SphinxPostTransform):
+    """Download notebooks (sphinx-tojupyter) are the lecture, not a build report:
+    they keep the admonition's sentence but not the environment box."""
+
+    default_priority = 400
+    builders = ("jupyter", "jupyterpdf")
+
+    def run(self, **kwargs: Any) -> None:
+        for container in list(self.document.findall(nodes.container)):
+            if INFO_CLASS in container["classes"]:
+                container.parent.remove(container)
+
+
 def _meta_tags(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
                doctree: Any) -> None:
     record = get_record(app.env, pagename)
@@ -224,4 +237,5 @@ def setup_page_info(app: Sphinx) -> None:
     # after the collector (priority 500) has stored the page's record
     app.connect("doctree-read", add_page_info, priority=600)
     app.add_post_transform(ExecutionInfoToHtml)
+    app.add_post_transform(ExecutionInfoOutOfNotebooks)
     app.connect("html-page-context", _meta_tags)

@@ -132,3 +132,16 @@ def test_text_paragraphs_are_separated(build_root_module):
     build = build_root_module("admonition", "text", conf_append=CONF)
     text = (build.outdir / "myst.txt").read_text(encoding="utf-8")
     assert re.search(r"without one\.\n\nGoogle Colab", text)
+
+
+def test_where_the_page_ran_in_every_builder(build):
+    """The executed page says where it ran; download notebooks keep only the sentence."""
+    builder = builder_of(build)
+    files = page_files(build.outdir, builder)
+    notebook_page = files[-1] if len(files) == 3 else files[0]
+    text = plain_text(notebook_page, builder)
+    assert "This page was executed on CPU" in text
+    if builder == "jupyter":
+        assert "Executed on CPU" not in text and "Peak kernel memory" not in text
+    else:
+        assert "Executed on CPU" in text
