@@ -1,0 +1,126 @@
+"""Time the status page's HTML for a large book: 1,000 notebooks of ~50 code cells.
+
+    python benchmarks/bench_status_page.py [--notebooks 1000] [--cells 50] [--baseline]
+        [--write status.html]
+
+Synthetic records (deterministic) go through the same analysis and rendering
+as a build (:func:`~sphinx_gpu_admonition.analysis.analyse` and
+:func:`~sphinx_gpu_admonition.status_page.render_html`); the script prints the
+time of each step and the size of the HTML fragment.  ``--write`` saves a
+stand-alone page (with the extension's CSS and JavaScript inlined) to try
+sorting and filtering in a browser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from pathlib import Path
+
+from sphinx_gpu_admonition.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.record import NotebookRecord, StatusReport
+from sphinx_gpu_admonition.status_page import (
+    CSS_FILE,
+    JS_FILE,
+    STATIC_DIR,
+    StatusOptions,
+    render_html,
+)
+
+ENVIRONMENT = {
+    "host": {"cpu": "AMD EPYC 7763", "cores": 16, "memory_gb": 128.0},
+    "python": "3.12.3",
+    "jax": {"backend": "gpu", "version": "0.4.35",
+            "devices": [{"platform": "gpu", "kind": "NVIDIA H200"}]},
+    "gpus": [{"name": "NVIDIA H200", "memory_mb": 143771.0, "driver": "570.86"}],
+}
+
+
+def synthetic_records(notebooks: int = 1000, cells: int = 50,
+                      seed: int = 1) -> list[NotebookRecord]:
+    rng = random.Random(seed)
+    records = []
+    for n in range(notebooks):
+        cell_list = []
+        for c in range(cells):
+            seconds = rng.expovariate(5.0) * (30 if rng.random() < 0.02 else 1)
+            compile_seconds = seconds * rng.random() * 0.8 if rng.random() < 0.3 else 0.0
+            cell_list.append({
+                "index": c * 2 + 1, "execution_count": c + 1, "seconds": seconds,
+                "first_line": f"result_{c} = model.step(params, x[{c}])  # <comment & more>",
+                "compile_seconds": compile_seconds,
+                "compilations": ({f"jit(step_{c % 7})": rng.randint(1, 4)}
+                                 if compile_seconds else {}),
+                "loops": ["lax.scan"] if rng.random() < 0.05 else [],
+            })
+        status = "error" if n % 97 == 0 else "ok"
+        records.append(NotebookRecord.from_dict({
+            "docname": f"lectures/part{n % 10}/lecture_{n:04d}",
+            "title": f"Lecture {n}: dynamic programming & <friends>",
+            "status": status, "provenance": "cache" if n % 3 else "executed",
+            "method": "cache", "executed_at": "2026-11-29T21:00:00+00:00",
+            "runtime_seconds": sum(c["seconds"] for c in cell_list) + 1.5,
+            "error": {"type": "ValueError", "message": "shapes (3,) and (4,) <not aligned>",
+                      "cell_index": 5} if status == "error" else None,
+            "environment": ENVIRONMENT, "cells": cell_list, "capture": "ok",
+        }))
+    return records
+
+
+def baseline_of(records: list[NotebookRecord]) -> StatusReport:
+    """The same notebooks, 20% faster, one in ten missing (so some are new)."""
+    older = []
+    for record in records[::1]:
+        if hash(record.docname) % 10 == 0:
+            continue
+        data = record.to_dict()
+        data["runtime_seconds"] = (record.runtime_seconds or 0) * 0.8
+        for cell in data["cells"]:
+            cell["seconds"] *= 0.8
+        older.append(NotebookRecord.from_dict(data))
+    return StatusReport(older)
+
+
+def page(fragment: str) -> str:
+    css = (STATIC_DIR / CSS_FILE).read_text(encoding="utf-8")
+    js = (STATIC_DIR / JS_FILE).read_text(encoding="utf-8")
+    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>Status benchmark</title><style>{css}</style></head><body>"
+            f"{fragment}<script>{js}</script></body></html>")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--notebooks", type=int, default=1000)
+    parser.add_argument("--cells", type=int, default=50)
+    parser.add_argument("--baseline", action="store_true", help="compare with a baseline")
+    parser.add_argument("--write", type=Path, help="save a stand-alone HTML page")
+    args = parser.parse_args()
+
+    start = time.perf_counter()
+    records = synthetic_records(args.notebooks, args.cells)
+    made = time.perf_counter()
+    baseline = baseline_of(records) if args.baseline else None
+    analysis = analyse(StatusReport(records), Thresholds(), baseline)
+    analysed = time.perf_counter()
+    fragment = render_html(analysis, StatusOptions(), lambda d: f"{d}.html")
+    rendered = time.perf_counter()
+    without_cells = render_html(analysis, StatusOptions(cells=False), lambda d: f"{d}.html")
+    rendered_short = time.perf_counter()
+
+    print(f"{args.notebooks} notebooks x {args.cells} cells"
+          f"{' with a baseline' if args.baseline else ''}")
+    print(f"  records:            {made - start:7.3f} s")
+    print(f"  analyse:            {analysed - made:7.3f} s")
+    print(f"  render (cells=yes): {rendered - analysed:7.3f} s, "
+          f"{len(fragment.encode()) / 1e6:.1f} MB")
+    print(f"  render (cells=no):  {rendered_short - rendered:7.3f} s, "
+          f"{len(without_cells.encode()) / 1e6:.2f} MB")
+    if args.write:
+        args.write.write_text(page(fragment), encoding="utf-8")
+        print(f"  wrote {args.write}")
+
+
+if __name__ == "__main__":
+    main()

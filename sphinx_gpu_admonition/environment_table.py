@@ -1,0 +1,257 @@
+"""The ``{execution-environment}`` directive: the machine(s) the notebooks ran on.
+
+It replaces the hand-written ``!nvidia-smi``, ``!conda list`` and
+``jax.devices()`` cells of a status page with what the kernels reported
+(:class:`~.record.Environment`): host CPU, cores and memory, GPU name, memory
+and driver, the JAX backend and devices, Python and library versions.
+
+When the notebooks ran on different machines (for example outputs reused from
+a cache built on a GPU runner, next to notebooks executed on a laptop), there is
+one table per machine (:meth:`~.record.StatusReport.machines`), each listing
+the notebooks it ran.
+
+Same pattern as ``{execution-status}``: a placeholder at read time, the pages
+returned by ``env-updated`` when any record changed, and post-transforms that
+fill it: escaped HTML tables for HTML builders (so that no theme's table
+translator is involved), plain docutils tables for every other builder.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.environment.collectors import EnvironmentCollector
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util.docutils import SphinxDirective
+
+from .capture import all_records
+from .page_info import environment_fields
+from .record import Environment, NotebookRecord, StatusReport
+from .status_page import (
+    ASSETS_ATTRIBUTE,
+    app_of,
+    records_changed,
+    setup_change_tracking,
+    translate,
+)
+
+ENVIRONMENT_PAGES = "gpu_environment_pages"
+
+
+class execution_environment_placeholder(nodes.container):  # noqa: N801 - docutils style
+    """Where the environment tables go; replaced by a post-transform for every builder."""
+
+
+def environment_pages(env: BuildEnvironment) -> set[str]:
+    if not hasattr(env, ENVIRONMENT_PAGES):
+        setattr(env, ENVIRONMENT_PAGES, set())
+    return getattr(env, ENVIRONMENT_PAGES)
+
+
+class ExecutionEnvironmentDirective(SphinxDirective):
+    """``{execution-environment}``: tables of the machines that executed the notebooks."""
+
+    has_content = False
+    option_spec = {
+        "class": directives.class_option,
+        "name": directives.unchanged,
+    }
+
+    def run(self) -> list[nodes.Node]:
+        environment_pages(self.env).add(self.env.docname)
+        node = execution_environment_placeholder(
+            classes=["gpu-execution-environment", *self.options.get("class", [])])
+        self.set_source_info(node)
+        self.add_name(node)
+        return [node]
+
+
+class EnvironmentPagesCollector(EnvironmentCollector):
+    def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+        environment_pages(env).discard(docname)
+
+    def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: set[str],
+                    other: BuildEnvironment) -> None:
+        environment_pages(env).update(environment_pages(other) & docnames)
+
+    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
+        pass
+
+
+def _env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    if not records_changed(app, env):
+        return []
+    return sorted(environment_pages(env) & env.found_docs)
+
+
+def machine_rows(environment: Environment) -> list[tuple[str, str]]:
+    """(label, value) rows of one machine, as the per-page details show them."""
+    return environment_fields(NotebookRecord(docname="", status="ok", environment=environment))
+
+
+def machine_title(environment: Environment, number: int, count: int) -> str:
+    label = environment.device_label
+    if count == 1:
+        return translate("Execution environment: %s") % label
+    return translate("Machine %(number)d of %(count)d: %(label)s") % {
+        "number": number, "count": count, "label": label}
+
+
+def _doc_reference(fromdoc: str, docname: str, text: str,
+                   known_docs: set[str]) -> nodes.Node:
+    if docname not in known_docs:
+        return nodes.Text(text)
+    link = addnodes.pending_xref("", refdoc=fromdoc, reftarget="/" + docname, reftype="doc",
+                                 refdomain="std", refexplicit=True, refwarn=False)
+    link += nodes.inline(text=text)
+    return link
+
+
+def _row(label: str, *value: nodes.Node) -> nodes.row:
+    row = nodes.row()
+    name = nodes.entry("", nodes.paragraph(text=label))
+    row += name
+    row += nodes.entry("", nodes.paragraph("", "", *value))
+    return row
+
+
+def _machines(report: StatusReport) -> list[tuple[Environment, list[str]]]:
+    """Machines with the most notebooks first."""
+    return sorted(report.machines().values(), key=lambda item: (-len(item[1]), item[1]))
+
+
+def _empty_text() -> str:
+    return translate("No execution environment recorded yet: no notebook was executed "
+                     "with the in-kernel capture.")
+
+
+def environment_table_nodes(report: StatusReport, fromdoc: str,
+                            known_docs: set[str]) -> list[nodes.Node]:
+    """One two-column table per machine; the notebooks each ran when there are several."""
+    machines = _machines(report)
+    if not machines:
+        return [nodes.paragraph(text=_empty_text(), classes=["gpu-environment-empty"])]
+    titles = report.by_docname()
+    result: list[nodes.Node] = []
+    for number, (environment, docnames) in enumerate(machines, start=1):
+        table = nodes.table(classes=["gpu-environment-table", "colwidths-auto"],
+                            ids=[f"gpu-environment-{number}"])
+        table += nodes.title(text=machine_title(environment, number, len(machines)))
+        group = nodes.tgroup(cols=2)
+        table += group
+        # relative widths (the text builder takes them as characters)
+        group += nodes.colspec(colwidth=20, stub=1)
+        group += nodes.colspec(colwidth=60)
+        body = nodes.tbody()
+        group += body
+        for label, value in machine_rows(environment):
+            body += _row(label, nodes.Text(value))
+        if len(machines) > 1:
+            links: list[nodes.Node] = []
+            for docname in sorted(docnames):
+                record = titles.get(docname)
+                title = (record.title if record is not None and record.title else docname)
+                if links:
+                    links.append(nodes.Text(", "))
+                links.append(_doc_reference(fromdoc, docname, title, known_docs))
+            body += _row(translate("Notebooks (%d)") % len(docnames), *links)
+        result.append(table)
+    return result
+
+
+def environment_html(report: StatusReport, page_uri: Callable[[str], str | None]) -> str:
+    """The same tables as escaped HTML (row headers are ``<th scope="row">``)."""
+    machines = _machines(report)
+    if not machines:
+        return f'<p class="gpu-environment-empty">{html.escape(_empty_text())}</p>'
+    titles = report.by_docname()
+    out = []
+    for number, (environment, docnames) in enumerate(machines, start=1):
+        caption = machine_title(environment, number, len(machines))
+        out.append(f'<table class="gpu-environment-table" id="gpu-environment-{number}">'
+                   f"<caption>{html.escape(caption)}</caption><tbody>")
+        for label, value in machine_rows(environment):
+            out.append(f'<tr><th scope="row">{html.escape(label)}</th>'
+                       f"<td>{html.escape(value)}</td></tr>")
+        if len(machines) > 1:
+            links = []
+            for docname in sorted(docnames):
+                record = titles.get(docname)
+                title = html.escape(record.title if record is not None and record.title
+                                    else docname)
+                uri = page_uri(docname)
+                links.append(f'<a href="{html.escape(uri)}">{title}</a>' if uri is not None
+                             else title)
+            label = translate("Notebooks (%d)") % len(docnames)
+            out.append(f'<tr><th scope="row">{html.escape(label)}</th>'
+                       f'<td>{", ".join(links)}</td></tr>')
+        out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _mark_css(document: nodes.document) -> None:
+    assets = list(document.get(ASSETS_ATTRIBUTE, []))
+    if "css" not in assets:
+        document[ASSETS_ATTRIBUTE] = assets + ["css"]
+
+
+class EnvironmentTableToHtml(SphinxPostTransform):
+    """HTML builders: escaped markup, independent of the theme's table translator."""
+
+    default_priority = 7
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        placeholders = list(self.document.findall(execution_environment_placeholder))
+        if not placeholders:
+            return
+        report = StatusReport(all_records(self.env))
+        builder = app_of(self.env).builder
+        fromdoc = self.env.docname
+        known = self.env.all_docs
+
+        def page_uri(docname: str) -> str | None:
+            return builder.get_relative_uri(fromdoc, docname) if docname in known else None
+
+        markup = environment_html(report, page_uri)
+        for node in placeholders:
+            classes = " ".join(html.escape(c) for c in ["docutils", "container",
+                                                          *node["classes"]])
+            ident = f' id="{html.escape(node["ids"][0])}"' if node["ids"] else ""
+            node.replace_self(nodes.raw("", f'<div class="{classes}"{ident}>{markup}</div>',
+                                        format="html"))
+        _mark_css(self.document)
+
+
+class EnvironmentTableToNodes(SphinxPostTransform):
+    """Other builders: docutils tables (links resolved at priority 10)."""
+
+    default_priority = 8
+
+    def run(self, **kwargs: Any) -> None:
+        placeholders = list(self.document.findall(execution_environment_placeholder))
+        if not placeholders:
+            return
+        report = StatusReport(all_records(self.env))
+        known = set(self.env.all_docs)
+        for node in placeholders:
+            container = nodes.container(classes=node["classes"], ids=node["ids"])
+            container.extend(environment_table_nodes(report, self.env.docname, known))
+            node.replace_self(container)
+        _mark_css(self.document)
+
+
+def setup_environment_table(app: Sphinx) -> None:
+    setup_change_tracking(app)
+    app.add_directive("execution-environment", ExecutionEnvironmentDirective)
+    app.add_env_collector(EnvironmentPagesCollector)
+    app.connect("env-updated", _env_updated)
+    app.add_post_transform(EnvironmentTableToHtml)
+    app.add_post_transform(EnvironmentTableToNodes)

@@ -1,0 +1,1155 @@
+"""The ``{execution-status}`` directive: the book's execution status page.
+
+A drop-in replacement for MyST-NB's ``{nb-exec-table}``, fed by the execution
+records (:mod:`.record`) and their analysis (:mod:`.analysis`).
+
+Flow, the same as MyST-NB's table (see the notes on the execution pipeline):
+
+1. read time: the directive leaves a builder-neutral placeholder node and
+   notes its page in ``env.gpu_status_pages`` (:class:`StatusPagesCollector`
+   merges and purges it, and keeps the line of every code cell for warnings);
+2. ``env-updated`` (main process): the baseline is loaded once, the opt-in
+   ``slow_cell`` / ``regression`` warnings are emitted once, and the pages with
+   the directive are returned whenever any record changed, was added or was
+   removed (a deleted notebook leaves the table), or the baseline file changed;
+3. post-transforms at resolve time fill the placeholder from
+   :func:`~.capture.all_records`: HTML builders get an escaped, sortable table
+   (:func:`render_html`, priority 7), every other builder a plain docutils table
+   (:func:`status_table_nodes`, priority 8, before reference resolution at 10);
+4. on every notebook page (HTML only) each code cell container gets an anchor
+   ``id="cell-<index>"`` and each flagged cell a time badge linking back to the
+   status page's row of the notebook.
+
+JavaScript (``static/gpu-status.js``) and CSS (``static/gpu-status.css``) are
+added by ``html-page-context`` only to pages that contain a table or a badge.
+The page is complete without JavaScript: the script only sorts and filters the
+rows that are already there (settings come from ``data-`` attributes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import html
+import re
+import weakref
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.environment.collectors import EnvironmentCollector
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from .analysis import BuildAnalysis, Flag, NotebookAnalysis, analyse, analyse_notebook
+from .baseline import baseline_path, baseline_records, get_baseline, thresholds
+from .capture import all_records, get_record, stored_records
+from .config import get_config
+from .i18n import _
+from .record import (
+    CACHE,
+    ERROR,
+    EXCLUDED,
+    EXECUTION_OFF,
+    KERNEL_DIED,
+    OK,
+    OUTPUTS_PRESENT,
+    TIMEOUT,
+    NotebookRecord,
+    StatusReport,
+)
+from .warnings import warn
+
+logger = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+JS_FILE = "gpu-status.js"
+CSS_FILE = "gpu-status.css"
+
+#: env attributes (plain data, pickled with the environment)
+STATUS_PAGES = "gpu_status_pages"  # set of docnames with {execution-status}
+CELL_LINES = "gpu_cell_lines"  # docname -> {cell index: source line}
+_LINK_TARGET = "gpu_status_link_target"  # status page the badges linked to last build
+_BASELINE_DIGEST = "gpu_status_baseline_digest"
+
+#: document attribute listing the assets a resolved page needs ("css", "js")
+ASSETS_ATTRIBUTE = "gpu_status_assets"
+
+SORT_CHOICES = ("time", "name")
+_TRUE = ("yes", "true", "on", "1")
+_FALSE = ("no", "false", "off", "0")
+
+#: status -> rank used to sort the status column (problems first)
+_STATUS_RANK = {ERROR: 0, TIMEOUT: 1, KERNEL_DIED: 2, OK: 3, OUTPUTS_PRESENT: 4,
+                EXCLUDED: 5, EXECUTION_OFF: 6, "gone": 7}
+
+
+# -- options -----------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class StatusOptions:
+    """Options of one ``{execution-status}`` table."""
+
+    #: default order: "time" (slowest first) or "name" (by title)
+    sort: str = "time"
+    #: notebooks faster than this are not listed (they still count in the totals)
+    min_seconds: float = 0.0
+    #: show the per-cell breakdown of each notebook
+    cells: bool = True
+
+
+def parse_options(raw: dict[str, Any], report: Callable[[str], None]) -> StatusOptions:
+    """Validate the directive's options; each bad value is reported and its default used."""
+    defaults = StatusOptions()
+    values: dict[str, Any] = {}
+    sort = (raw.get("sort") or "").strip().lower()
+    if "sort" in raw:
+        if sort in SORT_CHOICES:
+            values["sort"] = sort
+        else:
+            report(f"invalid :sort: {raw['sort']!r} (use one of {', '.join(SORT_CHOICES)}); "
+                   f"using {defaults.sort!r}")
+    if "min-seconds" in raw:
+        text = (raw.get("min-seconds") or "").strip()
+        try:
+            number = float(text)
+            if not number >= 0:  # also rejects nan
+                raise ValueError
+            values["min_seconds"] = number
+        except ValueError:
+            report(f"invalid :min-seconds: {text!r} (a number >= 0); "
+                   f"using {defaults.min_seconds:g}")
+    if "cells" in raw:
+        text = (raw.get("cells") or "yes").strip().lower()
+        if text in _TRUE:
+            values["cells"] = True
+        elif text in _FALSE:
+            values["cells"] = False
+        else:
+            report(f"invalid :cells: {raw['cells']!r} (yes or no); using yes")
+    return dataclasses.replace(defaults, **values)
+
+
+# -- the placeholder and the directive --------------------------------------------
+class execution_status_placeholder(nodes.container):  # noqa: N801 - docutils node style
+    """Where a status table goes; replaced by a post-transform for every builder.
+
+    It subclasses ``container`` so that any writer that meets it (it should not)
+    renders an empty block instead of failing.
+    """
+
+
+def status_pages(env: BuildEnvironment) -> dict[str, bool]:
+    """docname -> whether every table on it lists all notebooks (no ``:min-seconds:``)."""
+    if not hasattr(env, STATUS_PAGES):
+        setattr(env, STATUS_PAGES, {})
+    return getattr(env, STATUS_PAGES)
+
+
+def cell_lines(env: BuildEnvironment) -> dict[str, dict[int, int]]:
+    if not hasattr(env, CELL_LINES):
+        setattr(env, CELL_LINES, {})
+    return getattr(env, CELL_LINES)
+
+
+class ExecutionStatusDirective(SphinxDirective):
+    """``{execution-status}``: the execution status table of all notebooks of the book."""
+
+    has_content = False
+    option_spec = {
+        # validated by parse_options, so that a bad value warns and uses the default
+        "sort": directives.unchanged,
+        "min-seconds": directives.unchanged,
+        "cells": directives.unchanged,
+        "class": directives.class_option,
+        "name": directives.unchanged,
+    }
+
+    def run(self) -> list[nodes.Node]:
+        location = self.get_location()
+        options = parse_options(
+            self.options, lambda message: warn(logger, f"execution-status: {message}",
+                                               "directive", location=location))
+        pages = status_pages(self.env)
+        # a page is a link target for badges when its tables list every notebook with
+        # its cells (see link_target)
+        complete = options.cells and not options.min_seconds
+        pages[self.env.docname] = pages.get(self.env.docname, True) and complete
+        node = execution_status_placeholder(
+            classes=["gpu-execution-status", *self.options.get("class", [])])
+        node["gpu_status_options"] = dataclasses.asdict(options)
+        self.set_source_info(node)
+        self.add_name(node)
+        return [node]
+
+
+class StatusPagesCollector(EnvironmentCollector):
+    """Pages with the directive, and the source line of each code cell (for warnings)."""
+
+    def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+        status_pages(env).pop(docname, None)
+        cell_lines(env).pop(docname, None)
+
+    def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: set[str],
+                    other: BuildEnvironment) -> None:
+        mine_pages, their_pages = status_pages(env), status_pages(other)
+        for docname in docnames & their_pages.keys():
+            mine_pages[docname] = their_pages[docname]
+        mine, theirs = cell_lines(env), cell_lines(other)
+        for docname in docnames:
+            if docname in theirs:
+                mine[docname] = theirs[docname]
+
+    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
+        lines = {}
+        for node in doctree.findall(nodes.container):
+            if node.get("nb_element") == "cell_code" and node.line is not None:
+                lines[node["cell_index"]] = node.line
+        if lines:
+            cell_lines(app.env)[app.env.docname] = lines
+
+
+# -- the application behind an environment (for post-transforms) ------------------
+_APPS: weakref.WeakKeyDictionary[BuildEnvironment, Sphinx] = weakref.WeakKeyDictionary()
+
+
+def _remember_app(app: Sphinx) -> None:
+    _APPS[app.env] = app
+
+
+def app_of(env: BuildEnvironment) -> Sphinx:
+    """The application building ``env`` (Sphinx 9 deprecates ``SphinxTransform.app``)."""
+    app = _APPS.get(env)
+    if app is None:  # pragma: no cover - builder-inited always ran
+        app = env.__dict__.get("_app") or env.__dict__["app"]
+        _APPS[env] = app
+    return app
+
+
+# -- which pages to rewrite --------------------------------------------------------
+@dataclasses.dataclass
+class _BuildChanges:
+    """What happened to the records in this build (main process only)."""
+
+    read: set[str] = dataclasses.field(default_factory=set)
+    purged_records: bool = False
+
+
+_CHANGES_ATTRIBUTE = "_gpu_admonition_record_changes"
+
+
+def _changes(app: Sphinx) -> _BuildChanges:
+    changes = getattr(app, _CHANGES_ATTRIBUTE, None)
+    if changes is None:
+        changes = _BuildChanges()
+        setattr(app, _CHANGES_ATTRIBUTE, changes)
+    return changes
+
+
+def _reset_changes(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
+                   removed: set[str]) -> list[str]:
+    setattr(app, _CHANGES_ATTRIBUTE, _BuildChanges())
+    return []
+
+
+def _note_purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+    # a re-read or removed document that had a record: the tables change
+    if docname in stored_records(env):
+        _changes(app).purged_records = True
+
+
+def _note_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    _changes(app).read.update(docnames)
+
+
+def records_changed(app: Sphinx, env: BuildEnvironment) -> bool:
+    """True when a record was added, changed or removed in this build (at ``env-updated``)."""
+    changes = _changes(app)
+    if changes.purged_records:
+        return True
+    records = stored_records(env)
+    return any(docname in records for docname in changes.read)
+
+
+def _baseline_digest(app: Sphinx) -> str | None:
+    path = baseline_path(app)
+    if path is None:
+        return None
+    try:
+        return f"{path}:{hashlib.sha1(path.read_bytes()).hexdigest()}"
+    except OSError:
+        return f"{path}:unreadable"
+
+
+def link_target(env: BuildEnvironment) -> str | None:
+    """The status page that badges link to: the first by name whose tables list every
+    notebook with its cells (no ``:min-seconds:``, ``:cells: no``), preferring pages
+    that are not orphans."""
+    pages = status_pages(env)
+    if not pages:
+        return None
+    return min(pages, key=lambda docname: (not pages[docname],
+                                           bool(env.metadata.get(docname, {}).get("orphan")),
+                                           docname))
+
+
+def _env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    get_baseline(app)  # read once here, so that write processes inherit it
+    rewrite: set[str] = set()
+    digest = _baseline_digest(app)
+    baseline_changed = getattr(env, _BASELINE_DIGEST, None) != digest
+    setattr(env, _BASELINE_DIGEST, digest)
+    if records_changed(app, env) or baseline_changed:
+        rewrite.update(status_pages(env).keys())
+    target = link_target(env)
+    if baseline_changed or getattr(env, _LINK_TARGET, None) != target:
+        # the badges of notebook pages show regressions and link to the status page
+        rewrite.update(stored_records(env))
+    setattr(env, _LINK_TARGET, target)
+    _emit_warnings(app, env)
+    return sorted(rewrite & env.found_docs)
+
+
+# -- opt-in warnings -----------------------------------------------------------------
+def _cell_location(env: BuildEnvironment, docname: str,
+                   index: int | None) -> tuple[str, int | None] | str:
+    line = cell_lines(env).get(docname, {}).get(index) if index is not None else None
+    return (docname, line) if line is not None else docname
+
+
+def _emit_warnings(app: Sphinx, env: BuildEnvironment) -> None:
+    config = get_config(app.config)
+    if not (config.warn_slow_cells or config.warn_regressions):
+        return
+    baseline = baseline_records(app) if config.warn_regressions else None
+    limits = thresholds(app)
+    for record in all_records(env):
+        result = analyse_notebook(record, limits, baseline)
+        comparison = result.comparison
+        if config.warn_regressions and comparison is not None and comparison.regression:
+            warn(logger, f"notebook regressed: {_seconds(record.seconds)}, "
+                         f"{comparison.ratio:.1f}x the baseline "
+                         f"({_seconds(comparison.baseline_seconds)})",
+                 "regression", location=record.docname)
+        for position, (cell, flags) in enumerate(zip(record.cells, result.cell_flags, strict=True)):
+            if not flags:
+                continue
+            location = _cell_location(env, record.docname, cell.index)
+            label = _cell_label(position, cell.index)
+            if config.warn_slow_cells:
+                reasons = "; ".join(f"{f.rule}: {f.reason}" for f in flags)
+                warn(logger, f"slow {label} ({_seconds(cell.seconds)}): {reasons}",
+                     "slow_cell", location=location)
+            if config.warn_regressions:
+                for flag in flags:
+                    if flag.rule == "regression":
+                        warn(logger, f"{label} regressed: {flag.reason}", "regression",
+                             location=location)
+
+
+# -- text helpers ------------------------------------------------------------------
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if value < 10:
+        return f"{value:.2f} s"
+    if value < 100:
+        return f"{value:.1f} s"
+    return f"{value:.0f} s"
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def _ratio(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}×"
+
+
+def _date(iso: str | None) -> str:
+    return iso[:16].replace("T", " ") if iso else ""
+
+
+def _cell_label(position: int, index: int | None = None) -> str:
+    """``cell 3``: the third code cell of the notebook (``index`` counts every cell)."""
+    return f"cell {position + 1}"
+
+
+def _error_position(record: NotebookRecord) -> int | None:
+    if record.error is None or record.error.cell_index is None:
+        return None
+    for position, cell in enumerate(record.cells):
+        if cell.index == record.error.cell_index:
+            return position
+    return None
+
+
+def cell_anchor(index: int) -> str:
+    return f"cell-{index}"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def row_id(docname: str) -> str:
+    """The id of a notebook's row on the status page (stable, unique per docname)."""
+    slug = _UNSAFE.sub("-", docname).strip("-")
+    if slug != docname:
+        slug += "-" + hashlib.sha1(docname.encode("utf-8")).hexdigest()[:6]
+    return "gpu-status-" + slug
+
+
+def share(part: float, whole: float) -> float | None:
+    return part / whole if whole > 0 else None
+
+
+def translate(text: str) -> str:
+    """Look ``text`` up in the extension's catalog at build time.
+
+    The texts of the status page and the environment table are not yet in the
+    catalog (they are not written as ``_("...")`` literals, so the extraction of
+    ``python -m sphinx_gpu_admonition.i18n`` does not collect them); they are
+    looked up all the same, so adding them to the catalog translates them.
+    """
+    return str(_(text))
+
+
+@dataclasses.dataclass(frozen=True)
+class Labels:
+    """Translated texts, looked up once per table."""
+
+    notebook: str
+    status: str
+    executed: str
+    time: str
+    device: str
+    cells: str
+    slowest: str
+    flags: str
+    compile: str
+    baseline: str
+    ratio: str
+    baseline_device: str
+    cell: str
+    share: str
+    source: str
+    total: str
+    filter: str
+    count: str
+    caption: str
+    status_text: dict[str, str]
+    flag_text: dict[str, str]
+    new: str
+    gone: str
+    cache: str
+    executed_now: str
+    regression: str
+    no_jax: str
+    no_capture: str
+    hidden: str
+    no_records: str
+    error_in: str
+    cells_summary: str
+    compilations: str
+
+    @classmethod
+    def load(cls) -> Labels:
+        t = translate
+        return cls(
+            notebook=t("Notebook"), status=t("Status"), executed=t("Executed"),
+            time=t("Time"), device=t("Backend and device"), cells=t("Code cells"),
+            slowest=t("Slowest cell"), flags=t("Flagged cells"), compile=t("JAX compile"),
+            baseline=t("Baseline time"), ratio=t("Ratio"), baseline_device=t("Baseline device"),
+            cell=t("Cell"), share=t("Share"), source=t("First line"), total=t("Total"),
+            filter=t("Filter notebooks"), count=t("{shown} of {total} notebooks shown"),
+            caption=t("Execution status of the notebooks"),
+            status_text={
+                OK: t("ok"), ERROR: t("error"), TIMEOUT: t("timeout"),
+                KERNEL_DIED: t("kernel died"),
+                OUTPUTS_PRESENT: t("not executed (outputs present)"),
+                EXCLUDED: t("excluded"), EXECUTION_OFF: t("not executed (execution off)"),
+                "gone": t("gone (only in the baseline)"),
+            },
+            flag_text={
+                "slow": t("slow"), "share": t("large share"), "regression": t("regression"),
+                "compile": t("compilation"), "recompile": t("recompilation"),
+                "sequential_loop": t("sequential loop"),
+            },
+            new=t("new"), gone=t("gone"), cache=t("from the cache"),
+            executed_now=t("this build"), regression=t("regression"), no_jax=t("no JAX"),
+            no_capture=t("no measurements"),
+            hidden=t("{count} notebooks faster than {seconds} are not listed "
+                     "(they are included in the totals)."),
+            no_records=t("No notebooks have been executed yet."),
+            error_in=t("in {cell}"),
+            cells_summary=t("{count} code cells of {title}"),
+            compilations=t("{count} compilations"),
+        )
+
+
+def status_text(record: NotebookRecord, labels: Labels) -> str:
+    text = labels.status_text.get(record.status, record.status)
+    if record.status == ERROR and record.error is not None:
+        text += f": {record.error.type}"
+    return text
+
+
+def device_text(record: NotebookRecord, labels: Labels) -> str:
+    if record.capture != "ok":
+        return labels.no_capture if record.executed else "–"
+    backend = record.environment.backend
+    prefix = f"JAX {backend}" if backend else labels.no_jax
+    return f"{prefix} — {record.environment.device_label}"
+
+
+def flag_names(flags: Iterable[Flag], labels: Labels) -> str:
+    return ", ".join(labels.flag_text.get(f.rule, f.rule) for f in flags if not f.is_hint)
+
+
+def order(rows: list[NotebookAnalysis], sort: str) -> list[NotebookAnalysis]:
+    """Slowest first (executed notebooks before the others) or by title."""
+    if sort == "name":
+        return sorted(rows, key=lambda a: ((a.notebook.title or a.notebook.docname).casefold(),
+                                           a.notebook.docname))
+    return sorted(rows, key=lambda a: (not a.notebook.executed, -a.notebook.seconds,
+                                       a.notebook.docname))
+
+
+def _listed(result: NotebookAnalysis, options: StatusOptions) -> bool:
+    record = result.notebook
+    return (not options.min_seconds or record.failed or not record.executed
+            or record.seconds >= options.min_seconds)
+
+
+@dataclasses.dataclass
+class Totals:
+    notebooks: int = 0
+    executed: int = 0
+    from_cache: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    cells_seconds: float = 0.0
+    compile_seconds: float = 0.0
+    cells: int = 0
+    flagged: int = 0
+    baseline_seconds: float = 0.0
+    compared_now: float = 0.0
+    compared_before: float = 0.0
+    machines: int = 0
+    by_status: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def of(cls, analysis: BuildAnalysis) -> Totals:
+        totals = cls()
+        machines = set()
+        for result in analysis.notebooks:
+            record = result.notebook
+            totals.notebooks += 1
+            totals.by_status[record.status] = totals.by_status.get(record.status, 0) + 1
+            if record.executed:
+                totals.executed += 1
+                totals.seconds += record.seconds
+            totals.from_cache += record.provenance == CACHE
+            totals.failed += record.failed
+            totals.cells_seconds += record.cells_seconds
+            totals.compile_seconds += record.compile_seconds
+            totals.cells += len(record.cells)
+            totals.flagged += sum(1 for flags in result.cell_flags if flags)
+            if record.capture == "ok":
+                machines.add(record.environment.machine_id)
+            comparison = result.comparison
+            if comparison is not None and comparison.baseline_seconds is not None:
+                totals.baseline_seconds += comparison.baseline_seconds
+                if comparison.ratio is not None:
+                    totals.compared_now += record.seconds
+                    totals.compared_before += comparison.baseline_seconds
+        for record in analysis.gone:
+            if record.executed:
+                totals.baseline_seconds += record.seconds
+        totals.machines = len(machines)
+        return totals
+
+    def status_summary(self, labels: Labels) -> str:
+        return ", ".join(f"{count} {labels.status_text.get(status, status)}"
+                         for status, count in sorted(self.by_status.items(),
+                                                     key=lambda kv: _STATUS_RANK.get(kv[0], 9)))
+
+
+# -- HTML ----------------------------------------------------------------------------
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"
+
+
+class HtmlTable:
+    """Renders one table as escaped HTML, in one linear pass over the records.
+
+    ``page_uri(docname)`` gives the relative URI of a notebook page (None: no link).
+    """
+
+    def __init__(self, analysis: BuildAnalysis, options: StatusOptions,
+                 page_uri: Callable[[str], str | None], table_id: str = "gpu-status-1",
+                 row_ids: bool = True, labels: Labels | None = None):
+        self.analysis = analysis
+        self.options = options
+        self.page_uri = page_uri
+        self.table_id = table_id
+        self.row_ids = row_ids
+        self.labels = labels or Labels.load()
+        self.comparing = analysis.baseline is not None
+
+    # columns: (label, sort type); the first is the row header
+    def columns(self) -> list[tuple[str, str, str]]:
+        lb = self.labels
+        columns = [("name", lb.notebook, "text"), ("status", lb.status, "number"),
+                   ("executed", lb.executed, "text"), ("time", lb.time, "number"),
+                   ("device", lb.device, "text"), ("cells", lb.cells, "number"),
+                   ("slowest", lb.slowest, "number"), ("flags", lb.flags, "number"),
+                   ("compile", lb.compile, "number")]
+        if self.comparing:
+            columns += [("baseline", lb.baseline, "number"), ("ratio", lb.ratio, "number"),
+                        ("baseline_device", lb.baseline_device, "text")]
+        return columns
+
+    def render(self) -> str:
+        lb = self.labels
+        options = self.options
+        out: list[str] = []
+        columns = self.columns()
+        rows = order(self.analysis.notebooks, options.sort)
+        listed = [r for r in rows if _listed(r, options)]
+        hidden = len(rows) - len(listed)
+        totals = Totals.of(self.analysis)
+        sort_key = "name" if options.sort == "name" else "time"
+        filter_id = f"{self.table_id}-filter"
+        out.append(
+            f'<div class="gpu-status" id="{_e(self.table_id)}" data-gpu-status=""'
+            f' data-count-template="{_e(lb.count)}">'
+        )
+        out.append(self._summary(totals, hidden))
+        out.append(
+            f'<div class="gpu-status-filter" hidden=""><label for="{_e(filter_id)}">'
+            f'{_e(lb.filter)}</label> <input type="search" id="{_e(filter_id)}"'
+            ' autocomplete="off" spellcheck="false" data-gpu-status-filter="">'
+            ' <span class="gpu-status-count" aria-live="polite" data-gpu-status-count="">'
+            "</span></div>"
+        )
+        out.append(f'<div class="gpu-status-scroll" role="region" tabindex="0"'
+                   f' aria-label="{_e(lb.caption)}">')
+        out.append(f'<table class="gpu-status-table"><caption>{_e(lb.caption)}</caption>')
+        out.append("<thead><tr>")
+        for key, label, kind in columns:
+            aria = ""
+            if key == sort_key:
+                aria = ' aria-sort="%s"' % ("ascending" if key == "name" else "descending")
+            out.append(
+                f'<th scope="col" class="gpu-status-col-{key}" data-sort-key="{key}"'
+                f' data-sort-type="{kind}"{aria}><button type="button"'
+                f' class="gpu-status-sort">{_e(label)}</button></th>'
+            )
+        out.append("</tr></thead>")
+        for result in listed:
+            self._notebook(out, result, len(columns))
+        for record in sorted(self.analysis.gone, key=lambda nb: nb.docname):
+            self._gone(out, record, len(columns))
+        out.append(self._totals(totals))
+        out.append("</table></div></div>")
+        return "".join(out)
+
+    def _summary(self, totals: Totals, hidden: int) -> str:
+        lb = self.labels
+        if not totals.notebooks and not self.analysis.gone:
+            return f'<p class="gpu-status-summary">{_e(lb.no_records)}</p>'
+        parts = [f"{totals.notebooks} notebooks: {totals.status_summary(lb)}",
+                 f"{_seconds(totals.seconds)} in total",
+                 f"{totals.flagged} flagged cells"]
+        text = "; ".join(parts) + "."
+        if hidden:
+            text += " " + lb.hidden.format(count=hidden,
+                                           seconds=_seconds(self.options.min_seconds))
+        return f'<p class="gpu-status-summary">{_e(text)}</p>'
+
+    def _status_cell(self, record: NotebookRecord) -> str:
+        lb = self.labels
+        text = status_text(record, lb)
+        title = ""
+        if record.error is not None and record.error.message:
+            title = f' title="{_e(record.error.message)}"'
+        return (f'<td data-value="{_STATUS_RANK.get(record.status, 9)}">'
+                f'<span class="gpu-status-mark gpu-status-{_e(record.status)}"{title}>'
+                f"{_e(text)}</span></td>")
+
+    def _notebook(self, out: list[str], result: NotebookAnalysis, ncols: int) -> None:
+        lb = self.labels
+        record = result.notebook
+        docname = record.docname
+        title = record.title or docname
+        uri = self.page_uri(docname)
+        flagged = sum(1 for flags in result.cell_flags if flags)
+        comparison = result.comparison
+        classes = f"gpu-status-notebook gpu-status-row-{_e(record.status)}"
+        if flagged:
+            classes += " gpu-status-has-flags"
+        if comparison is not None and comparison.regression:
+            classes += " gpu-status-regression"
+        device = device_text(record, lb)
+        search = " ".join((title, docname, status_text(record, lb), device)).casefold()
+        ident = f' id="{_e(row_id(docname))}"' if self.row_ids else ""
+        out.append(f'<tbody class="{classes}"{ident} data-filter="{_e(search)}"><tr>')
+        link = (f'<a href="{_e(uri)}">{_e(title)}</a>' if uri is not None
+                else _e(title))
+        out.append(f'<th scope="row" data-value="{_e(title.casefold())}">{link}'
+                   f'<span class="gpu-status-docname">{_e(docname)}</span></th>')
+        out.append(self._status_cell(record))
+        # executed: this build / cache, with the date of that execution
+        if record.executed and record.executed_at:
+            how = lb.cache if record.provenance == CACHE else lb.executed_now
+            out.append(f'<td data-value="{_e(record.executed_at)}">'
+                       f'<span class="gpu-status-provenance gpu-status-{_e(record.provenance)}">'
+                       f'{_e(how)}</span> <time datetime="{_e(record.executed_at)}">'
+                       f"{_e(_date(record.executed_at))}</time></td>")
+        else:
+            out.append('<td data-value="">–</td>')
+        if record.executed:
+            out.append(f'<td data-value="{_num(record.seconds)}">{_seconds(record.seconds)}</td>')
+        else:
+            out.append('<td data-value="">–</td>')
+        out.append(f'<td data-value="{_e(device.casefold())}">{_e(device)}</td>')
+        count = len(record.cells)
+        out.append(f'<td data-value="{count if count else ""}">{count if count else "–"}</td>')
+        slowest = record.slowest_cell()
+        if slowest is not None:
+            position = record.cells.index(slowest)
+            part = share(slowest.seconds, record.cells_seconds)
+            label = _e(_cell_label(position, slowest.index))
+            if uri is not None and slowest.index is not None:
+                label = f'<a href="{_e(uri)}#{cell_anchor(slowest.index)}">{label}</a>'
+            out.append(f'<td data-value="{_num(slowest.seconds)}">{_seconds(slowest.seconds)}'
+                       f" ({_percent(part)}) · {label}</td>")
+        else:
+            out.append('<td data-value="">–</td>')
+        flag_class = ' class="gpu-status-flagged"' if flagged else ""
+        out.append(f'<td data-value="{flagged}"{flag_class}>{flagged}</td>')
+        compile_share = share(record.compile_seconds, record.cells_seconds)
+        if record.compile_seconds:
+            out.append(f'<td data-value="{_num(compile_share)}">{_percent(compile_share)}'
+                       f" ({_seconds(record.compile_seconds)})</td>")
+        else:
+            out.append(f'<td data-value="{_num(compile_share)}">–</td>')
+        if self.comparing:
+            out.append(self._comparison_cells(comparison))
+        out.append("</tr>")
+        if self.options.cells and (record.cells or record.error
+                                   or (comparison and comparison.gone_cells)):
+            out.append(f'<tr class="gpu-status-details"><td colspan="{ncols}">')
+            self._cells(out, result, uri, title)
+            out.append("</td></tr>")
+        out.append("</tbody>")
+
+    def _comparison_cells(self, comparison: Any) -> str:
+        lb = self.labels
+        if comparison is None:
+            return '<td data-value=""></td>' * 3
+        if comparison.state == "new":
+            return (f'<td data-value=""><span class="gpu-status-new">{_e(lb.new)}'
+                    '</span></td><td data-value="">–</td><td data-value="">–</td>')
+        regression = (f' <span class="gpu-status-mark gpu-status-regression-mark">'
+                      f"{_e(lb.regression)}</span>" if comparison.regression else "")
+        return (f'<td data-value="{_num(comparison.baseline_seconds)}">'
+                f"{_seconds(comparison.baseline_seconds)}</td>"
+                f'<td data-value="{_num(comparison.ratio)}">{_ratio(comparison.ratio)}'
+                f"{regression}</td>"
+                f'<td data-value="{_e((comparison.baseline_device or "").casefold())}">'
+                f'{_e(comparison.baseline_device or comparison.baseline_backend or "–")}</td>')
+
+    def _cells(self, out: list[str], result: NotebookAnalysis, uri: str | None,
+               title: str) -> None:
+        lb = self.labels
+        record = result.notebook
+        comparison = result.comparison
+        flagged = sum(1 for flags in result.cell_flags if flags)
+        summary = lb.cells_summary.format(count=len(record.cells), title=title)
+        if flagged:
+            summary += f" ({flagged} {lb.flags.lower()})"
+        out.append(f"<details><summary>{_e(summary)}</summary>")
+        if record.error is not None:
+            where = ""
+            position = _error_position(record)
+            if position is not None:
+                where = " " + lb.error_in.format(cell=_cell_label(position))
+            out.append(f'<p class="gpu-status-error-message"><strong>{_e(record.error.type)}'
+                       f"</strong>{_e(where)}: <code>{_e(record.error.message)}</code></p>")
+        out.append('<table class="gpu-status-cell-table"><thead><tr>')
+        heads = [lb.cell, lb.time, lb.share, lb.compile, lb.source, lb.flags]
+        if comparison is not None:
+            heads += [lb.baseline, lb.ratio]
+        out.extend(f'<th scope="col">{_e(h)}</th>' for h in heads)
+        out.append("</tr></thead><tbody>")
+        total = record.cells_seconds
+        for position, (cell, flags) in enumerate(zip(record.cells, result.cell_flags, strict=True)):
+            label = _e(_cell_label(position, cell.index))
+            if uri is not None and cell.index is not None:
+                label = f'<a href="{_e(uri)}#{cell_anchor(cell.index)}">{label}</a>'
+            if cell.error:
+                label += (f' <span class="gpu-status-mark gpu-status-error">'
+                          f"{_e(cell.error)}</span>")
+            row_class = ' class="gpu-status-flagged"' if flags else ""
+            out.append(f"<tr{row_class}><th scope=\"row\">{label}</th>"
+                       f"<td>{_seconds(cell.seconds)}</td>"
+                       f"<td>{_percent(share(cell.seconds, total))}</td>")
+            if cell.compile_seconds or cell.compilations:
+                functions = sorted(cell.compilations.items(), key=lambda kv: (-kv[1], kv[0]))
+                listed = ", ".join(f"{name} {count}×" for name, count in functions[:3])
+                if len(functions) > 3:
+                    listed += ", …"
+                count = lb.compilations.format(count=cell.compilation_count)
+                out.append(f"<td>{_seconds(cell.compile_seconds)}<br>"
+                           f'<span class="gpu-status-compilations">{_e(count)}: '
+                           f"{_e(listed)}</span></td>")
+            else:
+                out.append("<td>–</td>")
+            out.append(f"<td><code>{_e(cell.first_line)}</code></td><td>")
+            if flags:
+                out.append('<ul class="gpu-status-flags">')
+                for flag in flags:
+                    kind = "hint" if flag.is_hint else "rule"
+                    out.append(f'<li class="gpu-flag-{kind}"><span class="gpu-flag'
+                               f' gpu-flag-{_e(flag.rule)}">'
+                               f"{_e(lb.flag_text.get(flag.rule, flag.rule))}</span> "
+                               f"{_e(flag.reason)}</li>")
+                out.append("</ul>")
+            out.append("</td>")
+            if comparison is not None:
+                cell_comparison = comparison.cells.get(position)
+                if cell_comparison is None or cell_comparison.state == "new":
+                    out.append(f'<td><span class="gpu-status-new">{_e(lb.new)}</span></td>'
+                               "<td>–</td>")
+                else:
+                    out.append(f"<td>{_seconds(cell_comparison.baseline_seconds)}</td>"
+                               f"<td>{_ratio(cell_comparison.ratio)}</td>")
+            out.append("</tr>")
+        if comparison is not None:
+            for index, seconds, first_line in comparison.gone_cells:
+                label = f"#{index}" if index is not None else "–"
+                out.append(f'<tr class="gpu-status-gone-cell"><th scope="row">{_e(label)} '
+                           f'<span class="gpu-status-gone">{_e(lb.gone)}</span></th>'
+                           "<td>–</td><td>–</td><td>–</td>"
+                           f"<td><code>{_e(first_line)}</code></td><td></td>"
+                           f"<td>{_seconds(seconds)}</td><td>–</td></tr>")
+        out.append("</tbody></table></details>")
+
+    def _gone(self, out: list[str], record: NotebookRecord, ncols: int) -> None:
+        lb = self.labels
+        title = record.title or record.docname
+        search = " ".join((title, record.docname, lb.gone)).casefold()
+        out.append(f'<tbody class="gpu-status-notebook gpu-status-row-gone"'
+                   f' data-filter="{_e(search)}"><tr>')
+        out.append(f'<th scope="row" data-value="{_e(title.casefold())}">{_e(title)}'
+                   f'<span class="gpu-status-docname">{_e(record.docname)}</span></th>')
+        out.append(f'<td data-value="{_STATUS_RANK["gone"]}"><span class="gpu-status-mark'
+                   f' gpu-status-gone">{_e(lb.status_text["gone"])}</span></td>')
+        out.append('<td data-value="">–</td>' * (ncols - 5))
+        baseline_seconds = record.seconds if record.executed else None
+        device = record.environment.device_label if record.capture == "ok" else "–"
+        out.append(f'<td data-value="{_num(baseline_seconds)}">{_seconds(baseline_seconds)}'
+                   f'</td><td data-value="">–</td><td data-value="{_e(device.casefold())}">'
+                   f"{_e(device)}</td></tr></tbody>")
+
+    def _totals(self, totals: Totals) -> str:
+        lb = self.labels
+        cells = [f'<th scope="row">{_e(lb.total)}: {totals.notebooks}</th>',
+                 f"<td>{_e(totals.status_summary(lb))}</td>",
+                 f"<td>{totals.executed - totals.from_cache} {_e(lb.executed_now)}, "
+                 f"{totals.from_cache} {_e(lb.cache)}</td>",
+                 f"<td>{_seconds(totals.seconds)}</td>",
+                 f"<td>{totals.machines} {'machine' if totals.machines == 1 else 'machines'}"
+                 "</td>",
+                 f"<td>{totals.cells}</td>", "<td></td>",
+                 f"<td>{totals.flagged}</td>",
+                 f"<td>{_percent(share(totals.compile_seconds, totals.cells_seconds))}</td>"]
+        if self.comparing:
+            ratio = share(totals.compared_now, totals.compared_before)
+            cells += [f"<td>{_seconds(totals.baseline_seconds)}</td>",
+                      f"<td>{_ratio(ratio)}</td>", "<td></td>"]
+        return f'<tfoot><tr class="gpu-status-totals">{"".join(cells)}</tr></tfoot>'
+
+
+def render_html(analysis: BuildAnalysis, options: StatusOptions,
+                page_uri: Callable[[str], str | None], table_id: str = "gpu-status-1",
+                row_ids: bool = True) -> str:
+    """The status table of ``analysis`` as an HTML fragment (everything escaped)."""
+    return HtmlTable(analysis, options, page_uri, table_id, row_ids).render()
+
+
+# -- docutils table for other builders --------------------------------------------
+def _entry(*children: nodes.Node | str) -> nodes.entry:
+    paragraph = nodes.paragraph()
+    for child in children:
+        paragraph += nodes.Text(child) if isinstance(child, str) else child
+    return nodes.entry("", paragraph)
+
+
+def _doc_link(fromdoc: str, docname: str, text: str) -> nodes.Node:
+    link = addnodes.pending_xref("", refdoc=fromdoc, reftarget="/" + docname, reftype="doc",
+                                 refdomain="std", refexplicit=True, refwarn=False)
+    link += nodes.inline(text=text)
+    return link
+
+
+def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc: str,
+                       known_docs: set[str], table_id: str = "gpu-status-1") -> list[nodes.Node]:
+    """A plain table (notebook, status, time, device, slowest cell, flags) for any builder."""
+    lb = Labels.load()
+    rows = order(analysis.notebooks, options.sort)
+    listed = [r for r in rows if _listed(r, options)]
+    totals = Totals.of(analysis)
+    headers = [lb.notebook, lb.status, lb.time, lb.device, lb.slowest, lb.flags]
+    table = nodes.table(classes=["gpu-status-plain", "colwidths-auto"], ids=[table_id])
+    table += nodes.title(text=lb.caption)
+    group = nodes.tgroup(cols=len(headers))
+    table += group
+    # relative widths (the text builder takes them as characters)
+    for width in (24, 14, 12, 24, 18, 8):
+        group += nodes.colspec(colwidth=width)
+    head = nodes.thead()
+    group += head
+    row = nodes.row()
+    for header in headers:
+        row += _entry(header)
+    head += row
+    body = nodes.tbody()
+    group += body
+    for result in listed:
+        record = result.notebook
+        title = record.title or record.docname
+        name = (_doc_link(fromdoc, record.docname, title) if record.docname in known_docs
+                else nodes.Text(title))
+        slowest = record.slowest_cell()
+        slowest_text = "–"
+        if slowest is not None:
+            position = record.cells.index(slowest)
+            slowest_text = (f"{_seconds(slowest.seconds)} "
+                            f"({_percent(share(slowest.seconds, record.cells_seconds))}), "
+                            f"{_cell_label(position, slowest.index)}")
+        flagged = sum(1 for flags in result.cell_flags if flags)
+        time_text = _seconds(record.seconds) if record.executed else "–"
+        if result.comparison is not None and result.comparison.ratio is not None:
+            time_text += f" ({_ratio(result.comparison.ratio)} {lb.baseline.lower()})"
+        row = nodes.row()
+        row += _entry(name)
+        row += _entry(status_text(record, lb))
+        row += _entry(time_text)
+        row += _entry(device_text(record, lb))
+        row += _entry(slowest_text)
+        row += _entry(str(flagged))
+        body += row
+    for record in analysis.gone:
+        row = nodes.row()
+        row += _entry(record.title or record.docname)
+        row += _entry(lb.status_text["gone"])
+        for _column in range(4):
+            row += _entry("–")
+        body += row
+    row = nodes.row()
+    row += _entry(f"{lb.total}: {totals.notebooks}")
+    row += _entry(totals.status_summary(lb))
+    row += _entry(_seconds(totals.seconds))
+    row += _entry("")
+    row += _entry("")
+    row += _entry(str(totals.flagged))
+    body += row
+    result_nodes: list[nodes.Node] = [table]
+    hidden = len(rows) - len(listed)
+    if hidden:
+        result_nodes.append(nodes.paragraph(text=lb.hidden.format(
+            count=hidden, seconds=_seconds(options.min_seconds))))
+    if options.cells:
+        items = nodes.bullet_list(classes=["gpu-status-flagged-cells"])
+        for result in listed:
+            record = result.notebook
+            pairs = zip(record.cells, result.cell_flags, strict=True)
+            for position, (cell, flags) in enumerate(pairs):
+                if not flags:
+                    continue
+                reasons = "; ".join(f"{lb.flag_text.get(f.rule, f.rule)}: {f.reason}"
+                                    for f in flags)
+                text = (f"{record.title or record.docname}, {_cell_label(position, cell.index)}"
+                        f" ({_seconds(cell.seconds)}): {reasons}")
+                items += nodes.list_item("", nodes.paragraph(text=text))
+        if len(items):
+            result_nodes.append(items)
+    return result_nodes
+
+
+# -- post-transforms ----------------------------------------------------------------
+def _options_of(node: nodes.Element) -> StatusOptions:
+    return StatusOptions(**node.get("gpu_status_options", {}))
+
+
+def build_analysis(app: Sphinx, env: BuildEnvironment) -> BuildAnalysis:
+    report = StatusReport(all_records(env))
+    return analyse(report, thresholds(app), get_baseline(app))
+
+
+class StatusTableToHtml(SphinxPostTransform):
+    """HTML builders: the sortable table with per-cell details, as escaped markup."""
+
+    default_priority = 7
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        placeholders = list(self.document.findall(execution_status_placeholder))
+        if not placeholders:
+            return
+        app = app_of(self.env)
+        builder = app.builder
+        fromdoc = self.env.docname
+        known = self.env.all_docs
+        analysis = build_analysis(app, self.env)
+
+        def page_uri(docname: str) -> str | None:
+            if docname not in known:
+                return None
+            return builder.get_relative_uri(fromdoc, docname)
+
+        for number, node in enumerate(placeholders, start=1):
+            markup = render_html(analysis, _options_of(node), page_uri,
+                                 table_id=f"gpu-status-{number}", row_ids=number == 1)
+            raw = nodes.raw("", markup, format="html", classes=node["classes"])
+            raw["ids"] = node["ids"]
+            node.replace_self(raw)
+        _add_assets(self.document, "css", "js")
+
+
+class StatusTableToNodes(SphinxPostTransform):
+    """Every other builder: a plain docutils table (links resolved at priority 10)."""
+
+    default_priority = 8
+
+    def run(self, **kwargs: Any) -> None:
+        placeholders = list(self.document.findall(execution_status_placeholder))
+        if not placeholders:
+            return
+        analysis = build_analysis(app_of(self.env), self.env)
+        known = set(self.env.all_docs)
+        for number, node in enumerate(placeholders, start=1):
+            container = nodes.container(classes=node["classes"], ids=node["ids"])
+            container.extend(status_table_nodes(analysis, _options_of(node), self.env.docname,
+                                                known, table_id=f"gpu-status-{number}"))
+            node.replace_self(container)
+
+
+def _add_assets(document: nodes.document, *assets: str) -> None:
+    current = list(document.get(ASSETS_ATTRIBUTE, []))
+    document[ASSETS_ATTRIBUTE] = current + [a for a in assets if a not in current]
+
+
+class CellAnchorsAndBadges(SphinxPostTransform):
+    """HTML notebook pages: ``id="cell-<index>"`` on code cells, a badge on flagged ones."""
+
+    default_priority = 400
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        docname = self.env.docname
+        record = get_record(self.env, docname)
+        if record is None:
+            return
+        cells = [n for n in self.document.findall(nodes.container)
+                 if n.get("nb_element") == "cell_code"]
+        if not cells:
+            return
+        for node in cells:
+            anchor = cell_anchor(node["cell_index"])
+            if anchor not in node["ids"] and anchor not in self.document.ids:
+                node["ids"].append(anchor)
+                self.document.ids[anchor] = node
+        if not record.cells:
+            return
+        app = app_of(self.env)
+        result = analyse_notebook(record, thresholds(app), baseline_records(app))
+        flagged = {cell.index: flags for cell, flags in result.flagged_cells
+                   if cell.index is not None}
+        if not flagged:
+            return
+        target = link_target(self.env)
+        href = None
+        if target is not None:
+            href = app.builder.get_relative_uri(docname, target) + "#" + row_id(docname)
+        labels = Labels.load()
+        seconds = {cell.index: cell.seconds for cell in record.cells}
+        for node in cells:
+            flags = flagged.get(node["cell_index"])
+            if flags:
+                node.insert(0, nodes.raw("", badge_html(seconds[node["cell_index"]], flags,
+                                                        href, labels), format="html"))
+        _add_assets(self.document, "css")
+
+
+def badge_html(seconds: float, flags: list[Flag], href: str | None, labels: Labels) -> str:
+    """``0.50 s — slow, large share`` linking to the status page; reasons in the tooltip
+    and as text for screen readers."""
+    names = flag_names(flags, labels)
+    text = f"{_seconds(seconds)} — {names}" if names else _seconds(seconds)
+    reasons = "; ".join(f"{labels.flag_text.get(f.rule, f.rule)}: {f.reason}" for f in flags)
+    rules = " ".join(f"gpu-cell-badge-{_e(f.rule)}" for f in flags)
+    inner = (f'<a href="{_e(href)}" title="{_e(reasons)}">{_e(text)}</a>' if href
+             else f'<span title="{_e(reasons)}">{_e(text)}</span>')
+    return (f'<div class="gpu-cell-badge {rules}">{inner}'
+            f'<span class="gpu-visually-hidden">: {_e(reasons)}</span></div>')
+
+
+# -- assets --------------------------------------------------------------------------
+def add_static_path(app: Sphinx) -> None:
+    """Ship ``static/`` with HTML builders only (idempotent)."""
+    _remember_app(app)
+    if app.builder.format != "html":
+        return
+    static = str(STATIC_DIR)
+    if static not in app.config.html_static_path:
+        app.config.html_static_path.append(static)
+
+
+def _page_assets(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                 doctree: nodes.document | None) -> None:
+    if doctree is None:
+        return
+    assets = doctree.get(ASSETS_ATTRIBUTE) or []
+    if "css" in assets:
+        app.add_css_file(CSS_FILE)
+    if "js" in assets:
+        app.add_js_file(JS_FILE, defer="defer")
+
+
+_TRACKING_ATTRIBUTE = "_gpu_admonition_change_tracking"
+
+
+def setup_change_tracking(app: Sphinx) -> None:
+    """Events that tell :func:`records_changed` what happened (connected once per app)."""
+    if getattr(app, _TRACKING_ATTRIBUTE, False):
+        return
+    setattr(app, _TRACKING_ATTRIBUTE, True)
+    app.connect("builder-inited", add_static_path)
+    app.connect("env-get-outdated", _reset_changes)
+    # before the collectors (priority 500) forget the document's record
+    app.connect("env-purge-doc", _note_purge, priority=100)
+    app.connect("env-before-read-docs", _note_reading)
+
+
+def setup_status_page(app: Sphinx) -> None:
+    setup_change_tracking(app)
+    app.add_directive("execution-status", ExecutionStatusDirective)
+    app.add_env_collector(StatusPagesCollector)
+    app.connect("env-updated", _env_updated)
+    app.add_post_transform(StatusTableToHtml)
+    app.add_post_transform(StatusTableToNodes)
+    app.add_post_transform(CellAnchorsAndBadges)
+    app.connect("html-page-context", _page_assets)

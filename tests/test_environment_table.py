@@ -1,0 +1,97 @@
+"""The ``{execution-environment}`` directive: the machines the notebooks ran on.
+
+The real build (``status_book`` in conftest) ran every notebook on this machine's
+CPU; the GPU machine comes from a hand-written record of a Tesla T4 runner (the
+same environment as the baseline of the status tests).  Two machines on one page
+from a real cache are covered in ``test_status_page.py::test_two_machines_from_the_cache``.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from bs4 import BeautifulSoup
+from conftest import GPU_ENVIRONMENT, StatusBook, gpu_baseline
+from docutils import nodes
+
+from sphinx_gpu_admonition.environment_table import environment_html, environment_table_nodes
+from sphinx_gpu_admonition.record import NotebookRecord, StatusReport
+
+
+def soup_of(path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "lxml")
+
+
+def rows_of(table) -> dict[str, str]:
+    return {tr.th.get_text(): tr.td.get_text() for tr in table.select("tbody tr")}
+
+
+def test_one_machine_in_the_html_build(status_book: StatusBook):
+    page = soup_of(status_book.html.outdir / "status.html")
+    tables = page.select(".gpu-execution-environment table.gpu-environment-table")
+    assert len(tables) == 1
+    table = tables[0]
+    assert table.caption.get_text().startswith("Execution environment: CPU")
+    assert all(tr.th["scope"] == "row" for tr in table.select("tbody tr"))
+    rows = rows_of(table)
+    assert {"CPU", "Memory", "JAX backend", "JAX devices", "JAX", "Python"} <= rows.keys()
+    assert rows["JAX backend"] == "cpu"
+    assert rows["JAX devices"] == "1x cpu:cpu"
+    assert rows["JAX"].startswith("jax ")
+    assert not any(key.startswith("Notebooks") for key in rows)  # only one machine
+    assert "GPU" not in rows
+
+
+def test_text_and_latex_builders(status_book: StatusBook):
+    text = status_book.text.read("status.txt")
+    assert "Execution environment: CPU" in text
+    assert "JAX backend" in text
+    tex = next(status_book.latex.outdir.glob("*.tex")).read_text(encoding="utf-8")
+    assert "Execution environment: CPU" in tex
+
+
+def two_machines() -> StatusReport:
+    baseline = StatusReport.from_dict(gpu_baseline())
+    cpu = copy.deepcopy(GPU_ENVIRONMENT)
+    cpu.update(gpus=[], jax={"backend": "cpu", "version": "0.4.35",
+                             "devices": [{"platform": "cpu", "kind": "cpu"}]})
+    cpu["host"] = {"cpu": "Apple M2 <b>", "cores": 8, "memory_gb": 16}
+    laptop = NotebookRecord.from_dict({
+        "docname": "laptop", "status": "ok", "title": "On a <script>laptop</script>",
+        "capture": "ok", "environment": cpu})
+    never = NotebookRecord(docname="never", status="execution_off")
+    return StatusReport([*baseline.notebooks, laptop, never])
+
+
+def test_one_table_per_machine_with_its_notebooks():
+    markup = environment_html(two_machines(), lambda docname: f"{docname}.html")
+    assert "<script>" not in markup and "<b>" not in markup
+    tables = BeautifulSoup(markup, "lxml").select("table.gpu-environment-table")
+    assert [t.caption.get_text() for t in tables] == [
+        "Machine 1 of 2: GPU: Tesla T4", "Machine 2 of 2: CPU: Apple M2 <b>, 8 cores"]
+    gpu, laptop = (rows_of(t) for t in tables)
+    assert gpu["GPU"] == "Tesla T4 (15 GB, driver 535.104.05, CUDA 12.2)"
+    assert gpu["JAX backend"] == "gpu"
+    assert gpu["JAX devices"] == "1x gpu:Tesla T4"
+    assert "jax-cuda12-plugin 0.4.35" in gpu["JAX"]
+    assert gpu["Notebooks (3)"] == "Fast notebook, Retired notebook, Slow notebook"
+    assert [a["href"] for a in tables[0].select("a")] == [
+        "fast.html", "retired.html", "slow.html"]
+    assert laptop["Notebooks (1)"] == "On a <script>laptop</script>"
+
+
+def test_docutils_tables_for_other_builders():
+    result = environment_table_nodes(two_machines(), "status", known_docs={"slow", "fast"})
+    assert [type(n) for n in result] == [nodes.table, nodes.table]
+    text = result[0].astext()
+    assert "Tesla T4" in text and "Retired notebook" in text
+    # only pages that exist are linked
+    targets = [n["reftarget"] for n in result[0].findall(lambda n: "reftarget" in n)]
+    assert targets == ["/fast", "/slow"]
+
+
+def test_nothing_recorded():
+    report = StatusReport([NotebookRecord(docname="a", status="execution_off")])
+    assert "No execution environment recorded yet" in environment_html(report, lambda d: None)
+    (paragraph,) = environment_table_nodes(report, "status", set())
+    assert isinstance(paragraph, nodes.paragraph)

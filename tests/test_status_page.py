@@ -1,0 +1,491 @@
+"""The ``{execution-status}`` directive on real builds (real kernels, real JAX on CPU).
+
+The ``status`` root is executed once per session (``status_book`` in conftest):
+fast, slow (a 0.5 s sleep, ``gpu_slow_cell_seconds = 0.3``), failing, JAX with
+recompilations (``gpu_recompile_threshold = 2``), hostile names and content,
+and a notebook deleted in the incremental test.  A hand-written baseline recorded
+"on a Tesla T4" is compared with it.  Timing values are never asserted, only
+structure and relations (the sleep cell is the slowest of its notebook).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from conftest import ROOTS, StatusBook, gpu_baseline, sphinx_build
+
+from sphinx_gpu_admonition.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.record import NotebookRecord, StatusReport
+from sphinx_gpu_admonition.status_page import (
+    StatusOptions,
+    parse_options,
+    render_html,
+    row_id,
+)
+
+HOSTILE = 'hostile<b>&"x'
+NOTEBOOKS = {"fast", "slow", "failing", "jaxnb", HOSTILE, "gone"}
+EMOJI = re.compile("[\u2600-\u27bf\U0001f300-\U0001faff]")
+
+
+def soup_of(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "lxml")
+
+
+def rows(table) -> list:
+    return table.select("tbody.gpu-status-notebook")
+
+
+def docname_of(row) -> str:
+    return row.select_one(".gpu-status-docname").get_text()
+
+
+def row_by_docname(table, docname: str):
+    return next(r for r in rows(table) if docname_of(r) == docname)
+
+
+def column(table, key: str) -> int:
+    keys = [th["data-sort-key"] for th in table.select("thead th[data-sort-key]")]
+    return keys.index(key)
+
+
+def cell(row, key: str, table):
+    return row.tr.find_all(["th", "td"], recursive=False)[column(table, key)]
+
+
+@pytest.fixture(scope="module")
+def status_html(status_book: StatusBook) -> BeautifulSoup:
+    return soup_of(status_book.html.outdir / "status.html")
+
+
+@pytest.fixture(scope="module")
+def table(status_html: BeautifulSoup):
+    return status_html.select_one("table.gpu-status-table")
+
+
+# -- the table ---------------------------------------------------------------------
+def test_one_row_per_notebook_and_gone_baseline_notebook(table):
+    names = [docname_of(r) for r in rows(table)]
+    assert set(names) == NOTEBOOKS | {"retired"}
+    assert len(names) == len(set(names))
+    retired = row_by_docname(table, "retired")
+    assert "gpu-status-row-gone" in retired["class"]
+    assert retired.find("a") is None  # no page to link to
+
+
+def test_headers_are_sortable_buttons(table):
+    headers = table.thead.find_all("th")
+    assert all(th.get("scope") == "col" for th in headers)
+    assert all(th.find("button", attrs={"type": "button"}) for th in headers)
+    assert [th["data-sort-key"] for th in headers] == [
+        "name", "status", "executed", "time", "device", "cells", "slowest", "flags",
+        "compile", "baseline", "ratio", "baseline_device"]
+    sorted_by = [th for th in headers if th.has_attr("aria-sort")]
+    assert [(th["data-sort-key"], th["aria-sort"]) for th in sorted_by] == [
+        ("time", "descending")]
+    for row in rows(table):
+        assert row.tr.th["scope"] == "row"
+        assert len(row.tr.find_all(["th", "td"], recursive=False)) == len(headers)
+
+
+def test_default_order_is_slowest_first(table):
+    times = [cell(r, "time", table)["data-value"] for r in rows(table)
+             if docname_of(r) != "retired"]
+    numbers = [float(t) for t in times]
+    assert numbers == sorted(numbers, reverse=True)
+    # notebooks only in the baseline come last
+    assert docname_of(rows(table)[-1]) == "retired"
+
+
+def test_status_texts_without_emoji(table):
+    def status(docname):
+        return cell(row_by_docname(table, docname), "status", table).get_text(strip=True)
+
+    assert status("failing") == "error: ValueError"
+    assert status(HOSTILE) == "error: RuntimeError"
+    for docname in ("fast", "slow", "jaxnb", "gone"):
+        assert status(docname) == "ok"
+    failing = cell(row_by_docname(table, "failing"), "status", table)
+    assert failing.select_one(".gpu-status-mark.gpu-status-error")["title"].startswith(
+        "ValueError")
+    assert not EMOJI.search(table.get_text())
+
+
+def test_provenance_backend_and_device(table):
+    jax_row = row_by_docname(table, "jaxnb")
+    assert cell(jax_row, "executed", table).get_text(" ", strip=True).startswith("this build")
+    assert cell(jax_row, "executed", table).find("time")["datetime"]
+    assert cell(jax_row, "device", table).get_text().startswith("JAX cpu — CPU")
+    assert cell(row_by_docname(table, "fast"), "device", table).get_text().startswith(
+        "no JAX — CPU")
+
+
+def test_slowest_cell_links_to_the_cell_in_its_page(status_book: StatusBook, table):
+    slow = row_by_docname(table, "slow")
+    link = cell(slow, "slowest", table).find("a")
+    # the sleep is the second code cell, and the fourth cell of the notebook
+    assert link.get_text() == "cell 2"
+    assert link["href"] == "slow.html#cell-3"
+    page = soup_of(status_book.html.outdir / "slow.html")
+    assert page.find(id="cell-3").select_one("pre").get_text().startswith("time.sleep")
+    assert int(cell(slow, "cells", table).get_text()) == 3
+
+
+def test_links_point_to_existing_pages(status_book: StatusBook, table):
+    for row in rows(table):
+        for link in row.select("a[href]"):
+            page, _, anchor = link["href"].partition("#")
+            from urllib.parse import unquote
+
+            target = status_book.html.outdir / unquote(page)
+            assert target.is_file(), link["href"]
+            if anchor:
+                assert soup_of(target).find(id=anchor) is not None, link["href"]
+
+
+def test_per_cell_details_with_flags_and_reasons(table):
+    for row in rows(table):
+        if docname_of(row) == "retired":
+            continue
+        details = row.select_one("tr.gpu-status-details details")
+        assert details is not None, docname_of(row)
+        count = int(cell(row, "cells", table).get_text())
+        assert len(details.select("table.gpu-status-cell-table tbody tr:not("
+                                  ".gpu-status-gone-cell)")) == count
+    slow = row_by_docname(table, "slow").select_one("details")
+    flagged = slow.select("tr.gpu-status-flagged")
+    assert len(flagged) == 1
+    assert flagged[0].find("code").get_text() == "time.sleep(0.5)"
+    rules = [s.get_text() for s in flagged[0].select(".gpu-flag")]
+    assert rules[:2] == ["slow", "large share"]
+    assert "limit 0.30 s" in flagged[0].get_text()
+    assert int(cell(row_by_docname(table, "slow"), "flags", table).get_text()) == 1
+
+
+def test_jax_recompilation_hint(table):
+    jax_row = row_by_docname(table, "jaxnb")
+    details = jax_row.select_one("details")
+    scale_cell = next(tr for tr in details.select("tbody tr")
+                      if tr.find("code") and tr.find("code").get_text() == "@jax.jit")
+    assert "gpu-status-flagged" in scale_cell["class"]
+    hints = [li.get_text(" ") for li in scale_cell.select("li.gpu-flag-hint")]
+    assert any("recompiled" in h and "jit(scale) (3x)" in h for h in hints)
+    assert "jit(scale) 3×" in scale_cell.select_one(".gpu-status-compilations").get_text()
+    share_text = cell(jax_row, "compile", table).get_text()
+    assert share_text.endswith(" s)") and "%" in share_text
+
+
+def test_totals_row(table):
+    totals = table.select_one("tfoot tr.gpu-status-totals")
+    values = [c.get_text(" ", strip=True) for c in totals.find_all(["th", "td"])]
+    assert values[0] == "Total: 6"
+    assert values[1] == "2 error, 4 ok"
+    cells = sum(int(cell(r, "cells", table)["data-value"] or 0) for r in rows(table))
+    assert int(values[column(table, "cells")]) == cells
+    flags = sum(int(cell(r, "flags", table)["data-value"] or 0) for r in rows(table))
+    assert int(values[column(table, "flags")]) == flags
+    assert values[column(table, "device")] == "1 machine"
+
+
+def test_hostile_content_is_escaped(status_book: StatusBook, status_html, table):
+    raw = (status_book.html.outdir / "status.html").read_text(encoding="utf-8")
+    fragment = str(status_html.select_one(".gpu-status"))
+    assert "<script>alert" not in raw.split('class="gpu-status"', 1)[1]
+    assert "<b>bold" not in fragment
+    row = row_by_docname(table, HOSTILE)
+    assert "<script>alert(1)</script>" in row.tr.th.get_text()
+    assert 'RuntimeError("<script>alert(1)</script><b>bold</b>")' in row.get_text()
+    assert row.select_one(".gpu-status-error-message code").get_text().endswith(
+        "<script>alert(1)</script><b>bold</b>")
+    assert row.find("script") is None and row.find("b") is None
+    assert row["id"] == row_id(HOSTILE) and re.fullmatch(r"[A-Za-z0-9_-]+", row["id"])
+
+
+def test_baseline_columns(table):
+    slow = row_by_docname(table, "slow")
+    assert "gpu-status-regression" in slow["class"]
+    assert "regression" in cell(slow, "ratio", table).get_text()
+    assert float(cell(slow, "ratio", table)["data-value"]) > 1.5
+    assert cell(slow, "baseline_device", table).get_text() == "GPU: Tesla T4"
+    fast = row_by_docname(table, "fast")
+    assert float(cell(fast, "ratio", table)["data-value"]) < 1
+    assert "regression" not in cell(fast, "ratio", table).get_text()
+    for docname in ("failing", "jaxnb", HOSTILE, "gone"):
+        assert cell(row_by_docname(table, docname), "baseline", table).get_text() == "new"
+    retired = row_by_docname(table, "retired")
+    assert cell(retired, "status", table).get_text().startswith("gone")
+    assert cell(retired, "baseline", table).get_text() == "3.00 s"
+
+
+def test_baseline_per_cell(table):
+    details = row_by_docname(table, "slow").select_one("details")
+    heads = [th.get_text() for th in details.select("thead th")]
+    assert heads[-2:] == ["Baseline time", "Ratio"]
+    sleep = details.select_one("tr.gpu-status-flagged")
+    assert "regression" in [s.get_text() for s in sleep.select(".gpu-flag")]
+    gone = details.select("tr.gpu-status-gone-cell")
+    assert len(gone) == 1 and "removed_cell()" in gone[0].get_text()
+
+
+# -- options -------------------------------------------------------------------------
+def test_options_sort_min_seconds_and_cells(status_book: StatusBook):
+    page = soup_of(status_book.html.outdir / "options.html")
+    first, second = page.select("table.gpu-status-table")
+    titles = [r.tr.th["data-value"] for r in rows(first)
+              if "gpu-status-row-gone" not in r["class"]]  # gone notebooks come last
+    assert titles == sorted(titles)
+    assert first.select_one('th[data-sort-key="name"]')["aria-sort"] == "ascending"
+    # notebooks below 0.4 s would be hidden: every listed executed notebook is slower
+    listed = [float(cell(r, "time", first)["data-value"]) for r in rows(first)
+              if cell(r, "time", first)["data-value"]]
+    assert all(t >= 0.4 for t in listed)
+    assert first.select("details") == []
+    assert first.select_one("tfoot th").get_text() == "Total: 6"  # still counted
+    # bad options: the defaults
+    assert second.select_one('th[data-sort-key="time"]')["aria-sort"] == "descending"
+    assert second.select("details")
+    # row ids only once per page
+    assert all(not r.has_attr("id") for r in rows(second))
+
+
+def test_bad_options_warn_with_location(status_book: StatusBook):
+    lines = [line for line in status_book.html.warning_lines
+             if "gpu_admonition.directive" in line]
+    assert len(lines) == 3
+    assert all("options.rst:14" in line for line in lines)
+    assert {re.search(r"invalid :(\S+):", line).group(1) for line in lines} == {
+        "sort", "min-seconds", "cells"}
+
+
+def test_parse_options():
+    messages = []
+    assert parse_options({}, messages.append) == StatusOptions()
+    assert parse_options({"sort": "Name", "min-seconds": "2.5", "cells": "no"},
+                         messages.append) == StatusOptions("name", 2.5, False)
+    assert parse_options({"cells": None}, messages.append).cells is True  # bare flag
+    assert not messages
+    assert parse_options({"min-seconds": "-1"}, messages.append).min_seconds == 0
+    assert parse_options({"min-seconds": "nan"}, messages.append).min_seconds == 0
+    assert len(messages) == 2
+
+
+# -- notebook pages: anchors and badges -------------------------------------------
+def test_cell_anchors_and_badges(status_book: StatusBook):
+    slow = soup_of(status_book.html.outdir / "slow.html")
+    cells = slow.select("div.cell")
+    assert [c.get("id") for c in cells] == ["cell-1", "cell-3", "cell-4"]
+    badges = slow.select(".gpu-cell-badge")
+    assert len(badges) == 1
+    badge = badges[0]
+    assert badge.find_parent("div", class_="cell")["id"] == "cell-3"
+    link = badge.find("a")
+    assert link["href"] == "status.html#gpu-status-slow"
+    assert link.get_text().endswith("— slow, large share, regression")
+    assert "limit 0.30 s" in link["title"]
+    assert "limit 0.30 s" in badge.select_one(".gpu-visually-hidden").get_text()
+    fast = soup_of(status_book.html.outdir / "fast.html")
+    assert fast.select(".gpu-cell-badge") == []
+    assert [c.get("id") for c in fast.select("div.cell")] == ["cell-1", "cell-2"]
+
+
+def test_assets_only_where_needed(status_book: StatusBook):
+    def assets(page):
+        soup = soup_of(status_book.html.outdir / page)
+        scripts = [s.get("src") or "" for s in soup.select("script")]
+        styles = [s.get("href") or "" for s in soup.select("link[rel=stylesheet]")]
+        return (any("gpu-status.js" in s for s in scripts),
+                any("gpu-status.css" in s for s in styles))
+
+    assert assets("status.html") == (True, True)
+    assert assets("slow.html") == (False, True)  # a badge
+    assert assets("fast.html") == (False, False)
+    assert assets("index.html") == (False, False)
+    assert (status_book.html.outdir / "_static" / "gpu-status.js").is_file()
+
+
+# -- opt-in warnings -----------------------------------------------------------------
+def test_slow_cell_and_regression_warnings_once(status_book: StatusBook, table):
+    warnings = status_book.html.warning_lines
+    slow_cells = [line for line in warnings if "gpu_admonition.slow_cell" in line]
+    flagged = sum(int(cell(r, "flags", table)["data-value"] or 0) for r in rows(table))
+    assert len(slow_cells) == flagged
+    sleep = [line for line in slow_cells if "/slow.md:" in line]
+    assert len(sleep) == 1
+    # the line MyST-NB gives the cell (its closing fence in a MyST notebook)
+    source = (status_book.srcdir / "slow.md").read_text().splitlines()
+    line = int(re.search(r"/slow\.md:(\d+):", sleep[0]).group(1))
+    sleep_line = next(n for n, text in enumerate(source, 1) if text.startswith("time.sleep"))
+    assert sleep_line - 1 <= line <= sleep_line + 1
+    regressions = [line for line in warnings if "gpu_admonition.regression" in line]
+    assert any("notebook regressed" in r and "/slow.md" in r for r in regressions)
+    assert any("cell 2 regressed" in r for r in regressions)
+    baseline = [line for line in warnings if "gpu_admonition.baseline" in line]
+    assert baseline == []
+
+
+# -- other builders ------------------------------------------------------------------
+def test_text_builder_plain_table(status_book: StatusBook):
+    text = status_book.text.read("status.txt")
+    assert "Execution status of the notebooks" in text
+    for header in ("Notebook", "Status", "Time", "Slowest cell"):
+        assert header in text
+    assert "ValueError" in text and "RuntimeError" in text
+    assert "Total: 6" in text
+    assert "Retired notebook" in text
+    assert "Slow notebook, cell 2" in text  # the flagged cells, with reasons
+
+
+def test_latex_builder_plain_table(status_book: StatusBook):
+    tex = next(status_book.latex.outdir.glob("*.tex")).read_text(encoding="utf-8")
+    assert "Execution status of the notebooks" in tex
+    assert r"\begin{tabulary}" in tex or r"\begin{longtable}" in tex
+    assert "error: ValueError" in tex
+
+
+# -- pure rendering ------------------------------------------------------------------
+def test_render_html_escapes_everything():
+    hostile = "<script>alert(1)</script>"
+    record = NotebookRecord.from_dict({
+        "docname": f"a/{hostile}", "status": "error", "title": f"<b>{hostile}</b>",
+        "provenance": "executed", "executed_at": "2026-01-01T00:00:00+00:00",
+        "runtime_seconds": 2.0, "capture": "ok",
+        "error": {"type": "<i>Bad</i>", "message": hostile, "cell_index": 1},
+        "environment": {"host": {"cpu": hostile}, "jax": {"backend": "<gpu>",
+                        "devices": [{"platform": "gpu", "kind": hostile}]}},
+        "cells": [{"index": 1, "execution_count": 1, "seconds": 1.5, "first_line": hostile,
+                   "error": "<i>Bad</i>", "compilations": {hostile: 3},
+                   "compile_seconds": 1.0}],
+    })
+    analysis = analyse(StatusReport([record]), Thresholds(slow_cell_seconds=1.0),
+                       StatusReport([NotebookRecord.from_dict(
+                           {"docname": hostile, "status": "ok", "title": hostile})]))
+    markup = render_html(analysis, StatusOptions(), lambda d: f"{d}.html?x=1&y=2")
+    assert "<script" not in markup and "<b>" not in markup and "<i>" not in markup
+    assert "<gpu>" not in markup
+    soup = BeautifulSoup(markup, "lxml")
+    assert hostile in soup.get_text()
+    assert soup.select_one("th a")["href"] == f"a/{hostile}.html?x=1&y=2"
+
+
+def test_empty_book():
+    markup = render_html(analyse(StatusReport([]), Thresholds()), StatusOptions(),
+                         lambda d: None)
+    assert "No notebooks have been executed yet." in markup
+
+
+# -- cache, deletion and a second machine ----------------------------------------
+@pytest.fixture(scope="module")
+def cache_book(tmp_path_factory):
+    """Cache mode: execute, reuse from the cache (recorded "on a T4"), delete a notebook."""
+    dest = tmp_path_factory.mktemp("status-cache")
+    srcdir = dest / "src"
+    srcdir.mkdir()
+    for name in ("conf.py", "status.md", "fast.md", "gone.md"):
+        shutil.copy(ROOTS / "status" / name, srcdir / name)
+    (srcdir / "index.md").write_text("# Cached book\n\n```{toctree}\nstatus\nfast\ngone\n```\n",
+                                     encoding="utf-8")
+    builddir = dest / "_build"
+    config = {"nb_execution_mode": "cache"}
+    first = sphinx_build(srcdir, builddir, "html", config, freshenv=True)
+    first_html = soup_of(first.outdir / "status.html")
+    # the cached "fast" notebook was executed on a GPU runner
+    from sphinx_gpu_admonition.capture import SIDECAR_FOLDER
+
+    sidecars = list(builddir.rglob(f"{SIDECAR_FOLDER}/*.json"))
+    sidecars = [p for p in sidecars if json.loads(p.read_text())["docname"] == "fast"]
+    assert len(sidecars) == 1, "no capture data saved beside the jupyter-cache"
+    data = json.loads(sidecars[0].read_text())
+    data["environment"] = gpu_baseline()["notebooks"][0]["environment"]
+    sidecars[0].write_text(json.dumps(data))
+    second = sphinx_build(srcdir, builddir, "html", config, freshenv=True)
+    second_html = soup_of(second.outdir / "status.html")
+    (srcdir / "gone.md").unlink()
+    (srcdir / "index.md").write_text("# Cached book\n\n```{toctree}\nstatus\nfast\n```\n",
+                                     encoding="utf-8")
+    third = sphinx_build(srcdir, builddir, "html", config)
+    third_html = soup_of(third.outdir / "status.html")
+    return first_html, second_html, third_html, third
+
+
+def test_cached_notebook_row(cache_book):
+    first, second, _third, _ = cache_book
+    before = cell(row_by_docname(first.select_one("table.gpu-status-table"), "fast"),
+                  "executed", first.select_one("table.gpu-status-table"))
+    table = second.select_one("table.gpu-status-table")
+    after = cell(row_by_docname(table, "fast"), "executed", table)
+    assert after.get_text(" ", strip=True).startswith("from the cache")
+    assert before.get_text(" ", strip=True).startswith("this build")
+    # the date is the one of the execution that produced the cached outputs
+    assert after.find("time")["datetime"] == before.find("time")["datetime"]
+    assert "0 this build, 2 from the cache" in table.select_one("tfoot").get_text(" ")
+    # no baseline configured: no baseline columns
+    assert table.select('th[data-sort-key="ratio"]') == []
+
+
+def test_deleted_notebook_leaves_the_table(cache_book):
+    _first, second, third, build = cache_book
+    assert "gone" in [docname_of(r) for r in rows(second.select_one("table.gpu-status-table"))]
+    table = third.select_one("table.gpu-status-table")
+    assert [docname_of(r) for r in rows(table)] == ["fast"]
+    assert table.select_one("tfoot th").get_text() == "Total: 1"
+    assert "1 removed" in build.status or "removed" in build.status
+
+
+def test_two_machines_from_the_cache(cache_book):
+    _first, second, third, _ = cache_book
+    tables = second.select("table.gpu-environment-table")
+    captions = [t.caption.get_text(" ", strip=True) for t in tables]
+    assert len(tables) == 2
+    assert any("Tesla T4" in c for c in captions)
+    assert all(c.startswith("Machine ") for c in captions)
+    gpu = next(t for t in tables if "Tesla T4" in t.caption.get_text())
+    assert "Fast notebook" in gpu.get_text()
+    # once "gone" (the only notebook executed here) is deleted, one machine is left
+    assert len(third.select("table.gpu-environment-table")) == 1
+
+
+# -- a missing or corrupt baseline ---------------------------------------------------
+@pytest.mark.parametrize("content", [None, "{not json", '{"schema": "other"}'])
+def test_bad_baseline_warns_once_and_renders(tmp_path, content):
+    srcdir = tmp_path / "src"
+    shutil.copytree(ROOTS / "status", srcdir)
+    if content is not None:
+        (srcdir / "baseline.json").write_text(content, encoding="utf-8")
+    build = sphinx_build(srcdir, tmp_path / "_build", "html",
+                         {"nb_execution_mode": "off", "gpu_status_baseline": "baseline.json"},
+                         freshenv=True)
+    baseline = [line for line in build.warning_lines if "gpu_admonition.baseline" in line]
+    assert len(baseline) == 1, build.warnings
+    table = soup_of(build.outdir / "status.html").select_one("table.gpu-status-table")
+    assert len(rows(table)) == len(NOTEBOOKS)
+    assert table.select('th[data-sort-key="ratio"]') == []
+    status = cell(row_by_docname(table, "fast"), "status", table).get_text()
+    assert status == "not executed (execution off)"
+
+
+# -- GPU rows: the incident's status files (tests/data, hand-made from its report) --
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_gpu_incident_against_the_cpu_build():
+    from sphinx_gpu_admonition.record import read_status
+
+    gpu = read_status(DATA / "incident-gpu-t4-status.json")
+    cpu = read_status(DATA / "incident-cpu-status.json")
+    analysis = analyse(gpu, Thresholds(), cpu)
+    soup = BeautifulSoup(render_html(analysis, StatusOptions(), lambda d: f"{d}.html"), "lxml")
+    table = soup.select_one("table.gpu-status-table")
+    (row,) = rows(table)
+    assert cell(row, "device", table).get_text() == "JAX gpu — GPU: Tesla T4"
+    assert cell(row, "baseline_device", table).get_text().startswith("CPU")
+    assert "regression" in cell(row, "ratio", table).get_text()
+    flagged = row.select("details tr.gpu-status-flagged")
+    scan = max(flagged, key=lambda tr: float(tr.find_all("td")[0].get_text().split()[0]))
+    rules = [s.get_text() for s in scan.select(".gpu-flag")]
+    assert {"slow", "regression", "sequential loop"} <= set(rules)
+    assert any("lax.scan" in li.get_text() for li in scan.select("li.gpu-flag-hint"))
