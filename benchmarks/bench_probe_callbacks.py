@@ -44,7 +44,8 @@ def main() -> None:
     module = load_probe_module()
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as output:
         probe = module.Probe(output.name)
-        print(f"without JAX:               {per_cell_seconds(probe, args.cells) * 1e6:7.1f} us/cell")
+        seconds = per_cell_seconds(probe, args.cells)
+        print(f"without JAX:               {seconds * 1e6:7.1f} us/cell")
         import jax.numpy as jnp
 
         arrays = [jnp.ones(3) + i for i in range(args.arrays)]

@@ -64,10 +64,7 @@ def is_notebook(env: BuildEnvironment, docname: str, doctree: nodes.document) ->
     MyST-NB stores in the page metadata, or code-cell containers."""
     if "kernelspec" in env.metadata.get(docname, {}):
         return True
-    for node in doctree.findall(nodes.container):
-        if node.get("nb_element") == "cell_code":
-            return True
-    return False
+    return any(node.get("nb_element") == "cell_code" for node in doctree.findall(nodes.container))
 
 
 def code_cells(doctree: nodes.document) -> list[tuple[int, int | None, str]]:

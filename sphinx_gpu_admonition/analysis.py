@@ -160,7 +160,7 @@ class NotebookAnalysis:
 
     @property
     def flagged_cells(self) -> list[tuple[CellRecord, list[Flag]]]:
-        return [(c, f) for c, f in zip(self.notebook.cells, self.cell_flags) if f]
+        return [(c, f) for c, f in zip(self.notebook.cells, self.cell_flags, strict=False) if f]
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -180,11 +180,11 @@ class NotebookAnalysis:
 
 
 def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
-                     baseline: StatusReport | None = None) -> NotebookAnalysis:
+                     baseline: dict[str, NotebookRecord] | None = None) -> NotebookAnalysis:
+    """Flags of one notebook; ``baseline`` maps docnames to the baseline's records."""
     comparison = None
     if baseline is not None:
-        comparison = compare_notebooks(notebook, baseline.by_docname().get(notebook.docname),
-                                       thresholds)
+        comparison = compare_notebooks(notebook, baseline.get(notebook.docname), thresholds)
     compilations = notebook.compilations_by_function()
     flags = [
         flag_cell(cell, notebook, thresholds,
@@ -212,7 +212,8 @@ class BuildAnalysis:
 
 def analyse(report: StatusReport, thresholds: Thresholds,
             baseline: StatusReport | None = None) -> BuildAnalysis:
-    analyses = [analyse_notebook(nb, thresholds, baseline) for nb in report.notebooks]
+    by_docname = baseline.by_docname() if baseline is not None else None
+    analyses = [analyse_notebook(nb, thresholds, by_docname) for nb in report.notebooks]
     gone: list[NotebookRecord] = []
     if baseline is not None:
         present = {nb.docname for nb in report.notebooks}

@@ -9,12 +9,13 @@ from sphinx.util import logging
 
 from .analysis import Thresholds
 from .config import get_config
-from .record import SchemaError, StatusReport, read_status
+from .record import NotebookRecord, SchemaError, StatusReport, read_status
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
 
 _CACHE_ATTRIBUTE = "_gpu_admonition_baseline"
+_RECORDS_ATTRIBUTE = "_gpu_admonition_baseline_records"
 
 
 def baseline_path(app: Sphinx) -> Path | None:
@@ -39,6 +40,16 @@ def get_baseline(app: Sphinx) -> StatusReport | None:
                          f"comparison: {error}", "baseline")
     setattr(app, _CACHE_ATTRIBUTE, report)
     return report
+
+
+def baseline_records(app: Sphinx) -> dict[str, NotebookRecord] | None:
+    """The baseline's notebooks by docname (built once), or None without a baseline."""
+    cached = getattr(app, _RECORDS_ATTRIBUTE, False)
+    if cached is False:
+        report = get_baseline(app)
+        cached = report.by_docname() if report is not None else None
+        setattr(app, _RECORDS_ATTRIBUTE, cached)
+    return cached
 
 
 def thresholds(app: Sphinx) -> Thresholds:

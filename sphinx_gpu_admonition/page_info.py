@@ -187,19 +187,24 @@ class ExecutionInfoToHtml(SphinxPostTransform):
 
     def run(self, **kwargs: Any) -> None:
         for container in list(self.document.findall(nodes.container)):
-            if INFO_CLASS not in container["classes"]:
-                continue
-            summary = container.children[0].astext() if container.children else ""
-            rows = "".join(
-                f"<tr><th scope=\"row\">{html.escape(field[0].astext())}</th>"
-                f"<td>{html.escape(field[1].astext())}</td></tr>"
-                for fields in container.findall(nodes.field_list) for field in fields
-            )
-            classes = " ".join(html.escape(c) for c in container["classes"])
-            markup = (f'<details class="{classes}"><summary>{html.escape(summary)}</summary>'
-                      f'<table class="gpu-environment-table"><tbody>{rows}</tbody></table>'
-                      "</details>")
-            container.replace_self(nodes.raw("", markup, format="html"))
+            if INFO_CLASS in container["classes"]:
+                # parent.replace, not replace_self: that would copy the classes onto
+                # the raw node and the writer would wrap it in a second <div>
+                container.parent.replace(
+                    container, nodes.raw("", details_markup(container), format="html"))
+
+
+def details_markup(container: nodes.container) -> str:
+    """``<details>`` markup of an :func:`info_node`; every text is escaped."""
+    summary = container.children[0].astext() if container.children else ""
+    rows = "".join(
+        f"<tr><th scope=\"row\">{html.escape(field[0].astext())}</th>"
+        f"<td>{html.escape(field[1].astext())}</td></tr>"
+        for fields in container.findall(nodes.field_list) for field in fields
+    )
+    classes = " ".join(html.escape(c) for c in container["classes"])
+    return (f'<details class="{classes}"><summary>{html.escape(summary)}</summary>'
+            f'<table class="gpu-environment-table"><tbody>{rows}</tbody></table></details>')
 
 
 class ExecutionInfoOutOfNotebooks(SphinxPostTransform):

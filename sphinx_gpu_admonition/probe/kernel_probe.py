@@ -17,6 +17,7 @@ Rules, because this runs in every cell of every notebook:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -84,10 +85,8 @@ def _read_first(path: str, prefix: str) -> str | None:
 def host_info() -> dict:
     cpu = _read_first("/proc/cpuinfo", "model name") or platform.processor() or None
     memory_gb = None
-    try:
+    with contextlib.suppress(ValueError, OSError, AttributeError):
         memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
-    except (ValueError, OSError, AttributeError):
-        pass
     return {
         "cpu": cpu,
         "cores": os.cpu_count(),
@@ -250,10 +249,8 @@ class _JaxImportWatcher:
         return spec
 
     def remove(self):
-        try:
+        with contextlib.suppress(ValueError):
             sys.meta_path.remove(self)
-        except ValueError:
-            pass
 
 
 class Probe:
@@ -280,11 +277,9 @@ class Probe:
     def _fail(self, where: str, error: BaseException) -> None:
         if not self._failed:  # report the first failure only
             self._failed = True
-            try:
+            with contextlib.suppress(Exception):
                 self._write({"kind": "probe_error", "message": f"{where}: "
                              f"{type(error).__name__}: {error}"})
-            except Exception:
-                pass
 
     # -- JAX ----------------------------------------------------------------------
     def listen_to_jax(self) -> None:
@@ -328,7 +323,7 @@ class Probe:
         if self._started is None:
             return
         try:
-            try:
+            try:  # noqa: SIM105 - no context manager object per cell on this hot path
                 self._sync_jax()
             except Exception:
                 pass  # a failed computation surfaces as the cell's own error

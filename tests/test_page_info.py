@@ -1,0 +1,109 @@
+"""What an executed page says about where it ran, and the expected-backend check."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from conftest import ProjectBuild, build_project
+
+HEADER = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
+          "  name: python3\n  display_name: Python 3\n---\n")
+JAX_PAGE = HEADER + ("# Uses JAX\n\n```{gpu}\n```\n\n```{code-cell} ipython3\n"
+                     "import jax.numpy as jnp\nfloat(jnp.ones(3).sum())\n```\n")
+PLAIN_PAGE = HEADER + "# No JAX\n\n```{gpu}\n```\n\n```{code-cell} ipython3\nx = 1\n```\n"
+NO_ADMONITION = HEADER + "# No admonition\n\n```{code-cell} ipython3\ny = 2\n```\n"
+
+
+def build(tmp_path: Path, **config: object) -> ProjectBuild:
+    files = {
+        "index.md": "# Pages\n\n```{toctree}\njaxpage\nplain\nquiet\n```\n",
+        "jaxpage.md": JAX_PAGE, "plain.md": PLAIN_PAGE, "quiet.md": NO_ADMONITION,
+        "myst.md": "# x\n", "rest.rst": "x\n=\n", "notebook.md": NO_ADMONITION,
+    }
+    return build_project("admonition", tmp_path, files=files, confoverrides=config,
+                         conf_append="nb_execution_mode = 'force'")
+
+
+@pytest.fixture(scope="module")
+def expecting_gpu(tmp_path_factory: pytest.TempPathFactory) -> ProjectBuild:
+    return build(tmp_path_factory.mktemp("gpu"), gpu_expected_backend="gpu",
+                 gpu_execution_info="top")
+
+
+def backend_warnings(result: ProjectBuild) -> list[str]:
+    return [line for line in result.warning_lines if "[gpu_admonition.backend]" in line]
+
+
+def test_expected_gpu_but_ran_on_cpu_warns_with_file_and_line(
+        expecting_gpu: ProjectBuild) -> None:
+    warnings = backend_warnings(expecting_gpu)
+    jax_warning = next(w for w in warnings if "jaxpage.md" in w)
+    assert re.search(r"jaxpage\.md:1[12]: ", jax_warning)  # the {gpu} directive's line
+    assert "'cpu' backend" in jax_warning and "'gpu'" in jax_warning
+    plain_warning = next(w for w in warnings if "plain.md" in w)
+    assert "without initialising a JAX backend" in plain_warning
+    assert not any("quiet.md" in w for w in warnings)  # no {gpu}: no expectation
+
+
+def test_expected_cpu_is_quiet_for_the_jax_page(tmp_path: Path) -> None:
+    result = build(tmp_path, gpu_expected_backend="cpu")
+    warnings = backend_warnings(result)
+    assert [w for w in warnings if "jaxpage.md" in w] == []
+    assert [w for w in warnings if "plain.md" in w]  # it never initialised a backend
+
+
+def test_top_position_puts_the_line_under_the_title(expecting_gpu: ProjectBuild) -> None:
+    page = BeautifulSoup(expecting_gpu.read("jaxpage.html"), "html.parser")
+    section = page.select_one("section")
+    first_after_title = section.find_all(recursive=False)[1]
+    assert "gpu-execution-info" in first_after_title.get("class", [])
+    assert first_after_title.summary.get_text().startswith("Executed on CPU: ")
+    sentence = page.select_one(".gpu-admonition .gpu-executed-on").get_text()
+    assert sentence.startswith("This page was executed on CPU: ")
+
+
+@pytest.mark.parametrize("position", ["bottom", "admonition", "off"])
+def test_other_positions(tmp_path: Path, position: str) -> None:
+    result = build(tmp_path, gpu_execution_info=position)
+    page = BeautifulSoup(result.read("jaxpage.html"), "html.parser")
+    info = page.select("details.gpu-execution-info")
+    if position == "off":
+        assert info == [] and page.select(".gpu-executed-on") == []
+        return
+    (box,) = info
+    in_admonition = box.find_parent(class_="gpu-admonition") is not None
+    assert in_admonition == (position == "admonition")
+    if position == "bottom":
+        section = page.select_one("section")
+        assert section.find_all(recursive=False)[-1] is box
+    # the page without an admonition still gets the box, except in "admonition" mode
+    quiet = BeautifulSoup(result.read("quiet.html"), "html.parser")
+    assert bool(quiet.select("details.gpu-execution-info")) == (position == "bottom")
+
+
+def test_bad_position_warns_and_uses_the_default(tmp_path: Path) -> None:
+    result = build(tmp_path, gpu_execution_info="sideways")
+    assert any("gpu_execution_info" in w and "[gpu_admonition.config]" in w
+               for w in result.warning_lines)
+    page = BeautifulSoup(result.read("jaxpage.html"), "html.parser")
+    section = page.select_one("section")
+    assert "gpu-execution-info" in section.find_all(recursive=False)[-1].get("class", [])
+
+
+def test_hostile_environment_text_is_escaped() -> None:
+    """Values in the box come from the kernel; they are text, never markup."""
+    from sphinx_gpu_admonition.page_info import details_markup, info_node
+    from sphinx_gpu_admonition.record import Environment, NotebookRecord
+
+    hostile = "<script>alert(1)</script>"
+    record = NotebookRecord(
+        docname="x", status="ok", provenance="executed", capture="ok", runtime_seconds=1.0,
+        environment=Environment.from_dict({"host": {"cpu": hostile, "cores": 2},
+                                           "libraries": {"<b>lib</b>": hostile}}))
+    markup = details_markup(info_node(record))
+    parsed = BeautifulSoup(markup, "html.parser")
+    assert parsed.find("script") is None and parsed.find("b") is None
+    assert hostile in parsed.summary.get_text()
