@@ -62,7 +62,8 @@ def po_files() -> list[Path]:
 def extract_messages() -> dict[str, tuple[list[tuple[str, int]], list[str]]]:
     """``{message: ([(file, line), ...], [translator comment, ...])}`` of the package.
 
-    Every ``_("...")`` call in the package's Python files is a message; a
+    Every ``_("...")`` or ``translate("...")`` call in the package's Python files is
+    a message; a
     ``# Translators: ...`` comment just above it is kept for translators.
     """
     from babel.messages.extract import extract_from_dir
@@ -71,7 +72,7 @@ def extract_messages() -> dict[str, tuple[list[tuple[str, int]], list[str]]]:
     for filename, lineno, message, comments, _context in extract_from_dir(
         str(PACKAGE_DIR),
         method_map=[("**.py", "python")],
-        keywords={"_": None},
+        keywords={"_": None, "translate": None},
         comment_tags=("Translators:",),
         strip_comment_tags=True,
     ):

@@ -411,10 +411,8 @@ def share(part: float, whole: float) -> float | None:
 def translate(text: str) -> str:
     """Look ``text`` up in the extension's catalog at build time.
 
-    The texts of the status page and the environment table are not yet in the
-    catalog (they are not written as ``_("...")`` literals, so the extraction of
-    ``python -m sphinx_gpu_admonition.i18n`` does not collect them); they are
-    looked up all the same, so adding them to the catalog translates them.
+    The eager twin of ``_``: ``python -m sphinx_gpu_admonition.i18n`` extracts
+    the literal arguments of both into the catalog.
     """
     return str(_(text))
 
@@ -459,36 +457,52 @@ class Labels:
 
     @classmethod
     def load(cls) -> Labels:
-        t = translate
         return cls(
-            notebook=t("Notebook"), status=t("Status"), executed=t("Executed"),
-            time=t("Time"), device=t("Backend and device"), cells=t("Code cells"),
-            slowest=t("Slowest cell"), flags=t("Flagged cells"), compile=t("JAX compile"),
-            baseline=t("Baseline time"), ratio=t("Ratio"), baseline_device=t("Baseline device"),
-            cell=t("Cell"), share=t("Share"), source=t("First line"), total=t("Total"),
-            filter=t("Filter notebooks"), count=t("{shown} of {total} notebooks shown"),
-            caption=t("Execution status of the notebooks"),
+            notebook=translate("Notebook"),
+            status=translate("Status"),
+            executed=translate("Executed"),
+            time=translate("Time"),
+            device=translate("Backend and device"),
+            cells=translate("Code cells"),
+            slowest=translate("Slowest cell"),
+            flags=translate("Flagged cells"),
+            compile=translate("JAX compile"),
+            baseline=translate("Baseline time"),
+            ratio=translate("Ratio"),
+            baseline_device=translate("Baseline device"),
+            cell=translate("Cell"),
+            share=translate("Share"),
+            source=translate("First line"),
+            total=translate("Total"),
+            filter=translate("Filter notebooks"),
+            count=translate("{shown} of {total} notebooks shown"),
+            caption=translate("Execution status of the notebooks"),
             status_text={
-                OK: t("ok"), ERROR: t("error"), TIMEOUT: t("timeout"),
-                KERNEL_DIED: t("kernel died"),
-                OUTPUTS_PRESENT: t("not executed (outputs present)"),
-                EXCLUDED: t("excluded"), EXECUTION_OFF: t("not executed (execution off)"),
-                "gone": t("gone (only in the baseline)"),
+                OK: translate("ok"), ERROR: translate("error"), TIMEOUT: translate("timeout"),
+                KERNEL_DIED: translate("kernel died"),
+                OUTPUTS_PRESENT: translate("not executed (outputs present)"),
+                EXCLUDED: translate("excluded"),
+                EXECUTION_OFF: translate("not executed (execution off)"),
+                "gone": translate("gone (only in the baseline)"),
             },
             flag_text={
-                "slow": t("slow"), "share": t("large share"), "regression": t("regression"),
-                "compile": t("compilation"), "recompile": t("recompilation"),
-                "sequential_loop": t("sequential loop"),
+                "slow": translate("slow"),
+                "share": translate("large share"),
+                "regression": translate("regression"),
+                "compile": translate("compilation"), "recompile": translate("recompilation"),
+                "sequential_loop": translate("sequential loop"),
             },
-            new=t("new"), gone=t("gone"), cache=t("from the cache"),
-            executed_now=t("this build"), regression=t("regression"), no_jax=t("no JAX"),
-            no_capture=t("no measurements"),
-            hidden=t("{count} notebooks faster than {seconds} are not listed "
+            new=translate("new"), gone=translate("gone"), cache=translate("from the cache"),
+            executed_now=translate("this build"),
+            regression=translate("regression"),
+            no_jax=translate("no JAX"),
+            no_capture=translate("no measurements"),
+            hidden=translate("{count} notebooks faster than {seconds} are not listed "
                      "(they are included in the totals)."),
-            no_records=t("No notebooks have been executed yet."),
-            error_in=t("in {cell}"),
-            cells_summary=t("{count} code cells of {title}"),
-            compilations=t("{count} compilations"),
+            no_records=translate("No notebooks have been executed yet."),
+            error_in=translate("in {cell}"),
+            cells_summary=translate("{count} code cells of {title}"),
+            compilations=translate("{count} compilations"),
         )
 
 

@@ -117,3 +117,17 @@ def test_language_does_not_leak_between_builds(build_root):
 def test_untranslated_language_falls_back_to_english(build_root):
     build = build_root("admonition", confoverrides={"language": "fr"})
     assert EN_OPTIONAL in gpu_texts(build, "myst.html")[0]
+
+
+def test_chinese_status_page_and_page_line(build_root):
+    """The status table's headers and the executed page's line are translated too."""
+    status = "# 状态\n\n```{execution-status}\n```\n\n```{execution-environment}\n```\n"
+    build = build_root("admonition", confoverrides={"language": "zh_CN"},
+                       files={"status.md": status})
+    page = bs4.BeautifulSoup(build.read("status.html"), "html.parser")
+    headers = [th.get_text(" ", strip=True) for th in page.select("table thead th")]
+    assert any(h.startswith("笔记本") for h in headers), headers
+    assert any(h.startswith("状态") for h in headers), headers
+    assert "正常" in page.select_one("table tbody").get_text()
+    notebook = bs4.BeautifulSoup(build.read("notebook.html"), "html.parser")
+    assert notebook.select_one(".gpu-executed-on").get_text().startswith("本页面运行于 CPU")
