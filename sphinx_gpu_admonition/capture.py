@@ -32,6 +32,7 @@ from sphinx.util import logging
 
 from . import _mystnb
 from .config import get_config
+from .envdata import env_data
 from .probe import ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, KERNEL_PROBE_FILE, STARTUP_FILE
 from .record import (
     CACHE,
@@ -61,9 +62,7 @@ _ERROR_STATUS = {"CellTimeoutError": TIMEOUT, "DeadKernelError": KERNEL_DIED}
 # -- access to the stored records --------------------------------------------------
 def stored_records(env: BuildEnvironment) -> dict[str, dict[str, Any]]:
     """docname -> record dict (the environment pickles plain data)."""
-    if not hasattr(env, RECORDS_ATTRIBUTE):
-        setattr(env, RECORDS_ATTRIBUTE, {})
-    return getattr(env, RECORDS_ATTRIBUTE)
+    return env_data(env, RECORDS_ATTRIBUTE, dict)
 
 
 def get_record(env: BuildEnvironment, docname: str) -> NotebookRecord | None:

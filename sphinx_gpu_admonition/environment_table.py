@@ -32,6 +32,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
 from .capture import all_records
+from .envdata import env_data
 from .page_info import environment_fields
 from .record import Environment, NotebookRecord, StatusReport
 from .status_page import (
@@ -50,9 +51,7 @@ class execution_environment_placeholder(nodes.container):  # noqa: N801 - docuti
 
 
 def environment_pages(env: BuildEnvironment) -> set[str]:
-    if not hasattr(env, ENVIRONMENT_PAGES):
-        setattr(env, ENVIRONMENT_PAGES, set())
-    return getattr(env, ENVIRONMENT_PAGES)
+    return env_data(env, ENVIRONMENT_PAGES, set)
 
 
 class ExecutionEnvironmentDirective(SphinxDirective):

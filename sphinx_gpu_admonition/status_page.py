@@ -51,6 +51,7 @@ from .analysis import BuildAnalysis, Flag, NotebookAnalysis, analyse, analyse_no
 from .baseline import baseline_path, baseline_records, get_baseline, thresholds
 from .capture import all_records, get_record, stored_records
 from .config import get_config
+from .envdata import env_data
 from .i18n import _
 from .record import (
     CACHE,
@@ -146,15 +147,11 @@ class execution_status_placeholder(nodes.container):  # noqa: N801 - docutils no
 
 def status_pages(env: BuildEnvironment) -> dict[str, bool]:
     """docname -> whether every table on it lists all notebooks (no ``:min-seconds:``)."""
-    if not hasattr(env, STATUS_PAGES):
-        setattr(env, STATUS_PAGES, {})
-    return getattr(env, STATUS_PAGES)
+    return env_data(env, STATUS_PAGES, dict)
 
 
 def cell_lines(env: BuildEnvironment) -> dict[str, dict[int, int]]:
-    if not hasattr(env, CELL_LINES):
-        setattr(env, CELL_LINES, {})
-    return getattr(env, CELL_LINES)
+    return env_data(env, CELL_LINES, dict)
 
 
 class ExecutionStatusDirective(SphinxDirective):
