@@ -48,6 +48,9 @@ _LIBRARIES = (
 
 _FIRST_LINE_LENGTH = 120
 
+#: seconds nvidia-smi may take before the probe gives up on it (it must never hang)
+NVIDIA_SMI_TIMEOUT = 5.0
+
 
 def _first_line(source: str) -> str:
     for line in source.splitlines():
@@ -120,7 +123,7 @@ def _nvml_gpus() -> list[dict]:
         pynvml.nvmlShutdown()
 
 
-def _nvidia_smi_gpus(timeout: float = 5.0) -> list[dict]:
+def _nvidia_smi_gpus(timeout: float | None = None) -> list[dict]:
     import shutil
     import subprocess
 
@@ -130,7 +133,8 @@ def _nvidia_smi_gpus(timeout: float = 5.0) -> list[dict]:
     completed = subprocess.run(
         [executable, "--query-gpu=name,memory.total,driver_version",
          "--format=csv,noheader,nounits"],
-        capture_output=True, text=True, timeout=timeout, check=False,
+        capture_output=True, text=True, check=False,
+        timeout=NVIDIA_SMI_TIMEOUT if timeout is None else timeout,
     )
     gpus = []
     for line in completed.stdout.splitlines():

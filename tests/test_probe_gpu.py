@@ -1,0 +1,59 @@
+"""The probe's NVIDIA paths that a CPU machine can still run: nvidia-smi's CSV
+output (in the documented ``--format=csv,noheader,nounits`` form) and its time limit."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from sphinx_gpu_admonition.probe import kernel_probe
+
+
+def fake_nvidia_smi(folder: Path, body: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = folder / "nvidia-smi"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_nvidia_smi_rows_become_gpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_nvidia_smi(tmp_path, "printf 'Tesla T4, 15360, 535.104.05\\nNVIDIA H200, 143771, "
+                              "570.86.15\\n'", monkeypatch)
+    gpus = kernel_probe._nvidia_smi_gpus()
+    assert gpus == [
+        {"name": "Tesla T4", "memory_mb": 15360.0, "driver": "535.104.05",
+         "source": "nvidia-smi"},
+        {"name": "NVIDIA H200", "memory_mb": 143771.0, "driver": "570.86.15",
+         "source": "nvidia-smi"},
+    ]
+
+
+def test_a_hanging_nvidia_smi_is_cut_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_nvidia_smi(tmp_path, "sleep 30", monkeypatch)
+    started = time.monotonic()
+    with pytest.raises(Exception, match="timed out"):
+        kernel_probe._nvidia_smi_gpus(timeout=0.5)
+    assert time.monotonic() - started < 10
+
+
+def test_no_driver_means_no_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kernel_probe.os.path, "exists", lambda path: False)
+    monkeypatch.setattr(kernel_probe, "_nvml_gpus", lambda: pytest.fail("NVML queried"))
+    assert kernel_probe.gpu_info() == []
+
+
+def test_without_nvml_a_hanging_nvidia_smi_gives_no_gpus(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_nvidia_smi(tmp_path, "sleep 30", monkeypatch)
+    monkeypatch.setattr(kernel_probe.os.path, "exists", lambda path: True)
+    monkeypatch.setattr(kernel_probe, "NVIDIA_SMI_TIMEOUT", 0.5)
+
+    def no_nvml() -> list[dict]:
+        raise ImportError("No module named 'pynvml'")
+
+    monkeypatch.setattr(kernel_probe, "_nvml_gpus", no_nvml)
+    assert kernel_probe.gpu_info() == []  # swallowed: the notebook must never fail
