@@ -228,7 +228,6 @@ def machine_summary(env: Environment, docnames: Sequence[str] = ()) -> dict[str,
         "memory_gb": host.memory_gb,
         "os": host.os,
         "python": env.python,
-        "hostname": host.hostname,
         "notebooks": list(docnames),
     }
 

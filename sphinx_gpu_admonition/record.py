@@ -97,7 +97,6 @@ class Host:
     memory_gb: float | None = None
     os: str | None = None
     machine: str | None = None
-    hostname: str | None = None
 
 
 @dataclasses.dataclass
@@ -129,8 +128,7 @@ class Environment:
     def machine_id(self) -> str:
         """A short stable id of the machine (host and GPUs), to group notebooks by it."""
         key = json.dumps(
-            [dataclasses.asdict(self.host) | {"hostname": None},
-             [g.name for g in self.gpus]], sort_keys=True)
+            [dataclasses.asdict(self.host), [g.name for g in self.gpus]], sort_keys=True)
         return hashlib.sha1(key.encode()).hexdigest()[:10]
 
     @property
@@ -322,7 +320,9 @@ def read_status(path: str | Any) -> StatusReport:
 
     path = Path(path)
     if path.is_dir():
-        candidates = [path / "execution-status.json", path / "html" / "execution-status.json"]
+        # an output folder, a build folder, or a book's source folder
+        candidates = [path / "execution-status.json", path / "html" / "execution-status.json",
+                      path / "_build" / "html" / "execution-status.json"]
         found = next((c for c in candidates if c.is_file()), None)
         if found is None:
             raise SchemaError(f"{path}: build folder without execution-status.json "

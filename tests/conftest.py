@@ -160,7 +160,7 @@ def normalise_pseudoxml() -> Callable[[str], str]:
 #: faster, "fast" much slower, "retired" is gone, the other notebooks are new.
 GPU_ENVIRONMENT = {
     "host": {"cpu": "Intel(R) Xeon(R) CPU @ 2.20GHz", "cores": 4, "memory_gb": 15.6,
-             "os": "Linux 6.1.0", "machine": "x86_64", "hostname": None},
+             "os": "Linux 6.1.0", "machine": "x86_64"},
     "python": "3.12.3",
     "jax": {"backend": "gpu", "version": "0.4.35", "jaxlib_version": "0.4.35",
             "plugins": {"jax-cuda12-plugin": "0.4.35"},
