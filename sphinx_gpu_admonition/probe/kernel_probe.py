@@ -212,13 +212,16 @@ def _library_versions() -> dict:
     return versions
 
 
-def _peak_memory_mb() -> float | None:
-    try:
-        import resource
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None
 
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    except Exception:
+
+def _peak_memory_mb() -> float | None:
+    if resource is None:
         return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # kilobytes on Linux, bytes on macOS
     return round(peak / (2**20 if sys.platform == "darwin" else 2**10), 1)
 
