@@ -51,6 +51,13 @@ def build_again(build: ProjectBuild, parallel: int = 0,
                         status.getvalue())
 
 
+def forget_environment(build_folder: Path) -> None:
+    """Remove the pickled environment and doctrees: the next build reads everything,
+    as a clean CI build does with a restored jupyter-cache."""
+    for doctrees in (*build_folder.rglob("doctrees"), *build_folder.rglob(".doctrees")):
+        shutil.rmtree(doctrees, ignore_errors=True)
+
+
 def comparable(record: dict[str, Any]) -> dict[str, Any]:
     """A record without values that differ between two executions (times, memory)."""
     return {
@@ -209,9 +216,7 @@ def test_cache_miss_then_hit_from_a_copied_build_folder(tmp_path: Path) -> None:
     assert executed["provenance"] == "executed"
     # a CI job restores _build elsewhere: the cache (and our data beside it) comes along
     shutil.copytree(tmp_path / "a", tmp_path / "b")
-    shutil.rmtree(tmp_path / "b" / "_build" / ".doctrees", ignore_errors=True)
-    for doctrees in (tmp_path / "b" / "_build").rglob(".doctrees"):
-        shutil.rmtree(doctrees)
+    forget_environment(tmp_path / "b" / "_build")
     second = build_again(ProjectBuild(None, tmp_path / "b" / "src", tmp_path / "b", "", ""),
                          confoverrides={"nb_execution_mode": "cache"})
     reused = notebooks(second)["timing"]
@@ -228,8 +233,7 @@ def test_cache_built_without_the_extension_is_still_hit(tmp_path: Path) -> None:
     first = _small_project(tmp_path / "a", confoverrides={"nb_execution_mode": "cache",
                                                           "gpu_capture": False})
     assert notebooks(first)["timing"]["capture"] == "missing"
-    for doctrees in (tmp_path / "a" / "_build").rglob(".doctrees"):
-        shutil.rmtree(doctrees)
+    forget_environment(tmp_path / "a" / "_build")
     second = build_again(ProjectBuild(None, tmp_path / "a" / "src", tmp_path / "a", "", ""),
                          confoverrides={"nb_execution_mode": "cache"})
     record = notebooks(second)["timing"]
@@ -370,3 +374,17 @@ def test_an_error_inside_the_probe_warns_once_and_the_notebook_runs(tmp_path: Pa
     assert "breaks" in warnings[0]
     html = BeautifulSoup(build.read("breaks.html"), "html.parser")
     assert html.select("div.cell_output")[-1].get_text().strip() == "still running"
+
+
+def test_a_corrupt_sidecar_warns_and_the_build_goes_on(tmp_path: Path) -> None:
+    first = build_project("capture", tmp_path, confoverrides={"nb_execution_mode": "cache"},
+                          **only("timing"))
+    assert notebooks(first)["timing"]["provenance"] == "executed"
+    (sidecar,) = (tmp_path / "_build" / ".jupyter_cache" / "sphinx-gpu-admonition").glob("*.json")
+    sidecar.write_text("{not json", encoding="utf-8")
+    forget_environment(tmp_path / "_build")
+    second = build_again(first, confoverrides={"nb_execution_mode": "cache"})
+    record = notebooks(second)["timing"]
+    assert record["provenance"] == "cache" and record["capture"] == "missing"
+    warnings = [w for w in second.warnings.splitlines() if "unreadable capture data" in w]
+    assert len(warnings) == 1 and "timing" in warnings[0]
