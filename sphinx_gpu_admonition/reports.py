@@ -126,6 +126,14 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_reports(app: Sphinx, exception: Exception | None) -> None:
+    try:
+        _write_reports(app, exception)
+    except Exception as error:  # a report must never turn a good build into a failed one
+        warn(logger, f"could not write the execution reports: {type(error).__name__}: {error}",
+             "output")
+
+
+def _write_reports(app: Sphinx, exception: Exception | None) -> None:
     extra = []
     if exception is not None:
         # Only a dead kernel is worth a report from a failed build: CI then sees
