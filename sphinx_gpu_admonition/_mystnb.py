@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from docutils import nodes
 from sphinx.environment import BuildEnvironment
@@ -81,27 +82,33 @@ def code_cells(doctree: nodes.document) -> list[tuple[int, int | None, str]]:
     return cells
 
 
-def cache_record_key(cache_path: Path, source_path: str, mtime: float | None,
-                     executed_now: bool) -> str | None:
-    """The jupyter-cache hash of the cached notebook behind this execution.
-
-    A fresh execution was just cached under the source's uri (the newest record
-    for it); a cache hit reports the ``created`` time of the record it used.
-    """
+def _cache_records(cache_path: Path) -> list[Any]:
     try:
         from jupyter_cache import get_cache
 
-        cache = get_cache(str(cache_path))
-        records = cache.list_cache_records()
+        return list(get_cache(str(cache_path)).list_cache_records())
     except Exception:
+        return []
+
+
+def hit_record_key(cache_path: Path, mtime: float | None) -> str | None:
+    """The jupyter-cache hash of the record a cache hit used, else None.
+
+    On a hit MyST-NB reports the record's ``created`` time as ``mtime``; after a
+    fresh execution ``mtime`` is the current time, which no record carries.
+    """
+    if mtime is None:
         return None
-    if executed_now:
-        mine = [r for r in records if r.uri == str(source_path)]
-        return max(mine, key=lambda r: r.created).hashkey if mine else None
-    for record in records:
-        if mtime is not None and abs(record.created.timestamp() - mtime) < 1e-3:
+    for record in _cache_records(cache_path):
+        if abs(record.created.timestamp() - mtime) < 1e-6:
             return record.hashkey
     return None
+
+
+def newest_record_key(cache_path: Path, source_path: str) -> str | None:
+    """The jupyter-cache hash of the notebook just executed and cached from this source."""
+    mine = [r for r in _cache_records(cache_path) if r.uri == str(source_path)]
+    return max(mine, key=lambda r: r.created).hashkey if mine else None
 
 
 def timestamp_to_iso(timestamp: float | None) -> str | None:

@@ -182,11 +182,14 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
     record.runtime_seconds = result.runtime
     record.executed_at = _mystnb.timestamp_to_iso(result.mtime)
     probe = ProbeOutput(_probe_lines(output_file(app, docname)))
-    cache_hit = result.method == "cache" and not probe.seen and result.succeeded
-    record.provenance = CACHE if cache_hit else EXECUTED
+    cache_path = _mystnb.execution_cache_path(env) if result.method == "cache" else None
+    hit_key = None
+    if cache_path is not None and result.succeeded and not probe.seen:
+        hit_key = _mystnb.hit_record_key(cache_path, result.mtime)
+    record.provenance = CACHE if hit_key else EXECUTED
 
-    if cache_hit:
-        _restore_from_sidecar(env, docname, result, record)
+    if hit_key:
+        _restore_from_sidecar(cache_path / SIDECAR_FOLDER / f"{hit_key}.json", docname, record)
     else:
         _fill_from_probe(probe, doctree, record)
         if probe.errors:
@@ -206,8 +209,10 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
             else _died_in(record.cells, doctree),
             execution_count=failing.execution_count if failing else None,
         )
-    elif result.method == "cache" and not cache_hit:
-        _save_sidecar(env, docname, result, record)
+    elif cache_path is not None and not hit_key:
+        key = _mystnb.newest_record_key(cache_path, env.doc2path(docname))
+        if key:
+            _save_sidecar(cache_path / SIDECAR_FOLDER / f"{key}.json", docname, record)
     return record
 
 
@@ -251,21 +256,7 @@ def _fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
 
 
 # -- the sidecar beside the jupyter-cache ---------------------------------------------
-def _sidecar(env: BuildEnvironment, docname: str, result: _mystnb.ExecutionResult,
-             executed_now: bool) -> Path | None:
-    cache_path = _mystnb.execution_cache_path(env)
-    if cache_path is None:
-        return None
-    key = _mystnb.cache_record_key(cache_path, env.doc2path(docname), result.mtime,
-                                   executed_now)
-    return cache_path / SIDECAR_FOLDER / f"{key}.json" if key else None
-
-
-def _save_sidecar(env: BuildEnvironment, docname: str, result: _mystnb.ExecutionResult,
-                  record: NotebookRecord) -> None:
-    path = _sidecar(env, docname, result, executed_now=True)
-    if path is None:
-        return
+def _save_sidecar(path: Path, docname: str, record: NotebookRecord) -> None:
     data = record.to_dict()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -275,13 +266,11 @@ def _save_sidecar(env: BuildEnvironment, docname: str, result: _mystnb.Execution
              "capture", location=docname)
 
 
-def _restore_from_sidecar(env: BuildEnvironment, docname: str,
-                          result: _mystnb.ExecutionResult, record: NotebookRecord) -> None:
-    path = _sidecar(env, docname, result, executed_now=False)
+def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord) -> None:
     record.capture = "missing"
     record.capture_message = "cached outputs without capture data (executed before the " \
                              "extension was enabled, or the cache was moved)"
-    if path is None or not path.is_file():
+    if not path.is_file():
         return
     try:
         saved = NotebookRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))

@@ -233,6 +233,7 @@ def test_cache_built_without_the_extension_is_still_hit(tmp_path: Path) -> None:
     first = _small_project(tmp_path / "a", confoverrides={"nb_execution_mode": "cache",
                                                           "gpu_capture": False})
     assert notebooks(first)["timing"]["capture"] == "missing"
+    assert notebooks(first)["timing"]["provenance"] == "executed"  # a miss, not a hit
     forget_environment(tmp_path / "a" / "_build")
     second = build_again(ProjectBuild(None, tmp_path / "a" / "src", tmp_path / "a", "", ""),
                          confoverrides={"nb_execution_mode": "cache"})

@@ -1,0 +1,64 @@
+"""Pins what `_mystnb.py` reads from MyST-NB and jupyter-cache internals.
+
+If a MyST-NB or jupyter-cache release changes these shapes, this file fails
+first and names the piece to adapt (all in sphinx_gpu_admonition/_mystnb.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ProjectBuild, build_project
+
+from sphinx_gpu_admonition import _mystnb
+
+NOTEBOOK = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
+            "  name: python3\n  display_name: Python 3\n---\n# Page\n\n"
+            "```{code-cell} ipython3\na = 1\n```\n\n```{code-cell} ipython3\nprint(a)\n```\n")
+FILES = {"index.md": "# I\n\n```{toctree}\npage\n```\n", "page.md": NOTEBOOK,
+         "myst.md": "# m\n", "rest.rst": "r\n=\n", "notebook.md": "# n\n"}
+
+
+@pytest.fixture(scope="module")
+def cached(tmp_path_factory: pytest.TempPathFactory) -> ProjectBuild:
+    return build_project("admonition", tmp_path_factory.mktemp("compat"), files=FILES,
+                         confoverrides={"nb_execution_mode": "cache"})
+
+
+def test_execution_result_of_an_executed_notebook(cached: ProjectBuild) -> None:
+    result = _mystnb.execution_result(cached.app.env, "page")
+    assert result is not None and result.succeeded and result.method == "cache"
+    assert result.runtime is not None and result.mtime is not None
+    assert _mystnb.execution_result(cached.app.env, "index") is None
+    assert _mystnb.execution_mode(cached.app.env) == "cache"
+
+
+def test_cache_path_and_record_keys(cached: ProjectBuild) -> None:
+    env = cached.app.env
+    cache_path = _mystnb.execution_cache_path(env)
+    assert cache_path is not None and (cache_path / "global.db").is_file()
+    key = _mystnb.newest_record_key(cache_path, env.doc2path("page"))
+    assert key and len(key) >= 16
+    # a fresh execution's mtime is "now", which no record carries: not a hit
+    assert _mystnb.hit_record_key(cache_path, _mystnb.execution_result(env, "page").mtime) \
+        is None
+    from jupyter_cache import get_cache
+
+    (record,) = get_cache(str(cache_path)).list_cache_records()
+    assert _mystnb.hit_record_key(cache_path, record.created.timestamp()) == key
+
+
+def test_code_cells_come_with_index_and_execution_count(cached: ProjectBuild) -> None:
+    doctree = cached.app.env.get_doctree("page")
+    assert _mystnb.code_cells(doctree) == [(1, 1, "a = 1"), (2, 2, "print(a)")]
+    assert _mystnb.is_notebook(cached.app.env, "page", doctree)
+    assert not _mystnb.is_notebook(cached.app.env, "index", cached.app.env.get_doctree("index"))
+
+
+def test_excludepatterns_are_matched_like_myst_nb(tmp_path: Path) -> None:
+    build = build_project("admonition", tmp_path, files=FILES,
+                          confoverrides={"nb_execution_excludepatterns": ["*pag*"]})
+    assert _mystnb.is_excluded(build.app.env, "page")
+    assert not _mystnb.is_excluded(build.app.env, "index")
+    assert _mystnb.execution_result(build.app.env, "page") is None
