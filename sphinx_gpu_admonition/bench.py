@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .probe.kernel_probe import gpu_info, host_info, jax_info
+from .probe.kernel_probe import gpu_info, host_info, jax_distributions, jax_info
 
 BACKENDS = ("cpu", "gpu", "tpu")
 #: values of JAX_PLATFORMS that select each backend
@@ -73,19 +73,6 @@ def nvidia_info() -> dict[str, Any]:
         "nvidia_smi": shutil.which("nvidia-smi"),
         "gpus": gpus,
     }
-
-
-def jax_distributions() -> dict[str, str]:
-    """Installed distributions of JAX, jaxlib and its plugins: normalised name -> version."""
-    from importlib import metadata
-
-    found: dict[str, str] = {}
-    for dist in metadata.distributions():
-        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
-        if name in ("jax", "jaxlib") or name.startswith(
-                ("jax-cuda", "jax-rocm", "libtpu", "jax-metal", "jax-tpu")):
-            found[name] = dist.version
-    return dict(sorted(found.items()))
 
 
 def cuda_plugins(distributions: dict[str, str]) -> list[str]:

@@ -57,3 +57,22 @@ def test_without_nvml_a_hanging_nvidia_smi_gives_no_gpus(
 
     monkeypatch.setattr(kernel_probe, "_nvml_gpus", no_nvml)
     assert kernel_probe.gpu_info() == []  # swallowed: the notebook must never fail
+
+
+def test_jax_plugins_are_read_from_dist_info_folders(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "jax_cuda13_plugin-0.10.2.dist-info").mkdir()
+    (tmp_path / "jax_cuda13_pjrt-0.10.2.dist-info").mkdir()
+    (tmp_path / "numpy-2.4.6.dist-info").mkdir()
+    monkeypatch.setattr(kernel_probe.sys, "path", [str(tmp_path), str(tmp_path / "missing")])
+    assert kernel_probe.jax_plugins() == {"jax-cuda13-plugin": "0.10.2",
+                                          "jax-cuda13-pjrt": "0.10.2"}
+
+
+def test_jax_distributions_include_jax_and_jaxlib(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("jax-0.10.2", "jaxlib-0.10.2", "libtpu-0.0.30", "jaxtyping-0.3.0"):
+        (tmp_path / f"{name}.dist-info").mkdir()
+    monkeypatch.setattr(kernel_probe.sys, "path", [str(tmp_path)])
+    assert kernel_probe.jax_distributions() == {"jax": "0.10.2", "jaxlib": "0.10.2",
+                                                "libtpu": "0.0.30"}
