@@ -427,6 +427,7 @@ class Labels:
     slowest: str
     flags: str
     compile: str
+    memory: str
     baseline: str
     ratio: str
     baseline_device: str
@@ -464,6 +465,7 @@ class Labels:
             slowest=translate("Slowest cell"),
             flags=translate("Flagged cells"),
             compile=translate("JAX compile"),
+            memory=translate("Peak memory"),
             baseline=translate("Baseline time"),
             ratio=translate("Ratio"),
             baseline_device=translate("Baseline device"),
@@ -624,7 +626,7 @@ class HtmlTable:
                    ("executed", lb.executed, "text"), ("time", lb.time, "number"),
                    ("device", lb.device, "text"), ("cells", lb.cells, "number"),
                    ("slowest", lb.slowest, "number"), ("flags", lb.flags, "number"),
-                   ("compile", lb.compile, "number")]
+                   ("compile", lb.compile, "number"), ("memory", lb.memory, "number")]
         if self.comparing:
             columns += [("baseline", lb.baseline, "number"), ("ratio", lb.ratio, "number"),
                         ("baseline_device", lb.baseline_device, "text")]
@@ -755,6 +757,10 @@ class HtmlTable:
                        f" ({_seconds(record.compile_seconds)})</td>")
         else:
             out.append(f'<td data-value="{_num(compile_share)}">–</td>')
+        # peak resident memory of the kernel, as sphinx-gallery reports per example
+        memory = record.peak_memory_mb
+        out.append(f'<td data-value="{_num(memory)}">'
+                   f'{f"{memory:.0f} MB" if memory is not None else "–"}</td>')
         if self.comparing:
             out.append(self._comparison_cells(comparison))
         out.append("</tr>")
@@ -885,7 +891,8 @@ class HtmlTable:
                  "</td>",
                  f"<td>{totals.cells}</td>", "<td></td>",
                  f"<td>{totals.flagged}</td>",
-                 f"<td>{_percent(share(totals.compile_seconds, totals.cells_seconds))}</td>"]
+                 f"<td>{_percent(share(totals.compile_seconds, totals.cells_seconds))}</td>",
+                 "<td></td>"]
         if self.comparing:
             ratio = share(totals.compared_now, totals.compared_before)
             cells += [f"<td>{_seconds(totals.baseline_seconds)}</td>",

@@ -84,13 +84,22 @@ def test_headers_are_sortable_buttons(table):
     assert all(th.find("button", attrs={"type": "button"}) for th in headers)
     assert [th["data-sort-key"] for th in headers] == [
         "name", "status", "executed", "time", "device", "cells", "slowest", "flags",
-        "compile", "baseline", "ratio", "baseline_device"]
+        "compile", "memory", "baseline", "ratio", "baseline_device"]
     sorted_by = [th for th in headers if th.has_attr("aria-sort")]
     assert [(th["data-sort-key"], th["aria-sort"]) for th in sorted_by] == [
         ("time", "descending")]
     for row in rows(table):
         assert row.tr.th["scope"] == "row"
         assert len(row.tr.find_all(["th", "td"], recursive=False)) == len(headers)
+
+
+def test_peak_memory_of_each_executed_notebook(table):
+    for row in rows(table):
+        memory = cell(row, "memory", table)
+        if docname_of(row) == "retired":
+            assert memory.get_text() == "–"
+        elif "gpu-status-row-ok" in row["class"]:
+            assert memory.get_text().endswith(" MB") and float(memory["data-value"]) > 0
 
 
 def test_default_order_is_slowest_first(table):
