@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from .formatting import format_seconds
 from .record import CellRecord, NotebookRecord, StatusReport
 
 GPU_BACKENDS = ("gpu", "cuda", "rocm")
@@ -108,10 +109,6 @@ def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
     )
 
 
-def _format_seconds(seconds: float) -> str:
-    return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:.1f} s"
-
-
 def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds,
               comparison: CellComparison | None = None,
               compilations: dict[str, int] | None = None) -> list[Flag]:
@@ -119,8 +116,8 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
     flags: list[Flag] = []
     seconds = cell.seconds
     if seconds >= thresholds.slow_cell_seconds:
-        flags.append(Flag("slow", f"took {_format_seconds(seconds)} "
-                                  f"(limit {_format_seconds(thresholds.slow_cell_seconds)})"))
+        flags.append(Flag("slow", f"took {format_seconds(seconds)} "
+                                  f"(limit {format_seconds(thresholds.slow_cell_seconds)})"))
     if seconds < thresholds.slow_cell_min_seconds:
         return flags
     total = notebook.cells_seconds
@@ -129,11 +126,11 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
     if (comparison is not None and comparison.ratio is not None
             and comparison.ratio >= thresholds.regression_ratio):
         flags.append(Flag("regression", f"{comparison.ratio:.1f}x slower than the baseline "
-                                        f"({_format_seconds(comparison.baseline_seconds or 0)})"))
+                                        f"({format_seconds(comparison.baseline_seconds or 0)})"))
     if not flags:
         return flags
     if cell.compile_seconds and cell.compile_seconds / seconds >= thresholds.compile_share:
-        flags.append(Flag("compile", f"JAX compilation took {_format_seconds(cell.compile_seconds)}"
+        flags.append(Flag("compile", f"JAX compilation took {format_seconds(cell.compile_seconds)}"
                                      f" ({cell.compile_seconds / seconds:.0%} of the cell)"))
     compilations = compilations if compilations is not None else notebook.compilations_by_function()
     recompiled = sorted(name for name in cell.compilations

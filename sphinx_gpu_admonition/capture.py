@@ -234,7 +234,8 @@ def crash_record(app: Sphinx, docname: str, error: BaseException) -> NotebookRec
                             method=_mystnb.execution_mode(app.env))
     _fill_from_probe(probe, nodes.document("", None), record)
     last = max((c.execution_count or 0 for c in record.cells), default=0)
-    record.error = ErrorInfo(type="DeadKernelError", message=str(dead), execution_count=last + 1)
+    record.error = ErrorInfo(type="DeadKernelError", message=_error_message(str(dead)),
+                             execution_count=last + 1)
     if probe.started is not None:
         record.executed_at = _mystnb.timestamp_to_iso(probe.started)
     return record

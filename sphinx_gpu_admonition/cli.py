@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from . import __version__
 from .analysis import Thresholds, analyse
+from .formatting import format_seconds
 from .record import (
     CACHE,
     EXECUTED,
@@ -147,16 +148,7 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
 
 
 def fmt_seconds(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds < 0.01:
-        return f"{seconds * 1000:.2f} ms"
-    if seconds < 10:
-        return f"{seconds:.2f} s"
-    if seconds < 600:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(seconds, 60)
-    return f"{int(minutes)} min {rest:.0f} s"
+    return format_seconds(seconds, missing="-")  # ASCII for terminals and Markdown
 
 
 def fmt_ratio(ratio: float | None) -> str:

@@ -19,6 +19,7 @@ from sphinx.util import logging
 
 from .capture import get_record
 from .config import get_config
+from .formatting import format_date, format_seconds
 from .i18n import _
 from .record import CACHE, NotebookRecord
 from .warnings import warn
@@ -34,19 +35,6 @@ EXECUTED_ON_CLASS = "gpu-executed-on"
 _BACKEND_FAMILY = {"cuda": "gpu", "rocm": "gpu", "gpu": "gpu"}
 
 
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return "–"
-    return f"{value:.2f} s" if value < 10 else f"{value:.0f} s"
-
-
-def _when(record: NotebookRecord) -> str | None:
-    if not record.executed_at:
-        return None
-    # ISO text: keep date and minutes, the page is not a log
-    return record.executed_at[:16].replace("T", " ")
-
-
 def device_sentence(record: NotebookRecord) -> str:
     """``"GPU: NVIDIA H200 (JAX 0.10.2)"`` or ``"CPU: AMD EPYC 7763, 4 cores"``."""
     environment = record.environment
@@ -58,10 +46,10 @@ def device_sentence(record: NotebookRecord) -> str:
 
 def summary_line(record: NotebookRecord) -> str:
     parts = [_("Executed on %s") % device_sentence(record)]
-    when = _when(record)
+    when = format_date(record.executed_at)
     if when:
         parts.append(when)
-    parts.append(_seconds(record.seconds))
+    parts.append(format_seconds(record.seconds))
     if record.provenance == CACHE:
         parts.append(_("outputs from the execution cache"))
     if record.failed and record.error:
@@ -104,7 +92,7 @@ def environment_fields(record: NotebookRecord) -> list[tuple[str, str]]:
         rows.append((_("OS"), f"{host.os} ({host.machine})" if host.machine else host.os))
     compile_seconds = record.compile_seconds
     if compile_seconds:
-        rows.append((_("JAX compile time"), _seconds(compile_seconds)))
+        rows.append((_("JAX compile time"), format_seconds(compile_seconds)))
     if record.peak_memory_mb:
         rows.append((_("Peak kernel memory"), f"{record.peak_memory_mb:.0f} MB"))
     return rows

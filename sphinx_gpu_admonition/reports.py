@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,6 @@ from .warnings import warn
 logger = logging.getLogger(__name__)
 
 SUMMARY_ROWS = 5
-# characters XML 1.0 cannot carry (error messages may hold terminal escapes)
-_XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 def _build_time() -> str:
@@ -77,7 +74,7 @@ def junit_xml(report: StatusReport) -> str:
             message = f"{nb.status}: {error.type}" if error else nb.status
             failure = ElementTree.SubElement(case, "failure", message=message,
                                              type=error.type if error else nb.status)
-            failure.text = _XML_INVALID.sub("", error.message) if error else ""
+            failure.text = error.message if error else ""  # cleaned by capture
         elif not nb.executed:
             skipped += 1
             ElementTree.SubElement(case, "skipped", message=nb.status.replace("_", " "))

@@ -52,6 +52,7 @@ from .baseline import baseline_path, baseline_records, get_baseline, thresholds
 from .capture import all_records, get_record, stored_records
 from .config import get_config
 from .envdata import env_data
+from .formatting import format_date, format_seconds
 from .i18n import _
 from .record import (
     CACHE,
@@ -329,18 +330,18 @@ def _emit_warnings(app: Sphinx, env: BuildEnvironment) -> None:
         result = analyse_notebook(record, limits, baseline)
         comparison = result.comparison
         if config.warn_regressions and comparison is not None and comparison.regression:
-            warn(logger, f"notebook regressed: {_seconds(record.seconds)}, "
+            warn(logger, f"notebook regressed: {format_seconds(record.seconds)}, "
                          f"{comparison.ratio:.1f}x the baseline "
-                         f"({_seconds(comparison.baseline_seconds)})",
+                         f"({format_seconds(comparison.baseline_seconds)})",
                  "regression", location=record.docname)
         for position, (cell, flags) in enumerate(zip(record.cells, result.cell_flags, strict=True)):
             if not flags:
                 continue
             location = _cell_location(env, record.docname, cell.index)
-            label = _cell_label(position, cell.index)
+            label = _cell_label(position)
             if config.warn_slow_cells:
                 reasons = "; ".join(f"{f.rule}: {f.reason}" for f in flags)
-                warn(logger, f"slow {label} ({_seconds(cell.seconds)}): {reasons}",
+                warn(logger, f"slow {label} ({format_seconds(cell.seconds)}): {reasons}",
                      "slow_cell", location=location)
             if config.warn_regressions:
                 for flag in flags:
@@ -350,16 +351,6 @@ def _emit_warnings(app: Sphinx, env: BuildEnvironment) -> None:
 
 
 # -- text helpers ------------------------------------------------------------------
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return "–"
-    if value < 10:
-        return f"{value:.2f} s"
-    if value < 100:
-        return f"{value:.1f} s"
-    return f"{value:.0f} s"
-
-
 def _percent(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
@@ -368,12 +359,8 @@ def _ratio(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}×"
 
 
-def _date(iso: str | None) -> str:
-    return iso[:16].replace("T", " ") if iso else ""
-
-
-def _cell_label(position: int, index: int | None = None) -> str:
-    """``cell 3``: the third code cell of the notebook (``index`` counts every cell)."""
+def _cell_label(position: int) -> str:
+    """``cell 3``: the third code cell of the notebook (cell indexes count every cell)."""
     return f"cell {position + 1}"
 
 
@@ -682,12 +669,12 @@ class HtmlTable:
         if not totals.notebooks and not self.analysis.gone:
             return f'<p class="gpu-status-summary">{_e(lb.no_records)}</p>'
         parts = [f"{totals.notebooks} notebooks: {totals.status_summary(lb)}",
-                 f"{_seconds(totals.seconds)} in total",
+                 f"{format_seconds(totals.seconds)} in total",
                  f"{totals.flagged} flagged cells"]
         text = "; ".join(parts) + "."
         if hidden:
             text += " " + lb.hidden.format(count=hidden,
-                                           seconds=_seconds(self.options.min_seconds))
+                                           seconds=format_seconds(self.options.min_seconds))
         return f'<p class="gpu-status-summary">{_e(text)}</p>'
 
     def _status_cell(self, record: NotebookRecord) -> str:
@@ -728,11 +715,12 @@ class HtmlTable:
             out.append(f'<td data-value="{_e(record.executed_at)}">'
                        f'<span class="gpu-status-provenance gpu-status-{_e(record.provenance)}">'
                        f'{_e(how)}</span> <time datetime="{_e(record.executed_at)}">'
-                       f"{_e(_date(record.executed_at))}</time></td>")
+                       f"{_e(format_date(record.executed_at))}</time></td>")
         else:
             out.append('<td data-value="">–</td>')
         if record.executed:
-            out.append(f'<td data-value="{_num(record.seconds)}">{_seconds(record.seconds)}</td>')
+            out.append(f'<td data-value="{_num(record.seconds)}">'
+                       f"{format_seconds(record.seconds)}</td>")
         else:
             out.append('<td data-value="">–</td>')
         out.append(f'<td data-value="{_e(device.casefold())}">{_e(device)}</td>')
@@ -742,10 +730,10 @@ class HtmlTable:
         if slowest is not None:
             position = record.cells.index(slowest)
             part = share(slowest.seconds, record.cells_seconds)
-            label = _e(_cell_label(position, slowest.index))
+            label = _e(_cell_label(position))
             if uri is not None and slowest.index is not None:
                 label = f'<a href="{_e(uri)}#{cell_anchor(slowest.index)}">{label}</a>'
-            out.append(f'<td data-value="{_num(slowest.seconds)}">{_seconds(slowest.seconds)}'
+            out.append(f'<td data-value="{_num(slowest.seconds)}">{format_seconds(slowest.seconds)}'
                        f" ({_percent(part)}) · {label}</td>")
         else:
             out.append('<td data-value="">–</td>')
@@ -754,7 +742,7 @@ class HtmlTable:
         compile_share = share(record.compile_seconds, record.cells_seconds)
         if record.compile_seconds:
             out.append(f'<td data-value="{_num(compile_share)}">{_percent(compile_share)}'
-                       f" ({_seconds(record.compile_seconds)})</td>")
+                       f" ({format_seconds(record.compile_seconds)})</td>")
         else:
             out.append(f'<td data-value="{_num(compile_share)}">–</td>')
         # peak resident memory of the kernel, as sphinx-gallery reports per example
@@ -781,7 +769,7 @@ class HtmlTable:
         regression = (f' <span class="gpu-status-mark gpu-status-regression-mark">'
                       f"{_e(lb.regression)}</span>" if comparison.regression else "")
         return (f'<td data-value="{_num(comparison.baseline_seconds)}">'
-                f"{_seconds(comparison.baseline_seconds)}</td>"
+                f"{format_seconds(comparison.baseline_seconds)}</td>"
                 f'<td data-value="{_num(comparison.ratio)}">{_ratio(comparison.ratio)}'
                 f"{regression}</td>"
                 f'<td data-value="{_e((comparison.baseline_device or "").casefold())}">'
@@ -812,7 +800,7 @@ class HtmlTable:
         out.append("</tr></thead><tbody>")
         total = record.cells_seconds
         for position, (cell, flags) in enumerate(zip(record.cells, result.cell_flags, strict=True)):
-            label = _e(_cell_label(position, cell.index))
+            label = _e(_cell_label(position))
             if uri is not None and cell.index is not None:
                 label = f'<a href="{_e(uri)}#{cell_anchor(cell.index)}">{label}</a>'
             if cell.error:
@@ -820,7 +808,7 @@ class HtmlTable:
                           f"{_e(cell.error)}</span>")
             row_class = ' class="gpu-status-flagged"' if flags else ""
             out.append(f"<tr{row_class}><th scope=\"row\">{label}</th>"
-                       f"<td>{_seconds(cell.seconds)}</td>"
+                       f"<td>{format_seconds(cell.seconds)}</td>"
                        f"<td>{_percent(share(cell.seconds, total))}</td>")
             if cell.compile_seconds or cell.compilations:
                 functions = sorted(cell.compilations.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -828,7 +816,7 @@ class HtmlTable:
                 if len(functions) > 3:
                     listed += ", …"
                 count = lb.compilations.format(count=cell.compilation_count)
-                out.append(f"<td>{_seconds(cell.compile_seconds)}<br>"
+                out.append(f"<td>{format_seconds(cell.compile_seconds)}<br>"
                            f'<span class="gpu-status-compilations">{_e(count)}: '
                            f"{_e(listed)}</span></td>")
             else:
@@ -850,7 +838,7 @@ class HtmlTable:
                     out.append(f'<td><span class="gpu-status-new">{_e(lb.new)}</span></td>'
                                "<td>–</td>")
                 else:
-                    out.append(f"<td>{_seconds(cell_comparison.baseline_seconds)}</td>"
+                    out.append(f"<td>{format_seconds(cell_comparison.baseline_seconds)}</td>"
                                f"<td>{_ratio(cell_comparison.ratio)}</td>")
             out.append("</tr>")
         if comparison is not None:
@@ -860,7 +848,7 @@ class HtmlTable:
                            f'<span class="gpu-status-gone">{_e(lb.gone)}</span></th>'
                            "<td>–</td><td>–</td><td>–</td>"
                            f"<td><code>{_e(first_line)}</code></td><td></td>"
-                           f"<td>{_seconds(seconds)}</td><td>–</td></tr>")
+                           f"<td>{format_seconds(seconds)}</td><td>–</td></tr>")
         out.append("</tbody></table></details>")
 
     def _gone(self, out: list[str], record: NotebookRecord, ncols: int) -> None:
@@ -876,7 +864,7 @@ class HtmlTable:
         out.append('<td data-value="">–</td>' * (ncols - 5))
         baseline_seconds = record.seconds if record.executed else None
         device = record.environment.device_label if record.capture == "ok" else "–"
-        out.append(f'<td data-value="{_num(baseline_seconds)}">{_seconds(baseline_seconds)}'
+        out.append(f'<td data-value="{_num(baseline_seconds)}">{format_seconds(baseline_seconds)}'
                    f'</td><td data-value="">–</td><td data-value="{_e(device.casefold())}">'
                    f"{_e(device)}</td></tr></tbody>")
 
@@ -886,7 +874,7 @@ class HtmlTable:
                  f"<td>{_e(totals.status_summary(lb))}</td>",
                  f"<td>{totals.executed - totals.from_cache} {_e(lb.executed_now)}, "
                  f"{totals.from_cache} {_e(lb.cache)}</td>",
-                 f"<td>{_seconds(totals.seconds)}</td>",
+                 f"<td>{format_seconds(totals.seconds)}</td>",
                  f"<td>{totals.machines} {'machine' if totals.machines == 1 else 'machines'}"
                  "</td>",
                  f"<td>{totals.cells}</td>", "<td></td>",
@@ -895,7 +883,7 @@ class HtmlTable:
                  "<td></td>"]
         if self.comparing:
             ratio = share(totals.compared_now, totals.compared_before)
-            cells += [f"<td>{_seconds(totals.baseline_seconds)}</td>",
+            cells += [f"<td>{format_seconds(totals.baseline_seconds)}</td>",
                       f"<td>{_ratio(ratio)}</td>", "<td></td>"]
         return f'<tfoot><tr class="gpu-status-totals">{"".join(cells)}</tr></tfoot>'
 
@@ -954,11 +942,11 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
         slowest_text = "–"
         if slowest is not None:
             position = record.cells.index(slowest)
-            slowest_text = (f"{_seconds(slowest.seconds)} "
+            slowest_text = (f"{format_seconds(slowest.seconds)} "
                             f"({_percent(share(slowest.seconds, record.cells_seconds))}), "
-                            f"{_cell_label(position, slowest.index)}")
+                            f"{_cell_label(position)}")
         flagged = sum(1 for flags in result.cell_flags if flags)
-        time_text = _seconds(record.seconds) if record.executed else "–"
+        time_text = format_seconds(record.seconds) if record.executed else "–"
         if result.comparison is not None and result.comparison.ratio is not None:
             time_text += f" ({_ratio(result.comparison.ratio)} {lb.baseline.lower()})"
         row = nodes.row()
@@ -979,7 +967,7 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
     row = nodes.row()
     row += _entry(f"{lb.total}: {totals.notebooks}")
     row += _entry(totals.status_summary(lb))
-    row += _entry(_seconds(totals.seconds))
+    row += _entry(format_seconds(totals.seconds))
     row += _entry("")
     row += _entry("")
     row += _entry(str(totals.flagged))
@@ -988,7 +976,7 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
     hidden = len(rows) - len(listed)
     if hidden:
         result_nodes.append(nodes.paragraph(text=lb.hidden.format(
-            count=hidden, seconds=_seconds(options.min_seconds))))
+            count=hidden, seconds=format_seconds(options.min_seconds))))
     if options.cells:
         items = nodes.bullet_list(classes=["gpu-status-flagged-cells"])
         for result in listed:
@@ -999,8 +987,8 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
                     continue
                 reasons = "; ".join(f"{lb.flag_text.get(f.rule, f.rule)}: {f.reason}"
                                     for f in flags)
-                text = (f"{record.title or record.docname}, {_cell_label(position, cell.index)}"
-                        f" ({_seconds(cell.seconds)}): {reasons}")
+                text = (f"{record.title or record.docname}, {_cell_label(position)}"
+                        f" ({format_seconds(cell.seconds)}): {reasons}")
                 items += nodes.list_item("", nodes.paragraph(text=text))
         if len(items):
             result_nodes.append(items)
@@ -1116,7 +1104,7 @@ def badge_html(seconds: float, flags: list[Flag], href: str | None, labels: Labe
     """``0.50 s — slow, large share`` linking to the status page; reasons in the tooltip
     and as text for screen readers."""
     names = flag_names(flags, labels)
-    text = f"{_seconds(seconds)} — {names}" if names else _seconds(seconds)
+    text = f"{format_seconds(seconds)} — {names}" if names else format_seconds(seconds)
     reasons = "; ".join(f"{labels.flag_text.get(f.rule, f.rule)}: {f.reason}" for f in flags)
     rules = " ".join(f"gpu-cell-badge-{_e(f.rule)}" for f in flags)
     inner = (f'<a href="{_e(href)}" title="{_e(reasons)}">{_e(text)}</a>' if href

@@ -53,11 +53,9 @@ NVIDIA_SMI_TIMEOUT = 5.0
 
 
 def _first_line(source: str) -> str:
-    for line in source.splitlines():
-        line = line.strip()
-        if line:
-            return line if len(line) <= _FIRST_LINE_LENGTH else line[: _FIRST_LINE_LENGTH - 1] + "…"
-    return ""
+    # the first non-blank line, without splitting the whole cell into lines
+    line = source.lstrip().split("\n", 1)[0].strip()
+    return line if len(line) <= _FIRST_LINE_LENGTH else line[: _FIRST_LINE_LENGTH - 1] + "…"
 
 
 def _loops(source: str) -> list[str]:
