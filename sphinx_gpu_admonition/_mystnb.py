@@ -8,6 +8,7 @@ defensive fallbacks, and ``tests/test_mystnb_compat.py`` pins the behaviour.
 from __future__ import annotations
 
 import dataclasses
+import os
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -82,13 +83,68 @@ def code_cells(doctree: nodes.document) -> list[tuple[int, int | None, str]]:
     return cells
 
 
-def _cache_records(cache_path: Path) -> list[Any]:
-    try:
+def _created_key(timestamp: float) -> int:
+    """A record's creation time in whole microseconds (what the database keeps)."""
+    return round(timestamp * 1_000_000)
+
+
+class _CacheIndex:
+    """The records of one jupyter-cache, read once and re-read only when needed.
+
+    Looking a hit up by listing every record for every notebook made a book's
+    cost grow with the square of its size; this index lists them once per
+    process and again only when a time is missing *and* the database file
+    changed since (a record added by an execution, here or in another process).
+    """
+
+    def __init__(self, cache_path: Path):
         from jupyter_cache import get_cache
 
-        return list(get_cache(str(cache_path)).list_cache_records())
-    except Exception:
-        return []
+        self.cache = get_cache(str(cache_path))
+        self.database = cache_path / "global.db"
+        self.read_signature: tuple[int, int] | None = None
+        self.key_by_created: dict[int, str] = {}
+
+    def _signature(self) -> tuple[int, int] | None:
+        try:
+            stat = self.database.stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
+    def _refresh(self) -> bool:
+        signature = self._signature()
+        if signature is not None and signature == self.read_signature:
+            return False
+        records = self.cache.list_cache_records()
+        self.key_by_created = {_created_key(r.created.timestamp()): r.hashkey for r in records}
+        self.read_signature = signature
+        return True
+
+    def key_created_at(self, timestamp: float) -> str | None:
+        key = self.key_by_created.get(_created_key(timestamp))
+        if key is None and self._refresh():
+            key = self.key_by_created.get(_created_key(timestamp))
+        return key
+
+    def newest_key_of(self, uri: str) -> str | None:
+        from jupyter_cache.cache.db import NbCacheRecord
+
+        # one indexed query for this notebook's records, not a listing of all of them
+        mine = NbCacheRecord.records_from_uri(uri, self.cache.db)
+        return max(mine, key=lambda r: r.created).hashkey if mine else None
+
+
+#: (cache folder, process id) -> index; a forked process opens its own database
+_CACHE_INDEXES: dict[tuple[str, int], _CacheIndex] = {}
+
+
+def _cache_index(cache_path: Path) -> _CacheIndex:
+    key = (str(Path(cache_path).resolve()), os.getpid())
+    index = _CACHE_INDEXES.get(key)
+    if index is None:
+        index = _CACHE_INDEXES[key] = _CacheIndex(Path(cache_path))
+    return index
 
 
 def hit_record_key(cache_path: Path, mtime: float | None) -> str | None:
@@ -99,16 +155,18 @@ def hit_record_key(cache_path: Path, mtime: float | None) -> str | None:
     """
     if mtime is None:
         return None
-    for record in _cache_records(cache_path):
-        if abs(record.created.timestamp() - mtime) < 1e-6:
-            return record.hashkey
-    return None
+    try:
+        return _cache_index(cache_path).key_created_at(mtime)
+    except Exception:  # an unreadable cache: report the notebook as executed
+        return None
 
 
 def newest_record_key(cache_path: Path, source_path: str) -> str | None:
     """The jupyter-cache hash of the notebook just executed and cached from this source."""
-    mine = [r for r in _cache_records(cache_path) if r.uri == str(source_path)]
-    return max(mine, key=lambda r: r.created).hashkey if mine else None
+    try:
+        return _cache_index(cache_path).newest_key_of(str(source_path))
+    except Exception:
+        return None
 
 
 def timestamp_to_iso(timestamp: float | None) -> str | None:

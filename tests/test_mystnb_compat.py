@@ -47,6 +47,40 @@ def test_cache_path_and_record_keys(cached: ProjectBuild) -> None:
 
     (record,) = get_cache(str(cache_path)).list_cache_records()
     assert _mystnb.hit_record_key(cache_path, record.created.timestamp()) == key
+    # the shapes the index reads: NbCacheRecord.records_from_uri, created, hashkey
+    from jupyter_cache.cache.db import NbCacheRecord
+
+    (same,) = NbCacheRecord.records_from_uri(str(env.doc2path("page")), record_db(cache_path))
+    assert (same.hashkey, same.created) == (record.hashkey, record.created)
+
+
+def record_db(cache_path: Path):
+    from jupyter_cache import get_cache
+
+    return get_cache(str(cache_path)).db
+
+
+def test_hits_are_found_without_listing_the_cache_per_notebook(
+        cached: ProjectBuild, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One listing of the cache serves every hit of a build (not one per notebook)."""
+    from jupyter_cache.cache.main import JupyterCacheBase
+
+    env = cached.app.env
+    cache_path = _mystnb.execution_cache_path(env)
+    (record,) = JupyterCacheBase(str(cache_path)).list_cache_records()
+    listings = []
+    original = JupyterCacheBase.list_cache_records
+    monkeypatch.setattr(JupyterCacheBase, "list_cache_records",
+                        lambda self: listings.append(1) or original(self))
+    _mystnb._CACHE_INDEXES.clear()
+    keys = {_mystnb.hit_record_key(cache_path, record.created.timestamp()) for _ in range(50)}
+    assert keys == {record.hashkey}
+    assert len(listings) == 1
+    # an unknown time re-reads the cache only when its database changed since
+    assert _mystnb.hit_record_key(cache_path, 0.0) is None
+    assert len(listings) == 1
+    # a broken cache folder reports "not a hit" instead of failing the build
+    assert _mystnb.hit_record_key(cache_path / "missing", 1.0) is None
 
 
 def test_code_cells_come_with_index_and_execution_count(cached: ProjectBuild) -> None:
