@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import re
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,13 +66,30 @@ def stored_records(env: BuildEnvironment) -> dict[str, dict[str, Any]]:
     return env_data(env, RECORDS_ATTRIBUTE, dict)
 
 
+#: env -> docname -> (the stored dict, its record): each stored dict is parsed once,
+#: however many pages, tables and reports read it; a re-read document stores a new
+#: dict, which is what invalidates its entry
+_PARSED_RECORDS: weakref.WeakKeyDictionary[
+    BuildEnvironment, dict[str, tuple[dict[str, Any], NotebookRecord]]
+] = weakref.WeakKeyDictionary()
+
+
 def get_record(env: BuildEnvironment, docname: str) -> NotebookRecord | None:
+    """The record of ``docname``; shared between readers, so never change it."""
     data = stored_records(env).get(docname)
-    return NotebookRecord.from_dict(data) if data is not None else None
+    if data is None:
+        return None
+    parsed = _PARSED_RECORDS.setdefault(env, {})
+    entry = parsed.get(docname)
+    if entry is None or entry[0] is not data:
+        entry = parsed[docname] = (data, NotebookRecord.from_dict(data))
+    return entry[1]
 
 
 def all_records(env: BuildEnvironment) -> list[NotebookRecord]:
-    return [NotebookRecord.from_dict(d) for _, d in sorted(stored_records(env).items())]
+    """Every record, by docname (shared between readers, so never change them)."""
+    return [record for docname in sorted(stored_records(env))
+            if (record := get_record(env, docname)) is not None]
 
 
 # -- the kernel side's output ---------------------------------------------------------

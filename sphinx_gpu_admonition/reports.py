@@ -23,6 +23,7 @@ from .baseline import get_baseline, thresholds
 from .capture import all_records, atomic_write, crash_record
 from .config import get_config
 from .record import CACHE, EXECUTED, NotebookRecord, StatusReport, sorted_slowest_first
+from .status_page import build_analysis
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
@@ -53,7 +54,9 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
             "generator": f"sphinx-gpu-admonition {__version__}",
         },
     )
-    analysis = analyse(report, thresholds(app), get_baseline(app))
+    # the build's own analysis unless a crashed notebook joins the records
+    analysis = (analyse(report, thresholds(app), get_baseline(app)) if extra
+                else build_analysis(app))
     report.analysis = analysis.to_dict()
     return report, analysis
 

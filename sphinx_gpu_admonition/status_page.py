@@ -47,9 +47,9 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from .analysis import BuildAnalysis, Flag, NotebookAnalysis, analyse, analyse_notebook
-from .baseline import baseline_path, baseline_records, get_baseline, thresholds
-from .capture import all_records, get_record, stored_records
+from .analysis import BuildAnalysis, Flag, NotebookAnalysis, analyse
+from .baseline import baseline_path, get_baseline, thresholds
+from .capture import all_records, stored_records
 from .config import get_config
 from .envdata import env_data
 from .formatting import format_date, format_seconds
@@ -252,6 +252,7 @@ def _changes(app: Sphinx) -> _BuildChanges:
 def _reset_changes(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
                    removed: set[str]) -> list[str]:
     setattr(app, _CHANGES_ATTRIBUTE, _BuildChanges())
+    setattr(app, _ANALYSIS_ATTRIBUTE, None)  # records are about to change
     return []
 
 
@@ -298,6 +299,8 @@ def link_target(env: BuildEnvironment) -> str | None:
 
 def _env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     get_baseline(app)  # read once here, so that write processes inherit it
+    setattr(app, _ANALYSIS_ATTRIBUTE, None)
+    build_analysis(app)  # the records are final: analyse them once for the whole build
     rewrite: set[str] = set()
     digest = _baseline_digest(app)
     baseline_changed = getattr(env, _BASELINE_DIGEST, None) != digest
@@ -324,10 +327,8 @@ def _emit_warnings(app: Sphinx, env: BuildEnvironment) -> None:
     config = get_config(app.config)
     if not (config.warn_slow_cells or config.warn_regressions):
         return
-    baseline = baseline_records(app) if config.warn_regressions else None
-    limits = thresholds(app)
-    for record in all_records(env):
-        result = analyse_notebook(record, limits, baseline)
+    for result in build_analysis(app).notebooks:
+        record = result.notebook
         comparison = result.comparison
         if config.warn_regressions and comparison is not None and comparison.regression:
             warn(logger, f"notebook regressed: {format_seconds(record.seconds)}, "
@@ -1000,9 +1001,34 @@ def _options_of(node: nodes.Element) -> StatusOptions:
     return StatusOptions(**node.get("gpu_status_options", {}))
 
 
-def build_analysis(app: Sphinx, env: BuildEnvironment) -> BuildAnalysis:
-    report = StatusReport(all_records(env))
-    return analyse(report, thresholds(app), get_baseline(app))
+_ANALYSIS_ATTRIBUTE = "_gpu_admonition_build_analysis"
+
+
+@dataclasses.dataclass(frozen=True)
+class _AnalysedBuild:
+    analysis: BuildAnalysis
+    by_docname: dict[str, NotebookAnalysis]
+
+
+def _analysed_build(app: Sphinx) -> _AnalysedBuild:
+    memo = getattr(app, _ANALYSIS_ATTRIBUTE, None)
+    if memo is None:
+        analysis = analyse(StatusReport(all_records(app.env)), thresholds(app),
+                           get_baseline(app))
+        memo = _AnalysedBuild(analysis, {a.notebook.docname: a for a in analysis.notebooks})
+        setattr(app, _ANALYSIS_ATTRIBUTE, memo)
+    return memo
+
+
+def build_analysis(app: Sphinx) -> BuildAnalysis:
+    """The analysis of this build's records, made once per build (at ``env-updated``,
+    in the main process, where post-transforms run even with ``-j N``) and shared by
+    the warnings, every status table, the badges and the reports."""
+    return _analysed_build(app).analysis
+
+
+def notebook_analysis(app: Sphinx, docname: str) -> NotebookAnalysis | None:
+    return _analysed_build(app).by_docname.get(docname)
 
 
 class StatusTableToHtml(SphinxPostTransform):
@@ -1019,7 +1045,7 @@ class StatusTableToHtml(SphinxPostTransform):
         builder = app.builder
         fromdoc = self.env.docname
         known = self.env.all_docs
-        analysis = build_analysis(app, self.env)
+        analysis = build_analysis(app)
 
         def page_uri(docname: str) -> str | None:
             if docname not in known:
@@ -1044,7 +1070,7 @@ class StatusTableToNodes(SphinxPostTransform):
         placeholders = list(self.document.findall(execution_status_placeholder))
         if not placeholders:
             return
-        analysis = build_analysis(app_of(self.env), self.env)
+        analysis = build_analysis(app_of(self.env))
         known = set(self.env.all_docs)
         for number, node in enumerate(placeholders, start=1):
             container = nodes.container(classes=node["classes"], ids=node["ids"])
@@ -1066,9 +1092,11 @@ class CellAnchorsAndBadges(SphinxPostTransform):
 
     def run(self, **kwargs: Any) -> None:
         docname = self.env.docname
-        record = get_record(self.env, docname)
-        if record is None:
+        app = app_of(self.env)
+        result = notebook_analysis(app, docname)
+        if result is None:
             return
+        record = result.notebook
         cells = [n for n in self.document.findall(nodes.container)
                  if n.get("nb_element") == "cell_code"]
         if not cells:
@@ -1080,8 +1108,6 @@ class CellAnchorsAndBadges(SphinxPostTransform):
                 self.document.ids[anchor] = node
         if not record.cells:
             return
-        app = app_of(self.env)
-        result = analyse_notebook(record, thresholds(app), baseline_records(app))
         flagged = {cell.index: flags for cell, flags in result.flagged_cells
                    if cell.index is not None}
         if not flagged:
