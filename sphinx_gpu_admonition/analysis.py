@@ -129,7 +129,8 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
                                         f"({format_seconds(comparison.baseline_seconds or 0)})"))
     if not flags:
         return flags
-    if cell.compile_seconds and cell.compile_seconds / seconds >= thresholds.compile_share:
+    if (cell.compile_seconds and seconds > 0  # a 0 s cell: --min-seconds 0
+            and cell.compile_seconds / seconds >= thresholds.compile_share):
         flags.append(Flag("compile", f"JAX compilation took {format_seconds(cell.compile_seconds)}"
                                      f" ({cell.compile_seconds / seconds:.0%} of the cell)"))
     compilations = compilations if compilations is not None else notebook.compilations_by_function()

@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import sys
 import textwrap
@@ -41,6 +42,7 @@ PROG = "sphinx-gpu-admonition"
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3
 
 EXIT_CODES = f"""\
 exit codes:
@@ -49,7 +51,9 @@ exit codes:
      report: the build has failed notebooks (error, timeout, dead kernel);
      compare: --fail-above is given and a notebook or cell regressed past it
   {EXIT_USAGE}  bad input or usage: missing file, not JSON, unsupported schema version,
-     build folder without execution-status.json, unknown option
+     a field of the wrong type or out of range, build folder without
+     execution-status.json, unknown option
+  {EXIT_INTERNAL}  a bug in this program (one line on stderr; please report it)
 """
 
 _DEFAULTS = Thresholds()
@@ -184,8 +188,22 @@ def _emit(lines: Sequence[str], stream: TextIO | None = None) -> None:
     stream.write("\n".join(lines).rstrip("\n") + "\n")
 
 
+def json_safe(data: Any) -> Any:
+    """``data`` with non-finite numbers as null: loaded data is finite, but a ratio of
+    two valid times can still overflow (1e15 s / 5e-324 s)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: json_safe(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [json_safe(value) for value in data]
+    return data
+
+
 def _emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    text = json.dumps(json_safe(data), indent=2, ensure_ascii=False, allow_nan=False,
+                      default=str)
+    sys.stdout.write(text + "\n")
 
 
 def _read(path: str) -> StatusReport:
@@ -501,6 +519,8 @@ def summary_sentence(label_a: str, label_b: str, ratio: float | None, count: int
         return f"No notebook was executed in both builds: {label_b} and {label_a} are not compared"
     if abs(ratio - 1) < 0.05:
         verdict = f"{label_b} takes about as long as {label_a} overall"
+    elif ratio == 0:  # e.g. a kernel that died at once in B
+        verdict = f"{label_b} took no measurable time, unlike {label_a}"
     elif ratio < 1:
         verdict = f"{label_b} is {1 / ratio:.1f}x faster than {label_a} overall"
     else:
@@ -1004,6 +1024,11 @@ def _utf8_safe(stream: TextIO) -> None:
             reconfigure(errors="backslashreplace")
 
 
+def _one_line(error: BaseException) -> str:
+    """The message on one line (a file name may hold a line break)."""
+    return str(error).replace("\r", "\\r").replace("\n", "\\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -1012,7 +1037,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except UsageError as error:
         sys.stdout.flush()
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # the reader (``| head``) went away: stop quietly
@@ -1021,6 +1046,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:
         return 130
+    except Exception as error:  # a bug: one line, and an exit code no build state uses
+        sys.stdout.flush()
+        print(f"{PROG}: internal error: {type(error).__name__}: {_one_line(error)} (please "
+              "report this with the command line and input)", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 __all__ = ["main", "build_parser", "summarise_report", "summarise_compare", "run_check",

@@ -14,10 +14,16 @@ The JSON form is described by ``schema/execution-status.schema.json``; bump
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
-from collections.abc import Iterable
-from typing import Any
+import math
+import re
+import types
+import typing
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
 
 SCHEMA_ID = "sphinx-gpu-admonition/execution-status"
 SCHEMA_VERSION = 1
@@ -37,36 +43,76 @@ NOT_EXECUTED_STATUSES = (OUTPUTS_PRESENT, EXCLUDED, EXECUTION_OFF)
 # Where a notebook's outputs (and so its measurements) came from.
 EXECUTED = "executed"  # executed by this build
 CACHE = "cache"  # reused from the jupyter-cache; measurements are from that execution
+#: executed by an earlier build of the same environment; this build did not read the
+#: page again (its source was unchanged), so outputs and measurements are that build's
+EARLIER_BUILD = "earlier_build"
 NOT_EXECUTED = "none"
-PROVENANCES = (EXECUTED, CACHE, NOT_EXECUTED)
+PROVENANCES = (EXECUTED, CACHE, EARLIER_BUILD, NOT_EXECUTED)
+
+# Whether the build that wrote a status document finished (``build.outcome``).
+BUILD_SUCCEEDED = "succeeded"
+BUILD_FAILED = "failed"
+BUILD_OUTCOMES = (BUILD_SUCCEEDED, BUILD_FAILED)
 
 
-def _from_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    """The keys of ``data`` that are fields of ``cls`` (unknown keys are ignored)."""
-    names = {f.name for f in dataclasses.fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
+CAPTURE_STATES = ("ok", "missing", "failed")
+GPU_SOURCES = ("nvml", "nvidia-smi")
+
+# Limits of what a loaded document may hold: far above any real book, low enough
+# that a corrupt or hostile file cannot exhaust memory or the recursion limit, and
+# that sums of times cannot overflow to infinity.
+MAX_FILE_BYTES = 64 * 2**20
+MAX_STRING_CHARS = 100_000
+MAX_NUMBER = 1e15
+#: nesting of the free-form parts (``build``, ``analysis``); the model itself is 6 deep
+MAX_DEPTH = 32
+
+
+class SchemaError(ValueError):
+    """Data that is not an execution-status document this version can read.
+
+    The message names the field (``notebooks[3].cells[2].seconds: not a number``);
+    :func:`read_status` prefixes the file.
+    """
+
+
+def choices(values: tuple[str, ...], **field_options: Any) -> Any:
+    """A dataclass field whose value must be one of ``values`` (checked on loading)."""
+    return dataclasses.field(metadata={"choices": values}, **field_options)
+
+
+_Model = TypeVar("_Model")
+
+
+class Loadable:
+    """A dataclass of the model, loaded from JSON data by :func:`load_model`."""
+
+    @classmethod
+    def from_dict(cls: type[_Model], data: Any, where: str = "") -> _Model:
+        """Checked against the model's field types; raises :class:`SchemaError`."""
+        return load_model(cls, {} if data is None else data, where)
 
 
 @dataclasses.dataclass
-class Device:
+class Device(Loadable):
     platform: str
     kind: str
-    count: int = 1
+    count: int = dataclasses.field(default=1, metadata={"minimum": 1})
 
 
 @dataclasses.dataclass
-class GpuInfo:
+class GpuInfo(Loadable):
     """An NVIDIA GPU as NVML or nvidia-smi reported it."""
 
     name: str
     memory_mb: float | None = None
     driver: str | None = None
     cuda: str | None = None
-    source: str = "nvml"
+    source: str = choices(GPU_SOURCES, default="nvml")
 
 
 @dataclasses.dataclass
-class JaxInfo:
+class JaxInfo(Loadable):
     """JAX as the notebook used it; ``backend`` is None when it never initialised one."""
 
     backend: str | None = None
@@ -74,12 +120,6 @@ class JaxInfo:
     jaxlib_version: str | None = None
     plugins: dict[str, str] = dataclasses.field(default_factory=dict)
     devices: list[Device] = dataclasses.field(default_factory=list)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> JaxInfo:
-        data = dict(data or {})
-        data["devices"] = [Device(**_from_fields(Device, d)) for d in data.get("devices") or []]
-        return cls(**_from_fields(cls, data))
 
     @property
     def device_summary(self) -> str | None:
@@ -91,7 +131,7 @@ class JaxInfo:
 
 
 @dataclasses.dataclass
-class Host:
+class Host(Loadable):
     cpu: str | None = None
     cores: int | None = None
     memory_gb: float | None = None
@@ -100,7 +140,7 @@ class Host:
 
 
 @dataclasses.dataclass
-class Environment:
+class Environment(Loadable):
     """Where a notebook ran, as the kernel saw it."""
 
     host: Host = dataclasses.field(default_factory=Host)
@@ -108,17 +148,6 @@ class Environment:
     jax: JaxInfo = dataclasses.field(default_factory=JaxInfo)
     gpus: list[GpuInfo] = dataclasses.field(default_factory=list)
     libraries: dict[str, str] = dataclasses.field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> Environment:
-        data = dict(data or {})
-        return cls(
-            host=Host(**_from_fields(Host, data.get("host") or {})),
-            python=data.get("python"),
-            jax=JaxInfo.from_dict(data.get("jax")),
-            gpus=[GpuInfo(**_from_fields(GpuInfo, g)) for g in data.get("gpus") or []],
-            libraries=dict(data.get("libraries") or {}),
-        )
 
     @property
     def backend(self) -> str | None:
@@ -144,7 +173,7 @@ class Environment:
 
 
 @dataclasses.dataclass
-class CellRecord:
+class CellRecord(Loadable):
     """One executed code cell."""
 
     #: index of the cell in the notebook (as MyST-NB numbers cells); None when
@@ -168,13 +197,9 @@ class CellRecord:
     def compilation_count(self) -> int:
         return sum(self.compilations.values())
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CellRecord:
-        return cls(**_from_fields(cls, data))
-
 
 @dataclasses.dataclass
-class ErrorInfo:
+class ErrorInfo(Loadable):
     type: str
     message: str = ""
     cell_index: int | None = None
@@ -182,13 +207,13 @@ class ErrorInfo:
 
 
 @dataclasses.dataclass
-class NotebookRecord:
+class NotebookRecord(Loadable):
     """Everything known about one notebook page's execution."""
 
     docname: str
-    status: str
+    status: str = choices(STATUSES)
     title: str = ""
-    provenance: str = NOT_EXECUTED
+    provenance: str = choices(PROVENANCES, default=NOT_EXECUTED)
     #: MyST-NB execution mode that produced it (force, auto, cache, inline, off)
     method: str | None = None
     #: ISO 8601 time of the execution that produced the outputs
@@ -199,7 +224,7 @@ class NotebookRecord:
     environment: Environment = dataclasses.field(default_factory=Environment)
     cells: list[CellRecord] = dataclasses.field(default_factory=list)
     #: "ok", "missing" (no probe data: non-IPython kernel, disabled) or "failed"
-    capture: str = "missing"
+    capture: str = choices(CAPTURE_STATES, default="missing")
     capture_message: str | None = None
     peak_memory_mb: float | None = None
 
@@ -238,19 +263,6 @@ class NotebookRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> NotebookRecord:
-        data = dict(data)
-        error = data.get("error")
-        data["error"] = ErrorInfo(**_from_fields(ErrorInfo, error)) if error else None
-        data["environment"] = Environment.from_dict(data.get("environment"))
-        data["cells"] = [CellRecord.from_dict(c) for c in data.get("cells") or []]
-        return cls(**_from_fields(cls, data))
-
-
-class SchemaError(ValueError):
-    """Data that is not an execution-status document this version can read."""
 
 
 @dataclasses.dataclass
@@ -295,29 +307,249 @@ class StatusReport:
             raise SchemaError("not an execution-status document (no 'schema' field "
                               f"{SCHEMA_ID!r})")
         version = data.get("schema_version")
-        if version != SCHEMA_VERSION:
-            raise SchemaError(f"schema version {version!r} is not supported "
+        if version != SCHEMA_VERSION or type(version) is not int:
+            raise SchemaError(f"schema version {_shown(version)} is not supported "
                               f"(this version reads {SCHEMA_VERSION})")
-        try:
-            notebooks = [NotebookRecord.from_dict(nb) for nb in data.get("notebooks") or []]
-        except (TypeError, AttributeError, KeyError) as error:
-            raise SchemaError(f"malformed notebook entry: {error}") from error
-        return cls(notebooks=notebooks, build=dict(data.get("build") or {}),
-                   analysis=dict(data.get("analysis") or {}))
+        return load_model(cls, data)
 
 
 def sorted_slowest_first(notebooks: Iterable[NotebookRecord]) -> list[NotebookRecord]:
     return sorted(notebooks, key=lambda nb: (-nb.seconds, nb.docname))
 
 
-def read_status(path: str | Any) -> StatusReport:
+# -- loading: one validator, derived from the dataclasses' field types ------------------
+_JSON_NAMES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+               int: "an integer", float: "a number", type(None): "null"}
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _Invalid(Exception):
+    """A bad value deep in a document; the path to it is collected on the way up."""
+
+    def __init__(self, problem: str):
+        super().__init__(problem)
+        self.problem = problem
+        self.steps: list[str] = []  # innermost first: "seconds", "[2]", "cells", ...
+
+    def path(self, where: str) -> str:
+        path = where
+        for step in reversed(self.steps):
+            path += step if step.startswith("[") or not path else f".{step}"
+        return path or "the document"
+
+
+def _shown(value: Any) -> str:
+    """A value as an error message shows it: short, one line, escaped."""
+    if isinstance(value, (dict, list)):
+        return _JSON_NAMES[type(value)]
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _wrong_type(expected: str, value: Any) -> _Invalid:
+    got = _JSON_NAMES.get(type(value), type(value).__name__)
+    shown = "" if isinstance(value, (dict, list, type(None))) else f": {_shown(value)}"
+    return _Invalid(f"not {expected} (got {got}{shown})")
+
+
+def load_model(cls: type[_Model], data: Any, where: str = "") -> _Model:
+    """``cls`` (a dataclass of the model) from JSON data, every field checked.
+
+    Types come from the field annotations; numbers must be finite, not negative and
+    at most :data:`MAX_NUMBER`; strings at most :data:`MAX_STRING_CHARS` and valid
+    Unicode; ``choices`` fields one of their values.  Unknown keys are ignored (a
+    newer writer may add fields), a missing field takes its default, and null where
+    an object or array is expected reads as empty.  Raises :class:`SchemaError`
+    naming the field path (``where`` is the path of ``data`` itself).
+    """
+    try:
+        return _loader(cls)(data)
+    except _Invalid as error:
+        raise SchemaError(f"{error.path(where)}: {error.problem}") from None
+
+
+Loader = Callable[[Any], Any]
+
+
+@functools.cache
+def _loader(hint: Any, minimum: float = 0, allowed: tuple[str, ...] | None = None) -> Loader:
+    """The function that checks and converts one value of type ``hint`` (built once)."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        # every union of the model is "X | None"
+        (inner,) = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        load_inner = _loader(inner, minimum, allowed)
+        return lambda value: None if value is None else load_inner(value)
+    if hint is Any:
+        return _free_form
+    if dataclasses.is_dataclass(hint):
+        return _object_loader(hint)  # type: ignore[arg-type]
+    if origin is list:
+        load_item = _loader(typing.get_args(hint)[0])
+        return functools.partial(_load_list, load_item)
+    if origin is dict:
+        load_item = _loader(typing.get_args(hint)[1])
+        return functools.partial(_load_dict, load_item)
+    if hint is str:
+        return functools.partial(_load_string, allowed)
+    if hint is int:
+        return functools.partial(_load_integer, minimum)
+    if hint is float:
+        return _load_float
+    raise TypeError(f"no loader for the model type {hint!r}")  # a bug in the model
+
+
+def _object_loader(cls: type) -> Loader:
+    hints = typing.get_type_hints(cls)
+    fields = [(field.name,
+               _loader(hints[field.name], field.metadata.get("minimum", 0),
+                       field.metadata.get("choices")),
+               field.default is dataclasses.MISSING
+               and field.default_factory is dataclasses.MISSING)
+              for field in dataclasses.fields(cls)]
+
+    def load(data: Any) -> Any:
+        if data is None:
+            data = {}
+        elif not isinstance(data, dict):
+            raise _wrong_type("an object", data)
+        values = {}
+        for name, load_field, required in fields:
+            if name in data:
+                try:
+                    values[name] = load_field(data[name])
+                except _Invalid as error:
+                    error.steps.append(name)
+                    raise
+            elif required:
+                error = _Invalid("missing")
+                error.steps.append(name)
+                raise error
+        return cls(**values)
+
+    return load
+
+
+def _load_list(load_item: Loader, value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _wrong_type("an array", value)
+    result = []
+    for position, item in enumerate(value):
+        try:
+            result.append(load_item(item))
+        except _Invalid as error:
+            error.steps.append(f"[{position}]")
+            raise
+    return result
+
+
+def _load_dict(load_item: Loader, value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _wrong_type("an object", value)
+    result = {}
+    for key, item in value.items():
+        try:
+            result[_load_string(None, key)] = load_item(item)
+        except _Invalid as error:
+            error.steps.append(f"[{_shown(key)}]")
+            raise
+    return result
+
+
+def _load_string(allowed: tuple[str, ...] | None, value: Any) -> str:
+    if type(value) is not str:
+        raise _wrong_type("a string", value)
+    if len(value) > MAX_STRING_CHARS:
+        raise _Invalid(f"a string of {len(value)} characters (at most {MAX_STRING_CHARS})")
+    if _LONE_SURROGATE.search(value):
+        raise _Invalid("not valid Unicode (a lone surrogate)")
+    if allowed is not None and value not in allowed:
+        raise _Invalid(f"{_shown(value)} is not one of {', '.join(allowed)}")
+    return value
+
+
+def _load_integer(minimum: float, value: Any) -> int:
+    if type(value) is not int:
+        raise _wrong_type("an integer", value)
+    _check_range(value, minimum)
+    return value
+
+
+def _load_float(value: Any) -> float:
+    if type(value) is not float and type(value) is not int:
+        raise _wrong_type("a number", value)
+    _check_range(value, 0)
+    return float(value)
+
+
+def _check_range(value: float, minimum: float) -> None:
+    if not minimum <= value <= MAX_NUMBER:  # False for NaN
+        if not math.isfinite(value):
+            raise _Invalid(f"not a finite number (got {value!r})")
+        if value < minimum:
+            raise _Invalid(f"{value!r} is below {minimum!r}")
+        raise _Invalid(f"{value!r} is too large (at most {MAX_NUMBER:g})")
+
+
+def _free_form(value: Any) -> Any:
+    """JSON of any shape (``build``, ``analysis``), walked without recursion."""
+    pending: list[tuple[Any, list[str]]] = [(value, [])]
+    while pending:
+        item, steps = pending.pop()
+        try:
+            if len(steps) > MAX_DEPTH:
+                raise _Invalid(f"nested deeper than {MAX_DEPTH} levels")
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    _load_string(None, key)
+                    pending.append((child, [*steps, f"[{_shown(key)}]"]))
+            elif isinstance(item, list):
+                pending.extend((child, [*steps, f"[{i}]"]) for i, child in enumerate(item))
+            elif isinstance(item, str):
+                _load_string(None, item)
+            elif isinstance(item, float) and not math.isfinite(item):
+                raise _Invalid(f"not a finite number (got {item!r})")
+            elif type(item) is int and abs(item) > MAX_NUMBER:
+                raise _Invalid(f"{item!r} is too large (at most {MAX_NUMBER:g})")
+        except _Invalid as error:
+            error.steps.extend(reversed(steps))
+            raise
+    return value
+
+
+def read_json(path: Path) -> Any:
+    """The JSON in ``path``; :class:`SchemaError` naming the file for anything but JSON.
+
+    Too large files, invalid UTF-8, syntax errors and nesting deeper than the
+    parser's recursion limit are all a :class:`SchemaError` (OSError is left to
+    the caller: a missing or unreadable file is not bad data).
+    """
+    with path.open("rb") as stream:  # read up to the limit: a device or FIFO has no size
+        data = stream.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise SchemaError(f"{path}: too large (more than {MAX_FILE_BYTES} bytes)")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise SchemaError(f"{path}: not a text file ({error.reason})") from error
+    except json.JSONDecodeError as error:
+        raise SchemaError(f"{path}: not JSON ({error.msg} at line {error.lineno})") from error
+    except RecursionError:
+        raise SchemaError(f"{path}: not JSON this version reads (nested too deeply)") from None
+    except ValueError as error:  # e.g. an integer of more than 4300 digits
+        raise SchemaError(f"{path}: not JSON this version reads ({error})") from error
+
+
+def read_status(path: str | Path) -> StatusReport:
     """Read an ``execution-status.json`` file, or find it in a build folder.
 
     Raises :class:`SchemaError` (or :class:`OSError`) with a message that names
     the file and what is wrong; callers print it as one line.
     """
-    from pathlib import Path
-
     path = Path(path)
     if path.is_dir():
         # an output folder, a build folder, or a book's source folder
@@ -330,13 +562,37 @@ def read_status(path: str | Any) -> StatusReport:
         path = found
     if not path.exists():
         raise SchemaError(f"{path}: no such file")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        raise SchemaError(f"{path}: not a text file ({error.reason})") from error
-    except json.JSONDecodeError as error:
-        raise SchemaError(f"{path}: not JSON ({error.msg} at line {error.lineno})") from error
+    data = read_json(path)
     try:
         return StatusReport.from_dict(data)
+    except SchemaError as error:
+        raise SchemaError(f"{path}: {error}") from error
+
+
+# -- the capture sidecar beside the jupyter-cache ---------------------------------------
+#: A record saved beside a cached notebook; the version is bumped whenever the record
+#: model changes, so a cache restored from another release is never misread.
+SIDECAR_ID = "sphinx-gpu-admonition/capture-sidecar"
+SIDECAR_VERSION = 1
+
+
+def sidecar_dict(record: NotebookRecord) -> dict[str, Any]:
+    return {"sidecar": SIDECAR_ID, "sidecar_version": SIDECAR_VERSION,
+            "record": record.to_dict()}
+
+
+def read_sidecar(path: Path) -> NotebookRecord | None:
+    """The record saved in ``path``; None when another version of the extension saved it.
+
+    Raises :class:`SchemaError` naming the file and field for bad data (and
+    :class:`OSError` when the file cannot be read).
+    """
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise SchemaError(f"{path}: not a capture sidecar (no JSON object)")
+    if data.get("sidecar") != SIDECAR_ID or data.get("sidecar_version") != SIDECAR_VERSION:
+        return None  # an unversioned sidecar (0.1.0 and earlier) or another release's
+    try:
+        return NotebookRecord.from_dict(data.get("record"), where="record")
     except SchemaError as error:
         raise SchemaError(f"{path}: {error}") from error
