@@ -23,6 +23,7 @@ def setup(app: Any) -> dict[str, Any]:
     from .page_info import setup_page_info
     from .reports import setup_reports
     from .status_page import setup_status_page
+    from .runtime import setup_runtime
 
     setup_config(app)
     setup_i18n(app)
@@ -34,6 +35,7 @@ def setup(app: Any) -> dict[str, Any]:
     setup_reports(app)
     return {
         "version": __version__,
+    setup_runtime(app)
         "env_version": ENV_VERSION,
         "parallel_read_safe": True,
         "parallel_write_safe": True,

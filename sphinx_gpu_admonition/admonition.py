@@ -21,7 +21,10 @@ these nodes by the ``gpu-admonition`` class (for example to append an
 
 Its body is, in order of preference: the directive's content, the
 ``gpu_admonition_body`` / ``gpu_admonition_required_body`` configuration value
-(markup parsed like a body), or the translated standard notice.
+(markup parsed like a body), or the translated standard notice.  With
+``:runtime:`` (or ``gpu_admonition_runtime = True``; ``:runtime: off`` opts a
+notice out) a sentence follows that says how long the page takes to run, and
+on what (see :mod:`.runtime`).
 """
 
 from __future__ import annotations
@@ -37,12 +40,15 @@ from sphinx.util.docutils import SphinxDirective
 
 from .config import get_config
 from .i18n import _
+from .runtime import notice_paragraph
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
 
 #: Classes every gpu admonition carries, before the configured ones.
 BASE_CLASSES = ("gpu-admonition", "admonition-gpu")
+#: Values of the ``:runtime:`` option (no value means "on").
+RUNTIME_VALUES = {"": True, "on": True, "off": False}
 #: Class (and ``gpu_kind`` value) for each kind of notice.
 KIND_CLASSES = {"optional": "gpu-optional", "required": "gpu-required"}
 
@@ -114,6 +120,7 @@ class GpuDirective(SphinxDirective):
         "name": directives.unchanged_required,
         "title": directives.unchanged_required,
         "required": _flag,
+        "runtime": directives.unchanged,
     }
 
     def run(self) -> list[nodes.Node]:
@@ -148,9 +155,24 @@ class GpuDirective(SphinxDirective):
                    KIND_CLASSES[kind]]
         node = nodes.admonition("", title, *body, classes=list(dict.fromkeys(classes)))
         node["gpu_kind"] = kind
+        requested = self._runtime_option()
+        if requested if requested is not None else config.admonition_runtime:
+            node += notice_paragraph(self.env, self.env.docname, requested=bool(requested))
         self.set_source_info(node)
         self.add_name(node)
         return [node, *messages]
+
+    def _runtime_option(self) -> bool | None:
+        """True/False from ``:runtime:`` / ``:runtime: off``; None: the site default."""
+        if "runtime" not in self.options:
+            return None
+        value = (self.options["runtime"] or "").strip().lower()
+        if value in RUNTIME_VALUES:
+            return RUNTIME_VALUES[value]
+        warn(logger, f"the gpu directive's :runtime: takes no value, 'on' or 'off' (got "
+                     f"{value!r}); gpu_admonition_runtime decides instead", "directive",
+             location=self.get_location())
+        return None
 
 
 def _label_titles(app: Sphinx, doctree: nodes.document) -> None:

@@ -12,6 +12,7 @@ Other modules read the validated values through :func:`get_config`.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -49,8 +50,9 @@ def _optional_one_of(choices: tuple[str, ...]) -> Callable[[Any], Any]:
 
 
 def _non_negative_number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ConfigValueError("must be a number >= 0")
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value < 0):
+        raise ConfigValueError("must be a finite number >= 0")
     return float(value)
 
 
@@ -102,12 +104,31 @@ def _flag(value: Any) -> bool:
     return value
 
 
-def _optional_file_name(value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str) or "/" in value or "\\" in value:
-        raise ConfigValueError("must be a plain file name (no folders) or None to disable")
-    return value
+def _paths(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigValueError("must be a list of paths (strings)")
+    return tuple(value)
+
+
+def _optional_report_file(suffix: str) -> Callable[[Any], str | None]:
+    """A file the build writes into the output folder: a plain, visible name with
+    ``suffix``, so it can never replace a page (``index.html``), a folder
+    (``_static``) or anything outside the output folder (``..``)."""
+
+    def check(value: Any) -> str | None:
+        if value is None or value == "":
+            return None
+        if (not isinstance(value, str) or "/" in value or "\\" in value
+                or value.startswith(".") or not value.endswith(suffix)
+                or len(value) == len(suffix) or value != value.strip()):
+            raise ConfigValueError(
+                f"must be a plain file name ending in {suffix!r} (no folders, not hidden), "
+                "or None to disable")
+        return value
+
+    return check
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,6 +168,10 @@ class GpuConfig:
     admonition_class: tuple[str, ...] = _option(
         ("warning",), (str, list, tuple), _css_classes,
         "CSS classes of every gpu admonition (the default gives theme's warning colours).")
+    admonition_runtime: bool = _option(
+        False, (bool,), _flag,
+        "Every {gpu} notice says how long the page takes to run, and on what (this build "
+        "and gpu_runtime_sources); the :runtime: option overrides it.")
     execution_info: str = _option(
         "bottom", (str,), _one_of(EXECUTION_INFO_POSITIONS),
         "Where an executed page says what it ran on: top, bottom, admonition, off.")
@@ -178,11 +203,16 @@ class GpuConfig:
     status_baseline: str | None = _option(
         None, (str, type(None)), _optional_text,
         "Path (relative to the source folder) of a previous build's execution-status.json.")
+    runtime_sources: tuple[str, ...] = _option(
+        (), (list, tuple, str), _paths,
+        "Paths (relative to the source folder) of other builds' execution-status.json "
+        "(for example a GPU and a CPU runner), whose run times the {gpu} notice and "
+        "{runtime-all} also state.")
     status_json: str | None = _option(
-        "execution-status.json", (str, type(None)), _optional_file_name,
+        "execution-status.json", (str, type(None)), _optional_report_file(".json"),
         "File name of the status JSON in the output folder; None disables it.", "")
     status_junit: str | None = _option(
-        "execution-status.junit.xml", (str, type(None)), _optional_file_name,
+        "execution-status.junit.xml", (str, type(None)), _optional_report_file(".xml"),
         "File name of the JUnit XML in the output folder; None disables it.", "")
     status_console: bool = _option(
         True, (bool,), _flag, "Print a short execution summary at the end of the build.", "")

@@ -9,6 +9,11 @@ their texts with :data:`_` and call it *at build time* (inside a directive's
 
     title = str(_("GPU"))
 
+Texts with a number use :func:`ngettext`, so that each language gets its
+plural forms::
+
+    ngettext("about %d minute", "about %d minutes", count) % count
+
 Maintainers refresh the catalog after adding or changing a message with::
 
     python -m sphinx_gpu_admonition.i18n
@@ -25,7 +30,7 @@ import sys
 from pathlib import Path
 
 from sphinx.application import Sphinx
-from sphinx.locale import get_translation, translators
+from sphinx.locale import get_translation, get_translator, translators
 
 #: Name of the gettext domain (``.mo`` file name) of the extension.
 CATALOG = "sphinx_gpu_admonition"
@@ -35,6 +40,15 @@ LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 
 #: Mark and translate a message of this extension (call it at build time).
 _ = get_translation(CATALOG)
+
+
+def ngettext(singular: str, plural: str, count: int) -> str:
+    """The form of a message for ``count`` in the book's language (call at build time).
+
+    Sphinx's ``_`` has no plural forms (since Sphinx 9), so this asks the catalog's
+    translator; outside a build that is English.
+    """
+    return get_translator(CATALOG).ngettext(singular, plural, count)
 
 
 def setup_i18n(app: Sphinx) -> None:
@@ -59,11 +73,12 @@ def po_files() -> list[Path]:
     return sorted(LOCALE_DIR.glob(f"*/LC_MESSAGES/{CATALOG}.po"))
 
 
-def extract_messages() -> dict[str, tuple[list[tuple[str, int]], list[str]]]:
+def extract_messages() -> dict[str | tuple[str, str],
+                                tuple[list[tuple[str, int]], list[str]]]:
     """``{message: ([(file, line), ...], [translator comment, ...])}`` of the package.
 
     Every ``_("...")`` or ``translate("...")`` call in the package's Python files is
-    a message; a
+    a message, every ``ngettext("...", "...", n)`` a (singular, plural) message; a
     ``# Translators: ...`` comment just above it is kept for translators.
     """
     from babel.messages.extract import extract_from_dir
@@ -72,15 +87,17 @@ def extract_messages() -> dict[str, tuple[list[tuple[str, int]], list[str]]]:
     for filename, lineno, message, comments, _context in extract_from_dir(
         str(PACKAGE_DIR),
         method_map=[("**.py", "python")],
-        keywords={"_": None, "translate": None},
+        keywords={"_": None, "translate": None, "ngettext": (1, 2)},
         comment_tags=("Translators:",),
         strip_comment_tags=True,
     ):
-        if isinstance(message, str) and message:
+        if isinstance(message, (list, tuple)):
+            message = tuple(message)
+        if message and (isinstance(message, str) or all(message)):
             locations, notes = found.setdefault(message, ([], []))
             locations.append((filename.replace("\\", "/"), lineno))
             notes.extend(c for c in comments if c not in notes)
-    return dict(sorted(found.items()))
+    return dict(sorted(found.items(), key=lambda item: str(item[0])))
 
 
 def build_template():
@@ -124,7 +141,7 @@ def compile_po(po_path: Path) -> bytes:
 
 def _entries(catalog) -> list[tuple]:
     return sorted(
-        (m.id, tuple(m.locations), tuple(m.auto_comments)) for m in catalog if m.id
+        (str(m.id), tuple(m.locations), tuple(m.auto_comments)) for m in catalog if m.id
     )
 
 

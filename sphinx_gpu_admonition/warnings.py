@@ -24,6 +24,8 @@ SUBTYPES = {
     "regression": "a notebook or cell regressed against the baseline "
     "(only with gpu_warn_regressions = True)",
     "output": "a status file (JSON, JUnit) could not be written",
+    "runtime": "a page's run time cannot be stated (not executed yet, no such page, no "
+    "capture data), or a gpu_runtime_sources file is missing or unreadable",
 }
 
 

@@ -23,8 +23,18 @@ def read_catalog(path, reader):
         return reader(f)
 
 
-def messages(catalog) -> dict[str, str]:
-    return {m.id: m.string for m in catalog if m.id and not m.fuzzy}
+def _plain(value):
+    """A message id or string; plural ones as tuples (.mo readers give lists)."""
+    return tuple(value) if isinstance(value, (list, tuple)) else value
+
+
+def messages(catalog) -> dict:
+    """id -> string; a plural message is (singular, plural) -> (form, ...)."""
+    return {_plain(m.id): _plain(m.string) for m in catalog if m.id and not m.fuzzy}
+
+
+def _texts(value) -> tuple[str, ...]:
+    return value if isinstance(value, tuple) else (value,)
 
 
 # -- the catalog files ------------------------------------------------------------
@@ -41,7 +51,7 @@ def test_pot_lists_every_message_of_the_package():
     pot = read_catalog(i18n.POT_FILE, read_po)
     extracted = set(i18n.extract_messages())
     assert extracted, "no _() messages found in the package"
-    assert {m.id for m in pot if m.id} == extracted, (
+    assert {_plain(m.id) for m in pot if m.id} == extracted, (
         "locale/sphinx_gpu_admonition.pot is out of date: run "
         "`python -m sphinx_gpu_admonition.i18n` and translate the new messages"
     )
@@ -49,16 +59,18 @@ def test_pot_lists_every_message_of_the_package():
 
 @pytest.mark.parametrize("po", i18n.po_files(), ids=lambda p: p.parts[-3])
 def test_po_translates_every_message(po):
-    pot_ids = {m.id for m in read_catalog(i18n.POT_FILE, read_po) if m.id}
+    pot_ids = {_plain(m.id) for m in read_catalog(i18n.POT_FILE, read_po) if m.id}
     catalog = read_catalog(po, read_po)
     translated = messages(catalog)
-    missing = sorted(pot_ids - {k for k, v in translated.items() if v})
+    missing = sorted(map(str, pot_ids - {k for k, v in translated.items() if all(_texts(v))}))
     assert not missing, f"untranslated in {po.parts[-3]}: {missing}"
     assert not [m.id for m in catalog if m.id and m.fuzzy], "fuzzy entries left"
     for msgid, msgstr in translated.items():
         # Placeholders ({colab}, {name}, %(name)s ...) must survive the translation.
         placeholders = re.compile(r"\{[a-z_]+\}|%\([a-z_]+\)[sd]|%[sd]")
-        assert sorted(placeholders.findall(msgid)) == sorted(placeholders.findall(msgstr)), msgid
+        expected = sorted(placeholders.findall(_texts(msgid)[-1]))
+        for text in _texts(msgstr):  # every plural form keeps them too
+            assert sorted(placeholders.findall(text)) == expected, msgid
 
 
 @pytest.mark.parametrize("po", i18n.po_files(), ids=lambda p: p.parts[-3])

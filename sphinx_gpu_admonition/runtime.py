@@ -1,0 +1,451 @@
+"""Tell readers how long a page takes to run, and on what.
+
+Two places say it, both from the execution records (the status page's
+notebook time, :attr:`~.record.NotebookRecord.seconds`, rounded for readers):
+
+* the ``runtime`` roles in the text::
+
+      It runs in {runtime}`this page`.      about 2 minutes on a CPU (AMD EPYC 7763)
+      {runtime-time}`this page`             about 2 minutes
+      {runtime-device}`this page`           a CPU (AMD EPYC 7763)
+      {runtime-all}`other/page`             the same for this build and for every
+                                            build in gpu_runtime_sources
+
+  The target is ``this page`` (or ``.``) or a document name, relative to the
+  page like ``{doc}`` (``/`` starts at the source folder).
+
+* the ``{gpu}`` notice, with its ``:runtime:`` option or
+  ``gpu_admonition_runtime = True``: "It runs in about 2 minutes on a GPU
+  (Tesla T4) and about 25 minutes on a CPU (...)."
+
+A page's record exists only once it has been read (executed), another page's
+only once all pages are read, so the role and the notice insert a
+:class:`RuntimePlaceholder` that :class:`ResolveRuntime` (a post-transform)
+replaces with text; like MyST-NB's ``{nb-exec-table}``, ``env-updated``
+returns the pages whose placeholders refer to a page that was read again.
+The other builds' status files are read once per build, in the main process.
+
+Measurements of other builds are *stale* when the page changed since: their
+code cells' first lines differ from this build's, or (when this build has no
+cells to compare) they are older than the page's source file.  Stale figures
+are stated, labelled "measured on an earlier version".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.environment.collectors import EnvironmentCollector
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util import docname_join, logging
+from sphinx.util.docutils import SphinxRole
+
+from .capture import get_record
+from .config import get_config
+from .envdata import env_data
+from .formatting import format_date, format_seconds
+from .i18n import _, ngettext
+from .record import NotebookRecord, SchemaError, StatusReport, read_status
+from .status_page import app_of
+from .warnings import warn
+
+logger = logging.getLogger(__name__)
+
+RUNTIME_CLASS = "gpu-runtime"
+#: what a placeholder says: role forms and the gpu notice's sentence
+PARTS = ("full", "time", "device", "all", "notice")
+#: role name -> part
+ROLES = {"runtime": "full", "runtime-time": "time", "runtime-device": "device",
+         "runtime-all": "all"}
+#: role targets that mean the page the role is on
+THIS_PAGE = ("this page", ".")
+
+REFERENCES_ATTRIBUTE = "gpu_runtime_references"
+_SOURCES_ATTRIBUTE = "_gpu_admonition_runtime_sources"
+_REREAD_ATTRIBUTE = "_gpu_admonition_runtime_reread"
+
+
+# -- rounding and wording for readers ----------------------------------------------
+def reader_time(seconds: float) -> str:
+    """A duration as a reader wants it: "a few seconds", "about 40 seconds",
+    "under a minute", "about 2 minutes", "about 25 minutes", "about 3 hours".
+
+    Coarse on purpose: times vary between runs by more than the last digit,
+    and a reader only decides whether to wait, take a coffee, or get a GPU.
+    """
+    if seconds < 10:
+        return str(_("a few seconds"))
+    if seconds < 45:
+        step = 5 if seconds < 20 else 10
+        count = int(round(seconds / step) * step)
+        return ngettext("about %d second", "about %d seconds", count) % count
+    if seconds < 60:
+        return str(_("under a minute"))
+    minutes = seconds / 60
+    if minutes < 100:
+        step = 1 if minutes < 20 else 5
+        count = int(round(minutes / step) * step)
+        return ngettext("about %d minute", "about %d minutes", count) % count
+    hours = int(round(minutes / 60))
+    return ngettext("about %d hour", "about %d hours", hours) % hours
+
+
+def device_kind(record: NotebookRecord) -> str:
+    """``"GPU"``, ``"TPU"`` or ``"CPU"``: what a reader needs to run the page like this."""
+    backend = record.environment.backend
+    if not backend or backend == "cpu":
+        return "CPU"
+    return "TPU" if backend == "tpu" else "GPU"
+
+
+def device_name(record: NotebookRecord) -> str | None:
+    """``"Tesla T4"``, ``"2x NVIDIA H200"`` or ``"AMD EPYC 7763"``; None when unknown."""
+    environment = record.environment
+    if device_kind(record) == "CPU":
+        return environment.host.cpu
+    return environment.jax.device_summary or (
+        environment.gpus[0].name if environment.gpus else None)
+
+
+@dataclasses.dataclass(frozen=True)
+class Measurement:
+    """One execution of a page as the text states it."""
+
+    record: NotebookRecord
+    #: path of the other build's status file; None for this build
+    source: str | None = None
+    stale: bool = False
+
+    @property
+    def device_known(self) -> bool:
+        return self.record.capture == "ok"
+
+    @property
+    def device_key(self) -> tuple[str, str | None]:
+        return device_kind(self.record), device_name(self.record)
+
+
+def device_phrase(record: NotebookRecord) -> str:
+    """``"a GPU (Tesla T4)"``, ``"a CPU (AMD EPYC 7763)"`` (translated)."""
+    kind, name = device_kind(record), device_name(record)
+    if name:
+        return _("a %(kind)s (%(name)s)") % {"kind": kind, "name": name}
+    return _("a %(kind)s") % {"kind": kind}
+
+
+def run_phrase(measurement: Measurement) -> str:
+    """``"about 2 minutes on a GPU (Tesla T4)"``; time only when the device is unknown."""
+    time = reader_time(measurement.record.seconds)
+    if not measurement.device_known:
+        return time
+    values = {"time": time, "device": device_phrase(measurement.record)}
+    if measurement.stale:
+        return _("%(time)s on %(device)s, measured on an earlier version") % values
+    return _("%(time)s on %(device)s") % values
+
+
+def exact_figures(measurement: Measurement) -> str:
+    """The tooltip: ``"88.4 s · GPU: Tesla T4 · 2026-10-04 03:12 · gpu-status.json"``."""
+    record = measurement.record
+    parts = [format_seconds(record.seconds)]
+    if measurement.device_known:
+        parts.append(record.environment.device_label)
+    parts.append(format_date(record.executed_at))
+    if measurement.source:
+        parts.append(Path(measurement.source).name)
+    return " · ".join(part for part in parts if part)
+
+
+def separators(count: int) -> list[str]:
+    """The ``count - 1`` separators of a list: ``A and B``, ``A, B and C`` (translated)."""
+    if count < 2:
+        return []
+    return [str(_(", "))] * (count - 2) + [str(_(" and "))]
+
+
+# -- which records -------------------------------------------------------------------
+def usable(record: NotebookRecord | None) -> bool:
+    """A record whose time a reader can trust: executed, and not a failed run."""
+    return record is not None and record.executed and not record.failed
+
+
+def _code_lines(record: NotebookRecord) -> list[str]:
+    return [cell.first_line for cell in record.cells]
+
+
+def _timestamp(iso: str | None) -> float | None:
+    if not iso:
+        return None
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def is_stale(other: NotebookRecord, current: NotebookRecord | None,
+             source_mtime: float | None) -> bool:
+    """Whether ``other`` (another build's record) measured an earlier version of the page.
+
+    The code cells' first lines are compared when both builds captured cells
+    (robust where a fresh checkout gives every source file a new time); else
+    the other execution must not be older than the source file.  Unknown
+    times count as stale: a label is cheaper than a wrong claim.
+    """
+    if current is not None and current.capture == "ok" and current.cells and other.cells:
+        return _code_lines(current) != _code_lines(other)
+    executed = _timestamp(other.executed_at)
+    if executed is None or source_mtime is None:
+        return True
+    return executed < source_mtime
+
+
+def source_paths(config: Any, srcdir: str | Path) -> list[tuple[str, Path]]:
+    """(configured value, absolute path) of each ``gpu_runtime_sources`` entry."""
+    return [(configured, (Path(srcdir) / configured).resolve())
+            for configured in get_config(config).runtime_sources]
+
+
+def other_builds(app: Sphinx) -> list[tuple[str, dict[str, NotebookRecord]]]:
+    """(path, records by docname) of each readable ``gpu_runtime_sources`` file.
+
+    Read once per build; a missing or bad file warns once and is left out.
+    """
+    cached = getattr(app, _SOURCES_ATTRIBUTE, None)
+    if cached is not None:
+        return cached
+    builds = []
+    for configured, path in source_paths(app.config, app.srcdir):
+        try:
+            report: StatusReport = read_status(path)
+        except (SchemaError, OSError) as error:
+            warn(logger, f"gpu_runtime_sources: {configured!r} ignored, run times of that "
+                         f"build are not stated: {error}", "runtime")
+            continue
+        builds.append((str(path), report.by_docname()))
+    setattr(app, _SOURCES_ATTRIBUTE, builds)
+    return builds
+
+
+def _source_mtime(env: BuildEnvironment, docname: str) -> float | None:
+    try:
+        return Path(env.doc2path(docname)).stat().st_mtime
+    except OSError:
+        return None
+
+
+def measurements(app: Sphinx, env: BuildEnvironment, docname: str,
+                 with_other_builds: bool) -> list[Measurement]:
+    """This build's measurement of ``docname`` and, optionally, other builds' ones.
+
+    One per device (kind and name), this build first, stale ones last.
+    """
+    current = get_record(env, docname)
+    found = [Measurement(current)] if usable(current) else []
+    if with_other_builds:
+        mtime = _source_mtime(env, docname)
+        for path, records in other_builds(app):
+            other = records.get(docname)
+            if not usable(other) or other.capture != "ok":
+                continue  # another build's time without its device tells a reader nothing
+            measurement = Measurement(other, path, is_stale(other, current, mtime))
+            if measurement.device_key not in {m.device_key for m in found if m.device_known}:
+                found.append(measurement)
+    return sorted(found, key=lambda m: m.stale)
+
+
+def missing_reason(env: BuildEnvironment, docname: str) -> str:
+    """Why this build has no usable run time of ``docname`` (for the warning)."""
+    if docname not in env.all_docs:
+        return "no such document"
+    record = get_record(env, docname)
+    if record is None:
+        return "not an executed notebook, or its execution data is missing"
+    if not record.executed:
+        return f"not executed in this build (status {record.status!r})"
+    return f"its execution failed ({record.status})"
+
+
+# -- the placeholder -----------------------------------------------------------------
+class RuntimePlaceholder(nodes.inline):
+    """Replaced by :class:`ResolveRuntime`; an inline, so a stray one still renders."""
+
+
+def placeholder(env: BuildEnvironment, part: str, target: str) -> RuntimePlaceholder:
+    node = RuntimePlaceholder("", "", part=part, target=target)
+    if part in ("all", "notice"):
+        # a status file of another build that changes must rewrite the page
+        for _configured, path in source_paths(env.config, env.srcdir):
+            if path.is_file():
+                env.note_dependency(str(path))
+    return node
+
+
+class RuntimeRole(SphinxRole):
+    """``{runtime}`this page```, ``{runtime-time}`...```, ``{runtime-device}`...```,
+    ``{runtime-all}`...```."""
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        target = self.text.strip()
+        if target.lower() in THIS_PAGE:
+            target = self.env.docname
+        else:
+            for suffix in self.config.source_suffix:
+                target = target.removesuffix(suffix)
+            target = docname_join(self.env.docname, target).lstrip("/")
+        node = placeholder(self.env, ROLES[self.name.lower()], target)
+        self.set_source_info(node)
+        return [node], []
+
+
+def notice_paragraph(env: BuildEnvironment, docname: str, requested: bool) -> nodes.paragraph:
+    """The ``{gpu}`` notice's run-time sentence, filled in at resolve time.
+
+    ``requested``: the directive asked for it (a page without data warns);
+    a site default alone leaves it out silently on pages that are not notebooks.
+    """
+    node = placeholder(env, "notice", docname)
+    node["requested"] = requested
+    return nodes.paragraph("", "", node, classes=[RUNTIME_CLASS])
+
+
+# -- resolving ----------------------------------------------------------------------
+class ResolveRuntime(SphinxPostTransform):
+    """Replace every placeholder with the run time and device, for every builder."""
+
+    default_priority = 8  # before references are resolved, like {nb-exec-table}
+
+    def run(self, **kwargs: Any) -> None:
+        self.building_app = app_of(self.env)
+        html = self.building_app.builder.format == "html"
+        for node in list(self.document.findall(RuntimePlaceholder)):
+            if node["part"] == "notice":
+                self._notice(node, html)
+            else:
+                node.replace_self(self._role(node, html))
+
+    def _measured(self, measurement: Measurement, text: str, html: bool) -> nodes.Node:
+        # exact figures in the HTML tooltip only: other writers print an
+        # abbreviation's explanation into the text
+        if html:
+            return nodes.abbreviation(text, text, explanation=exact_figures(measurement))
+        return nodes.Text(text)
+
+    def _runs(self, found: list[Measurement], html: bool) -> list[nodes.Node]:
+        result: list[nodes.Node] = []
+        for measurement, separator in zip(found, ["", *separators(len(found))]):
+            if separator:
+                result.append(nodes.Text(separator))
+            result.append(self._measured(measurement, run_phrase(measurement), html))
+        return result
+
+    def _warn(self, node: RuntimePlaceholder, message: str) -> None:
+        warn(logger, message, "runtime", location=node)
+
+    def _role(self, node: RuntimePlaceholder, html: bool) -> nodes.Element:
+        part, target = node["part"], node["target"]
+        found = measurements(self.building_app, self.env, target, with_other_builds=part == "all")
+        this_build = [m for m in found if m.source is None]
+        result = nodes.inline("", "", classes=[RUNTIME_CLASS])
+        result.source, result.line = node.source, node.line
+        if part == "all" and found:
+            result.extend(self._runs(found, html))
+        elif not this_build:
+            self._warn(node, f"no run time of {target!r} is known yet "
+                             f"({missing_reason(self.env, target)}); the text says "
+                             "'an unknown time' instead")
+            result += nodes.Text(str(_("an unknown device")) if part == "device"
+                                 else str(_("an unknown time (not measured yet)")))
+        elif part == "device" and not this_build[0].device_known:
+            self._warn(node, f"the device {target!r} ran on is not known (no capture "
+                             "data); the text says 'an unknown device' instead")
+            result += nodes.Text(str(_("an unknown device")))
+        else:
+            measurement = this_build[0]
+            if part == "time":
+                text = reader_time(measurement.record.seconds)
+            elif part == "device":
+                text = device_phrase(measurement.record)
+            else:
+                text = run_phrase(measurement)
+            result += self._measured(measurement, text, html)
+        return result
+
+    def _notice(self, node: RuntimePlaceholder, html: bool) -> None:
+        paragraph = node.parent
+        found = measurements(self.building_app, self.env, node["target"], with_other_builds=True)
+        if not found:
+            if node["requested"]:
+                self._warn(node, "the gpu notice cannot state the run time: "
+                                 f"{missing_reason(self.env, node['target'])}; "
+                                 "the sentence is left out")
+            paragraph.parent.remove(paragraph)
+            return
+        # Translators: %(runs)s is a list like "about 2 minutes on a GPU (Tesla T4) and
+        # about 25 minutes on a CPU (Intel Xeon)"
+        before, _placeholder, after = str(_("It runs in %(runs)s.")).partition("%(runs)s")
+        content: list[nodes.Node] = [nodes.Text(before)] if before else []
+        content += self._runs(found, html)
+        if after:
+            content.append(nodes.Text(after))
+        node.replace_self(content)
+
+
+# -- pages to rewrite ------------------------------------------------------------------
+def references(env: BuildEnvironment) -> dict[str, list[str]]:
+    """docname -> the other documents its runtime roles refer to."""
+    return env_data(env, REFERENCES_ATTRIBUTE, dict)
+
+
+class RuntimeReferenceCollector(EnvironmentCollector):
+    def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+        references(env).pop(docname, None)
+
+    def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: set[str],
+                    other: BuildEnvironment) -> None:
+        mine, theirs = references(env), references(other)
+        for docname in docnames:
+            if docname in theirs:
+                mine[docname] = theirs[docname]
+
+    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
+        docname = app.env.docname
+        targets = sorted({node["target"] for node in doctree.findall(RuntimePlaceholder)}
+                         - {docname})
+        if targets:
+            references(app.env)[docname] = targets
+
+
+def _note_reread(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+    reread = getattr(app, _REREAD_ATTRIBUTE, None)
+    if reread is None:
+        reread = set()
+        setattr(app, _REREAD_ATTRIBUTE, reread)
+    reread.add(docname)
+
+
+def _pages_to_rewrite(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    """Pages not read again whose runtime roles refer to a page that was (or is gone)."""
+    reread = getattr(app, _REREAD_ATTRIBUTE, None) or set()
+    setattr(app, _REREAD_ATTRIBUTE, set())
+    return sorted(docname for docname, targets in references(env).items()
+                  if docname not in reread and reread.intersection(targets))
+
+
+def _read_sources_once(app: Sphinx) -> None:
+    other_builds(app)  # in the main process, before parallel writers fork
+
+
+def setup_runtime(app: Sphinx) -> None:
+    for name in ROLES:
+        app.add_role(name, RuntimeRole())
+    app.add_post_transform(ResolveRuntime)
+    app.add_env_collector(RuntimeReferenceCollector)
+    app.connect("builder-inited", _read_sources_once)
+    app.connect("env-purge-doc", _note_reread)
+    app.connect("env-updated", _pages_to_rewrite)

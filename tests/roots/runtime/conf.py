@@ -1,0 +1,9 @@
+project = "Run time tests"
+extensions = ["myst_nb", "sphinx_gpu_admonition"]
+exclude_patterns = ["_build"]
+nb_execution_mode = "auto"
+nb_execution_raise_on_error = False
+# Other builds of this book (written by tests/test_runtime.py): a GPU runner, an
+# old laptop run of an earlier version, and two files that cannot be read.
+gpu_runtime_sources = ["gpu-status.json", "old-status.json", "missing.json", "broken.json"]
+show_warning_types = True

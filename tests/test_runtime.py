@@ -1,0 +1,237 @@
+"""How long a page takes to run, and on what: the runtime roles and the gpu notice.
+
+One small book (tests/roots/runtime: one notebook with a short sleep cell, one
+page without code) is executed once and written with the html, text and latex
+builders from the same doctrees; the wording is tested in-process.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import sphinx.locale
+from sphinx.locale import translators
+
+from conftest import GPU_ENVIRONMENT, ROOTS, ProjectBuild, _baseline_notebook, sphinx_build
+from sphinx_gpu_admonition import i18n
+from sphinx_gpu_admonition.config import GpuConfig, validate
+from sphinx_gpu_admonition.record import SCHEMA_ID, SCHEMA_VERSION, NotebookRecord, read_status
+from sphinx_gpu_admonition.runtime import (
+    Measurement,
+    _pages_to_rewrite,
+    device_phrase,
+    is_stale,
+    reader_time,
+    references,
+    run_phrase,
+)
+
+bs4 = pytest.importorskip("bs4")
+
+LAPTOP = "Laptop <CPU> & co"
+
+
+def _status(*notebooks: dict) -> str:
+    return json.dumps({"schema": SCHEMA_ID, "schema_version": SCHEMA_VERSION,
+                       "build": {"note": "hand-made for tests/test_runtime.py"},
+                       "notebooks": list(notebooks), "analysis": {}})
+
+
+def gpu_runner() -> dict:
+    """The GPU runner's record of the same version of ``sleepy`` (same code cells)."""
+    return _baseline_notebook("sleepy", "A sleepy notebook", 130.0, [
+        (1, 0.5, "import time"), (2, 120.0, "time.sleep(0.3)")])
+
+
+def old_laptop() -> dict:
+    """A laptop's record of an earlier version of ``sleepy`` (other code)."""
+    environment = copy.deepcopy(GPU_ENVIRONMENT)
+    environment.update(gpus=[], host={**environment["host"], "cpu": LAPTOP})
+    environment["jax"].update(backend="cpu", devices=[{"platform": "cpu", "kind": "cpu"}])
+    notebook = _baseline_notebook("sleepy", "A sleepy notebook", 1500.0, [
+        (1, 0.5, "import time"), (2, 1490.0, "time.sleep(1500)")])
+    return {**notebook, "environment": environment}
+
+
+@dataclasses.dataclass
+class Book:
+    srcdir: Path
+    html: ProjectBuild
+    text: ProjectBuild
+    latex: ProjectBuild
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory: pytest.TempPathFactory) -> Book:
+    dest = tmp_path_factory.mktemp("runtime-book")
+    srcdir = dest / "src"
+    shutil.copytree(ROOTS / "runtime", srcdir)
+    (srcdir / "gpu-status.json").write_text(_status(gpu_runner()), encoding="utf-8")
+    (srcdir / "old-status.json").write_text(_status(old_laptop()), encoding="utf-8")
+    (srcdir / "broken.json").write_text("{", encoding="utf-8")
+    builddir = dest / "_build"
+    html = sphinx_build(srcdir, builddir, "html", freshenv=True)
+    text = sphinx_build(srcdir, builddir, "text")
+    latex = sphinx_build(srcdir, builddir, "latex")
+    return Book(srcdir, html, text, latex)
+
+
+@pytest.fixture
+def language():
+    """Switch the extension's catalog to a language for in-process wording tests."""
+    def use(name: str | None) -> None:
+        translators.pop(("general", i18n.CATALOG), None)
+        sphinx.locale.init([str(i18n.LOCALE_DIR)], name, i18n.CATALOG)
+
+    use(None)
+    yield use
+    translators.pop(("general", i18n.CATALOG), None)
+
+
+def squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def this_build(book: Book) -> NotebookRecord:
+    return read_status(book.html.outdir / "execution-status.json").by_docname()["sleepy"]
+
+
+# -- wording, in-process ---------------------------------------------------------------
+@pytest.mark.parametrize(("seconds", "text"), [
+    (0.4, "a few seconds"), (9.9, "a few seconds"), (12, "about 10 seconds"),
+    (17, "about 15 seconds"), (38, "about 40 seconds"), (50, "under a minute"),
+    (65, "about 1 minute"), (130, "about 2 minutes"), (1490, "about 25 minutes"),
+    (6000, "about 2 hours"), (3 * 3600 + 100, "about 3 hours"),
+])
+def test_reader_time_rounds_for_readers(language, seconds, text):
+    assert reader_time(seconds) == text
+
+
+def test_wording_is_translated_with_plural_forms(language):
+    language("zh_CN")
+    assert reader_time(65) == "约 1 分钟"
+    assert reader_time(130) == "约 2 分钟"
+    assert reader_time(38) == "约 40 秒"
+    assert reader_time(3) == "几秒钟"
+    gpu = NotebookRecord.from_dict(gpu_runner())
+    assert run_phrase(Measurement(gpu)) == "在 GPU（Tesla T4）上约 2 分钟"
+
+
+def test_device_phrase(language):
+    assert device_phrase(NotebookRecord.from_dict(gpu_runner())) == "a GPU (Tesla T4)"
+    laptop = NotebookRecord.from_dict(old_laptop())
+    assert device_phrase(laptop) == f"a CPU ({LAPTOP})"
+    laptop.environment.jax.backend = None  # JAX never initialised: still a CPU
+    assert device_phrase(laptop) == f"a CPU ({LAPTOP})"
+    stale = Measurement(laptop, "old.json", stale=True)
+    assert run_phrase(stale) == (f"about 25 minutes on a CPU ({LAPTOP}), "
+                                 "measured on an earlier version")
+
+
+def test_staleness_by_code_cells_then_by_source_time():
+    current = NotebookRecord.from_dict(gpu_runner())
+    same_code = NotebookRecord.from_dict(gpu_runner())
+    other_code = NotebookRecord.from_dict(old_laptop())
+    assert not is_stale(same_code, current, source_mtime=9e9)  # a fresh checkout's mtime
+    assert is_stale(other_code, current, source_mtime=0)
+    # without cells to compare: the execution must not be older than the source
+    executed = 1767582000.0  # 2026-01-05T03:00:00+00:00, as in gpu_runner()
+    assert not is_stale(same_code, None, source_mtime=executed - 60)
+    assert is_stale(same_code, None, source_mtime=executed + 60)
+    same_code.executed_at = None
+    assert is_stale(same_code, None, source_mtime=executed - 60)
+
+
+def test_runtime_options_validate():
+    reports: list[str] = []
+    assert validate({"runtime_sources": "gpu.json"}, reports.append).runtime_sources == (
+        "gpu.json",)
+    config = validate({"runtime_sources": ["a.json", 3], "admonition_runtime": "yes"},
+                      reports.append)
+    assert len(reports) == 2 and any("gpu_runtime_sources" in r for r in reports)
+    assert config.runtime_sources == GpuConfig().runtime_sources == ()
+    assert config.admonition_runtime is False
+
+
+# -- the book ----------------------------------------------------------------------------
+def test_page_states_both_builds_from_the_records(book, language):
+    """Done when: the text and the notice give this build's time and the other build's."""
+    record = this_build(book)
+    gpu = read_status(book.srcdir / "gpu-status.json").by_docname()["sleepy"]
+    mine = f"{reader_time(record.seconds)} on {device_phrase(record)}"
+    theirs = f"{reader_time(gpu.seconds)} on {device_phrase(gpu)}"
+    assert theirs == "about 2 minutes on a GPU (Tesla T4)"
+    old = f"about 25 minutes on a CPU ({LAPTOP}), measured on an earlier version"
+
+    page = bs4.BeautifulSoup(book.html.read("sleepy.html"), "html.parser")
+    notice = page.select_one("div.gpu-admonition p.gpu-runtime")
+    assert squash(notice.get_text()) == f"It runs in {mine}, {theirs} and {old}."
+    text = squash(page.select_one("main, div.body, body").get_text(" "))
+    assert f"Full: It runs in {mine} ." in text
+    assert f"Time: {reader_time(record.seconds)} ." in text
+    assert f"Device: {device_phrase(record)} ." in text
+    assert f"All: {mine} , {theirs} and {old} ." in text
+    # the exact figures are one hover away
+    titles = [abbr["title"] for abbr in notice.select("abbr")]
+    assert len(titles) == 3
+    assert "130.0 s" in titles[1] and "GPU: Tesla T4" in titles[1]
+    assert "gpu-status.json" in titles[1] and "old-status.json" in titles[2]
+    assert record.environment.device_label in titles[0]
+
+
+def test_other_pages_and_html_escaping(book):
+    page = book.html.read("prose.html")
+    soup = bs4.BeautifulSoup(page, "html.parser")
+    runtimes = [squash(n.get_text()) for n in soup.select("span.gpu-runtime")]
+    record = this_build(book)
+    assert runtimes == [
+        "an unknown time (not measured yet)",
+        f"{reader_time(record.seconds)} on {device_phrase(record)}",
+        device_phrase(record),
+        "an unknown time (not measured yet)",
+    ]
+    # a requested notice without data leaves the sentence out; so does the site default
+    assert not soup.select("div.gpu-admonition p.gpu-runtime")
+    sleepy = book.html.read("sleepy.html")
+    assert "Laptop &lt;CPU&gt; &amp; co" in sleepy and LAPTOP not in sleepy
+
+
+def test_every_builder_says_it(book):
+    record = this_build(book)
+    mine = f"{reader_time(record.seconds)} on {device_phrase(record)}"
+    text = squash(book.text.read("sleepy.txt"))
+    assert f"It runs in {mine}, about 2 minutes on a GPU (Tesla T4) and about 25 minutes" in text
+    assert f"Full: It runs in {mine}." in text
+    latex = squash(next(book.latex.outdir.glob("*.tex")).read_text(encoding="utf-8"))
+    assert "about 2 minutes on a GPU (Tesla T4)" in latex
+    assert r"Laptop \textless{}CPU\textgreater{} \& co" in latex  # escaped
+    # exact figures stay out of print (only the HTML tooltip has them)
+    assert "130.0 s" not in text and "130.0 s" not in latex
+
+
+def test_no_data_warns_once_per_use_with_its_line(book):
+    warnings = [line for line in book.html.warning_lines if "gpu_admonition" in line]
+    runtime = [line for line in warnings if "[gpu_admonition.runtime]" in line]
+    assert sum("missing.json" in line for line in runtime) == 1
+    assert sum("broken.json" in line and "not JSON" in line for line in runtime) == 1
+    assert any("prose.md:3" in line and "gpu notice" in line for line in runtime), runtime
+    assert any("prose.md:11" in line and "'prose'" in line for line in runtime), runtime
+    assert any("prose.md:15" in line and "no such document" in line for line in runtime)
+    assert len(runtime) == 5, runtime
+    directive = [line for line in warnings if "[gpu_admonition.directive]" in line]
+    assert len(directive) == 1 and "prose.md:7" in directive[0] and "'maybe'" in directive[0]
+    assert not any("sleepy" in line for line in warnings), warnings
+
+
+def test_pages_referring_to_a_page_read_again_are_rewritten(book):
+    app, env = book.html.app, book.html.app.env
+    assert references(env) == {"prose": ["no-such-page", "sleepy"]}
+    app._gpu_admonition_runtime_reread = {"sleepy"}
+    assert _pages_to_rewrite(app, env) == ["prose"]
+    assert _pages_to_rewrite(app, env) == []  # once
