@@ -13,17 +13,23 @@ Flow, the same as MyST-NB's table (see the notes on the execution pipeline):
    the directive are returned whenever any record changed, was added or was
    removed (a deleted notebook leaves the table), or the baseline file changed;
 3. post-transforms at resolve time fill the placeholder from
-   :func:`~.capture.all_records`: HTML builders get an escaped, sortable table
-   (:func:`render_html`, priority 7), every other builder a plain docutils table
-   (:func:`status_table_nodes`, priority 8, before reference resolution at 10);
+   the build's one analysis (:func:`build_analysis`): HTML builders get an
+   escaped, sortable table with one row per notebook (:func:`render_html`,
+   priority 7) and, beside the page, a JSON file of every notebook's cells
+   (:func:`cells_data`, :func:`write_cells_data`); every other builder gets a
+   plain docutils table (:func:`status_table_nodes`, priority 8, before
+   reference resolution at 10);
 4. on every notebook page (HTML only) each code cell container gets an anchor
    ``id="cell-<index>"`` and each flagged cell a time badge linking back to the
    status page's row of the notebook.
 
 JavaScript (``static/gpu-status.js``) and CSS (``static/gpu-status.css``) are
 added by ``html-page-context`` only to pages that contain a table or a badge.
-The page is complete without JavaScript: the script only sorts and filters the
-rows that are already there (settings come from ``data-`` attributes).
+The page is complete without JavaScript (every notebook is a sorted row linked
+to its page, where the cells are); the script sorts and filters the rows, and
+renders a notebook's cells from the JSON file when its details are opened, so
+that a book of 1,000 notebooks x 100 cells gives a page of about 1.5 MB instead
+of 27 MB (settings and texts come from ``data-`` attributes).
 """
 
 from __future__ import annotations
@@ -31,7 +37,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import html
+import json
 import re
+import urllib.parse
 import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -47,9 +55,16 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from .analysis import BuildAnalysis, Flag, NotebookAnalysis, analyse
+from .analysis import (
+    HINT_RULES,
+    BuildAnalysis,
+    Flag,
+    NotebookAnalysis,
+    NotebookComparison,
+    analyse,
+)
 from .baseline import baseline_path, get_baseline, thresholds
-from .capture import all_records, stored_records
+from .capture import all_records, atomic_write, stored_records
 from .config import get_config
 from .envdata import env_data
 from .formatting import format_date, format_seconds
@@ -63,6 +78,7 @@ from .record import (
     OK,
     OUTPUTS_PRESENT,
     TIMEOUT,
+    CellRecord,
     NotebookRecord,
     StatusReport,
 )
@@ -360,9 +376,13 @@ def _ratio(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}×"
 
 
+#: how a code cell is named (the script names cells of the details the same way)
+_CELL_NAME = "cell {n}"
+
+
 def _cell_label(position: int) -> str:
     """``cell 3``: the third code cell of the notebook (cell indexes count every cell)."""
-    return f"cell {position + 1}"
+    return _CELL_NAME.format(n=position + 1)
 
 
 def _error_position(record: NotebookRecord) -> int | None:
@@ -598,8 +618,11 @@ class HtmlTable:
 
     def __init__(self, analysis: BuildAnalysis, options: StatusOptions,
                  page_uri: Callable[[str], str | None], table_id: str = "gpu-status-1",
-                 row_ids: bool = True, labels: Labels | None = None):
+                 row_ids: bool = True, labels: Labels | None = None,
+                 cells_src: str | None = None):
         self.analysis = analysis
+        #: URL of the per-cell data (:func:`cells_data`) relative to the page
+        self.cells_src = cells_src if options.cells else None
         self.options = options
         self.page_uri = page_uri
         self.table_id = table_id
@@ -631,9 +654,13 @@ class HtmlTable:
         totals = Totals.of(self.analysis)
         sort_key = "name" if options.sort == "name" else "time"
         filter_id = f"{self.table_id}-filter"
+        cells = ""
+        if self.cells_src is not None:
+            cells = (f' data-cells-src="{_e(self.cells_src)}"'
+                     f' data-cell-labels="{_e(_compact_json(cell_labels(lb)))}"')
         out.append(
             f'<div class="gpu-status" id="{_e(self.table_id)}" data-gpu-status=""'
-            f' data-count-template="{_e(lb.count)}">'
+            f' data-count-template="{_e(lb.count)}"{cells}>'
         )
         out.append(self._summary(totals, hidden))
         out.append(
@@ -753,11 +780,8 @@ class HtmlTable:
         if self.comparing:
             out.append(self._comparison_cells(comparison))
         out.append("</tr>")
-        if self.options.cells and (record.cells or record.error
-                                   or (comparison and comparison.gone_cells)):
-            out.append(f'<tr class="gpu-status-details"><td colspan="{ncols}">')
-            self._cells(out, result, uri, title)
-            out.append("</td></tr>")
+        if self.options.cells:
+            self._details(out, result, title, ncols)
         out.append("</tbody>")
 
     def _comparison_cells(self, comparison: Any) -> str:
@@ -776,16 +800,29 @@ class HtmlTable:
                 f'<td data-value="{_e((comparison.baseline_device or "").casefold())}">'
                 f'{_e(comparison.baseline_device or comparison.baseline_backend or "–")}</td>')
 
-    def _cells(self, out: list[str], result: NotebookAnalysis, uri: str | None,
-               title: str) -> None:
+    def _details(self, out: list[str], result: NotebookAnalysis, title: str,
+                 ncols: int) -> None:
+        """The row under a notebook: its error, and a place for its cells.
+
+        The cells themselves are not HTML: the script renders them from the data
+        file (:func:`cells_data`) when the details are opened, so that the page of a
+        book of 1,000 notebooks x 100 cells stays small.  Without the script (or the
+        data file) only rows with an error are shown; every row links to its notebook
+        page, which shows the cells.
+        """
         lb = self.labels
         record = result.notebook
-        comparison = result.comparison
+        has_cells = self.cells_src is not None and (
+            record.cells or (result.comparison and result.comparison.gone_cells))
+        if not (record.error or has_cells):
+            return
         flagged = sum(1 for flags in result.cell_flags if flags)
         summary = lb.cells_summary.format(count=len(record.cells), title=title)
         if flagged:
             summary += f" ({flagged} {lb.flags.lower()})"
-        out.append(f"<details><summary>{_e(summary)}</summary>")
+        hidden = "" if record.error else ' hidden=""'
+        out.append(f'<tr class="gpu-status-details"{hidden}><td colspan="{ncols}">'
+                   f"<details><summary>{_e(summary)}</summary>")
         if record.error is not None:
             where = ""
             position = _error_position(record)
@@ -793,64 +830,10 @@ class HtmlTable:
                 where = " " + lb.error_in.format(cell=_cell_label(position))
             out.append(f'<p class="gpu-status-error-message"><strong>{_e(record.error.type)}'
                        f"</strong>{_e(where)}: <code>{_e(record.error.message)}</code></p>")
-        out.append('<table class="gpu-status-cell-table"><thead><tr>')
-        heads = [lb.cell, lb.time, lb.share, lb.compile, lb.source, lb.flags]
-        if comparison is not None:
-            heads += [lb.baseline, lb.ratio]
-        out.extend(f'<th scope="col">{_e(h)}</th>' for h in heads)
-        out.append("</tr></thead><tbody>")
-        total = record.cells_seconds
-        for position, (cell, flags) in enumerate(zip(record.cells, result.cell_flags, strict=True)):
-            label = _e(_cell_label(position))
-            if uri is not None and cell.index is not None:
-                label = f'<a href="{_e(uri)}#{cell_anchor(cell.index)}">{label}</a>'
-            if cell.error:
-                label += (f' <span class="gpu-status-mark gpu-status-error">'
-                          f"{_e(cell.error)}</span>")
-            row_class = ' class="gpu-status-flagged"' if flags else ""
-            out.append(f"<tr{row_class}><th scope=\"row\">{label}</th>"
-                       f"<td>{format_seconds(cell.seconds)}</td>"
-                       f"<td>{_percent(share(cell.seconds, total))}</td>")
-            if cell.compile_seconds or cell.compilations:
-                functions = sorted(cell.compilations.items(), key=lambda kv: (-kv[1], kv[0]))
-                listed = ", ".join(f"{name} {count}×" for name, count in functions[:3])
-                if len(functions) > 3:
-                    listed += ", …"
-                count = lb.compilations.format(count=cell.compilation_count)
-                out.append(f"<td>{format_seconds(cell.compile_seconds)}<br>"
-                           f'<span class="gpu-status-compilations">{_e(count)}: '
-                           f"{_e(listed)}</span></td>")
-            else:
-                out.append("<td>–</td>")
-            out.append(f"<td><code>{_e(cell.first_line)}</code></td><td>")
-            if flags:
-                out.append('<ul class="gpu-status-flags">')
-                for flag in flags:
-                    kind = "hint" if flag.is_hint else "rule"
-                    out.append(f'<li class="gpu-flag-{kind}"><span class="gpu-flag'
-                               f' gpu-flag-{_e(flag.rule)}">'
-                               f"{_e(lb.flag_text.get(flag.rule, flag.rule))}</span> "
-                               f"{_e(flag.reason)}</li>")
-                out.append("</ul>")
-            out.append("</td>")
-            if comparison is not None:
-                cell_comparison = comparison.cells.get(position)
-                if cell_comparison is None or cell_comparison.state == "new":
-                    out.append(f'<td><span class="gpu-status-new">{_e(lb.new)}</span></td>'
-                               "<td>–</td>")
-                else:
-                    out.append(f"<td>{format_seconds(cell_comparison.baseline_seconds)}</td>"
-                               f"<td>{_ratio(cell_comparison.ratio)}</td>")
-            out.append("</tr>")
-        if comparison is not None:
-            for index, seconds, first_line in comparison.gone_cells:
-                label = f"#{index}" if index is not None else "–"
-                out.append(f'<tr class="gpu-status-gone-cell"><th scope="row">{_e(label)} '
-                           f'<span class="gpu-status-gone">{_e(lb.gone)}</span></th>'
-                           "<td>–</td><td>–</td><td>–</td>"
-                           f"<td><code>{_e(first_line)}</code></td><td></td>"
-                           f"<td>{format_seconds(seconds)}</td><td>–</td></tr>")
-        out.append("</tbody></table></details>")
+        if has_cells:
+            out.append(f'<div class="gpu-status-cells" data-docname="{_e(record.docname)}">'
+                       "</div>")
+        out.append("</details></td></tr>")
 
     def _gone(self, out: list[str], record: NotebookRecord, ncols: int) -> None:
         lb = self.labels
@@ -891,9 +874,87 @@ class HtmlTable:
 
 def render_html(analysis: BuildAnalysis, options: StatusOptions,
                 page_uri: Callable[[str], str | None], table_id: str = "gpu-status-1",
-                row_ids: bool = True) -> str:
-    """The status table of ``analysis`` as an HTML fragment (everything escaped)."""
-    return HtmlTable(analysis, options, page_uri, table_id, row_ids).render()
+                row_ids: bool = True, cells_src: str | None = None) -> str:
+    """The status table of ``analysis`` as an HTML fragment (everything escaped).
+
+    ``cells_src``: the URL (relative to the page) of :func:`cells_data`; without it
+    the rows have no per-cell details.
+    """
+    return HtmlTable(analysis, options, page_uri, table_id, row_ids,
+                     cells_src=cells_src).render()
+
+
+# -- per-cell data, loaded by the script when a row's details open ----------------
+CELLS_DATA_VERSION = 1
+
+
+def _compact_json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def cell_labels(labels: Labels) -> dict[str, Any]:
+    """The texts the script needs for the cell tables (translated, as data)."""
+    return {
+        "cell": labels.cell, "time": labels.time, "share": labels.share,
+        "compile": labels.compile, "source": labels.source, "flags": labels.flags,
+        "baseline": labels.baseline, "ratio": labels.ratio, "new": labels.new,
+        "gone": labels.gone, "cellName": _CELL_NAME,
+        "flag": labels.flag_text, "hints": list(HINT_RULES),
+    }
+
+
+def _cell_entry(position: int, cell: CellRecord, flags: list[Flag], total: float,
+                comparison: NotebookComparison | None, labels: Labels) -> dict[str, Any]:
+    """One cell with short keys; texts formatted here, so that there is one formatter."""
+    entry: dict[str, Any] = {"s": round(cell.seconds, 6), "t": format_seconds(cell.seconds),
+                             "p": _percent(share(cell.seconds, total)), "l": cell.first_line}
+    if cell.index is not None:
+        entry["i"] = cell.index
+    if cell.error:
+        entry["e"] = cell.error
+    if cell.compile_seconds or cell.compilations:
+        functions = sorted(cell.compilations.items(), key=lambda kv: (-kv[1], kv[0]))
+        listed = ", ".join(f"{name} {count}×" for name, count in functions[:3])
+        if len(functions) > 3:
+            listed += ", …"
+        entry["k"] = format_seconds(cell.compile_seconds)
+        entry["n"] = f"{labels.compilations.format(count=cell.compilation_count)}: {listed}"
+    if flags:
+        entry["f"] = [[flag.rule, flag.reason] for flag in flags]
+    if comparison is not None:
+        cell_comparison = comparison.cells.get(position)
+        if cell_comparison is not None and cell_comparison.state != "new":
+            entry["b"] = format_seconds(cell_comparison.baseline_seconds)
+            entry["r"] = _ratio(cell_comparison.ratio)
+    return entry
+
+
+def cells_data(analysis: BuildAnalysis, labels: Labels | None = None) -> dict[str, Any]:
+    """Per-cell details of every notebook, keyed by docname, as compact plain data.
+
+    ``{"v": 1, "nb": {docname: {"c": [cell...], "g": [gone cell...], "cmp": 1}}}``; a
+    cell is ``{"i": index, "s": seconds, "t": time, "p": share, "l": first line,
+    "e": error, "k": compile time, "n": compilations, "f": [[rule, reason]...],
+    "b": baseline time, "r": ratio}`` with empty keys left out.  Every text is data,
+    inserted by the script as text, never as markup.
+    """
+    labels = labels or Labels.load()
+    notebooks: dict[str, Any] = {}
+    for result in analysis.notebooks:
+        record = result.notebook
+        comparison = result.comparison
+        total = record.cells_seconds
+        entry: dict[str, Any] = {"c": [
+            _cell_entry(position, cell, flags, total, comparison, labels)
+            for position, (cell, flags) in enumerate(zip(record.cells, result.cell_flags,
+                                                         strict=True))]}
+        if comparison is not None:
+            entry["cmp"] = 1
+            if comparison.gone_cells:
+                entry["g"] = [{"i": index, "t": format_seconds(seconds), "l": first_line}
+                              for index, seconds, first_line in comparison.gone_cells]
+        notebooks[record.docname] = entry
+    return {"v": CELLS_DATA_VERSION, "nb": notebooks}
 
 
 # -- docutils table for other builders --------------------------------------------
@@ -1031,6 +1092,35 @@ def notebook_analysis(app: Sphinx, docname: str) -> NotebookAnalysis | None:
     return _analysed_build(app).by_docname.get(docname)
 
 
+CELLS_DATA_SUFFIX = ".gpu-cells.json"
+
+
+def write_cells_data(builder: Any, docname: str, analysis: BuildAnalysis) -> str | None:
+    """Write :func:`cells_data` beside the page of ``docname``; its URL from the page.
+
+    Written here, in the main process, together with the page that uses it; left
+    untouched when unchanged.  The URL carries a digest of the content, so that a
+    browser never shows the cells of an older build.  None (no per-cell details)
+    for builders without an output file per page, or when it cannot be written.
+    """
+    get_outfilename = getattr(builder, "get_outfilename", None)
+    if get_outfilename is None or not analysis.notebooks:
+        return None
+    page = Path(get_outfilename(docname))
+    path = page.with_name(page.stem + CELLS_DATA_SUFFIX)
+    text = _compact_json(cells_data(analysis))
+    try:
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, text)
+    except OSError as error:
+        warn(logger, f"could not write the per-cell data of the status page: {error}",
+             "output", location=docname)
+        return None
+    digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+    return f"{urllib.parse.quote(path.name)}?v={digest}"
+
+
 class StatusTableToHtml(SphinxPostTransform):
     """HTML builders: the sortable table with per-cell details, as escaped markup."""
 
@@ -1052,9 +1142,13 @@ class StatusTableToHtml(SphinxPostTransform):
                 return None
             return builder.get_relative_uri(fromdoc, docname)
 
+        cells_src = None
+        if any(_options_of(node).cells for node in placeholders):
+            cells_src = write_cells_data(builder, fromdoc, analysis)
         for number, node in enumerate(placeholders, start=1):
             markup = render_html(analysis, _options_of(node), page_uri,
-                                 table_id=f"gpu-status-{number}", row_ids=number == 1)
+                                 table_id=f"gpu-status-{number}", row_ids=number == 1,
+                                 cells_src=cells_src)
             raw = nodes.raw("", markup, format="html", classes=node["classes"])
             raw["ids"] = node["ids"]
             node.replace_self(raw)

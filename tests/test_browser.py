@@ -3,8 +3,9 @@
 The ``status`` book (``status_book`` in conftest, built with sphinx-book-theme)
 is served over http.server on 127.0.0.1.  Checks: a click on a header sorts and
 updates aria-sort, Enter and Space on a header button sort, the filter hides
-rows, a notebook's details show its cells, no console errors from our script,
-and hostile names stay text (no dialog).  A synthetic 1,000-notebook page is
+rows, opening a notebook's details renders its cells from the JSON data file
+beside the page (sortable), a badge's link opens its row, no console errors
+from our script, and hostile names and first lines stay text (no dialog).  A synthetic 1,000-notebook page is
 sorted too; its time is printed, never asserted.
 """
 
@@ -160,14 +161,27 @@ def test_filter_hides_rows(status_page: Page):
     assert len(status_page.docnames()) == 7
 
 
-def test_details_show_the_cells(status_page: Page):
+def cell_rows(row) -> list[list[str]]:
+    """The rows of a notebook's cell table: [cell, time, share, compile, first line, ...]."""
+    return row.locator("table.gpu-status-cell-table tbody tr").evaluate_all(
+        "rows => rows.map(r => [...r.cells].map(c => c.innerText))")
+
+
+def test_details_render_the_cells_on_demand(status_page: Page):
     row = status_page.page.locator("#gpu-status-slow")
-    cell_rows = row.locator("table.gpu-status-cell-table tbody tr")
-    assert not cell_rows.first.is_visible()
+    assert row.locator("table.gpu-status-cell-table").count() == 0  # not in the page
     row.locator("details > summary").click()
-    assert cell_rows.first.is_visible()
-    assert cell_rows.count() >= 3
+    table = row.locator("table.gpu-status-cell-table")
+    table.wait_for()
+    cells = cell_rows(row)
+    assert [c[0] for c in cells[:3]] == ["cell 1", "cell 2", "cell 3"]  # notebook order
     assert row.locator("tr.gpu-status-flagged code").inner_text() == "time.sleep(0.5)"
+    assert row.locator("tr.gpu-status-flagged th a").get_attribute("href") == "slow.html#cell-3"
+    # sorted by time, slowest first: the sleep
+    table.locator("thead th").nth(1).locator("button").click()
+    assert cell_rows(row)[0][4] == "time.sleep(0.5)"
+    assert table.locator("thead th").nth(1).get_attribute("aria-sort") == "descending"
+    assert our_errors(status_page) == []
 
 
 def test_hostile_names_are_text(status_page: Page):
@@ -175,19 +189,28 @@ def test_hostile_names_are_text(status_page: Page):
     assert "<script>alert(1)</script>" in row.locator("th").first.inner_text()
     row.locator("details > summary").click()
     assert "<b>bold</b>" in row.locator(".gpu-status-error-message").inner_text()
-    assert status_page.page.locator("#gpu-status-1 b").count() == 0
+    # first lines with "</script>" come from the JSON data as text
+    row.locator("table.gpu-status-cell-table").wait_for()
+    assert [c[4] for c in cell_rows(row)] == [
+        's = "<script>alert(1)</script><b>bold</b>"',
+        'raise RuntimeError("<script>alert(1)</script><b>bold</b>")']
+    assert status_page.page.locator("#gpu-status-1 b, #gpu-status-1 script").count() == 0
     assert status_page.dialogs == []
     assert our_errors(status_page) == []
 
 
-def test_badge_links_back_to_the_status_row(browser, server):
+def test_badge_link_opens_the_row(browser, server):
     page = Page(browser, f"{server}/slow.html")
     try:
         badge = page.page.locator("#cell-3 .gpu-cell-badge a")
         assert badge.is_visible()
         badge.click()
         page.page.wait_for_url("**/status.html#gpu-status-slow")
-        assert page.page.locator("#gpu-status-slow").is_visible()
+        row = page.page.locator("#gpu-status-slow")
+        assert "gpu-status-target" in row.get_attribute("class")
+        row.locator("table.gpu-status-cell-table tr.gpu-status-flagged").wait_for()
+        assert row.locator("details").get_attribute("open") is not None
+        assert row.locator("tr").first.bounding_box()["y"] >= 0  # scrolled into view
     finally:
         page.close()
 

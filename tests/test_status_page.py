@@ -14,15 +14,17 @@ import json
 import re
 import shutil
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from bs4 import BeautifulSoup
 from conftest import ROOTS, StatusBook, gpu_baseline, sphinx_build
 
-from sphinx_gpu_admonition.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.analysis import HINT_RULES, Thresholds, analyse
 from sphinx_gpu_admonition.record import NotebookRecord, StatusReport
 from sphinx_gpu_admonition.status_page import (
     StatusOptions,
+    cells_data,
     parse_options,
     render_html,
     row_id,
@@ -66,6 +68,22 @@ def status_html(status_book: StatusBook) -> BeautifulSoup:
 @pytest.fixture(scope="module")
 def table(status_html: BeautifulSoup):
     return status_html.select_one("table.gpu-status-table")
+
+
+def cells_file(outdir: Path, page: BeautifulSoup) -> Path:
+    """The per-cell data file a status table loads (beside its page)."""
+    src = page.select_one(".gpu-status[data-cells-src]")["data-cells-src"]
+    name, _, version = src.partition("?v=")
+    assert version
+    return outdir / unquote(name)
+
+
+@pytest.fixture(scope="module")
+def cell_data(status_book: StatusBook, status_html: BeautifulSoup) -> dict:
+    """docname -> the per-cell details the script renders when a row is opened."""
+    data = json.loads(cells_file(status_book.html.outdir, status_html).read_text("utf-8"))
+    assert data["v"] == 1
+    return data["nb"]
 
 
 # -- the table ---------------------------------------------------------------------
@@ -157,35 +175,36 @@ def test_links_point_to_existing_pages(status_book: StatusBook, table):
                 assert soup_of(target).find(id=anchor) is not None, link["href"]
 
 
-def test_per_cell_details_with_flags_and_reasons(table):
+def test_per_cell_details_come_from_the_data_file(status_html, table, cell_data):
+    raw = str(status_html.select_one(".gpu-status"))
+    # one row per notebook in the page, the cells only in the data file
+    assert "time.sleep(0.5)" not in raw and "gpu-status-cell-table" not in raw
     for row in rows(table):
-        if docname_of(row) == "retired":
+        docname = docname_of(row)
+        if docname == "retired":
+            assert row.select_one("tr.gpu-status-details") is None
             continue
-        details = row.select_one("tr.gpu-status-details details")
-        assert details is not None, docname_of(row)
-        count = int(cell(row, "cells", table).get_text())
-        assert len(details.select("table.gpu-status-cell-table tbody tr:not("
-                                  ".gpu-status-gone-cell)")) == count
-    slow = row_by_docname(table, "slow").select_one("details")
-    flagged = slow.select("tr.gpu-status-flagged")
+        details = row.select_one("tr.gpu-status-details")
+        assert details.select_one(".gpu-status-cells")["data-docname"] == docname
+        # without the script only the details with an error are shown
+        assert details.has_attr("hidden") == (row.select_one(".gpu-status-error-message")
+                                               is None)
+        assert len(cell_data[docname]["c"]) == int(cell(row, "cells", table).get_text())
+    flagged = [c for c in cell_data["slow"]["c"] if "f" in c]
     assert len(flagged) == 1
-    assert flagged[0].find("code").get_text() == "time.sleep(0.5)"
-    rules = [s.get_text() for s in flagged[0].select(".gpu-flag")]
-    assert rules[:2] == ["slow", "large share"]
-    assert "limit 0.30 s" in flagged[0].get_text()
+    assert flagged[0]["l"] == "time.sleep(0.5)"
+    assert [rule for rule, _ in flagged[0]["f"]][:2] == ["slow", "share"]
+    assert any("limit 0.30 s" in reason for _, reason in flagged[0]["f"])
+    assert flagged[0]["s"] == max(c["s"] for c in cell_data["slow"]["c"])
     assert int(cell(row_by_docname(table, "slow"), "flags", table).get_text()) == 1
 
 
-def test_jax_recompilation_hint(table):
-    jax_row = row_by_docname(table, "jaxnb")
-    details = jax_row.select_one("details")
-    scale_cell = next(tr for tr in details.select("tbody tr")
-                      if tr.find("code") and tr.find("code").get_text() == "@jax.jit")
-    assert "gpu-status-flagged" in scale_cell["class"]
-    hints = [li.get_text(" ") for li in scale_cell.select("li.gpu-flag-hint")]
+def test_jax_recompilation_hint(table, cell_data):
+    scale = next(c for c in cell_data["jaxnb"]["c"] if c["l"] == "@jax.jit")
+    hints = [reason for rule, reason in scale["f"] if rule in HINT_RULES]
     assert any("recompiled" in h and "jit(scale) (3x)" in h for h in hints)
-    assert "jit(scale) 3×" in scale_cell.select_one(".gpu-status-compilations").get_text()
-    share_text = cell(jax_row, "compile", table).get_text()
+    assert "jit(scale) 3×" in scale["n"]
+    share_text = cell(row_by_docname(table, "jaxnb"), "compile", table).get_text()
     assert share_text.endswith(" s)") and "%" in share_text
 
 
@@ -201,14 +220,18 @@ def test_totals_row(table):
     assert values[column(table, "device")] == "1 machine"
 
 
-def test_hostile_content_is_escaped(status_book: StatusBook, status_html, table):
+def test_hostile_content_is_escaped(status_book: StatusBook, status_html, table, cell_data):
     raw = (status_book.html.outdir / "status.html").read_text(encoding="utf-8")
     fragment = str(status_html.select_one(".gpu-status"))
     assert "<script>alert" not in raw.split('class="gpu-status"', 1)[1]
     assert "<b>bold" not in fragment
     row = row_by_docname(table, HOSTILE)
     assert "<script>alert(1)</script>" in row.tr.th.get_text()
-    assert 'RuntimeError("<script>alert(1)</script><b>bold</b>")' in row.get_text()
+    # the cells' first lines, "</script>" included, are data of the JSON file only
+    first_lines = [c["l"] for c in cell_data[HOSTILE]["c"]]
+    assert first_lines == ['s = "<script>alert(1)</script><b>bold</b>"',
+                           'raise RuntimeError("<script>alert(1)</script><b>bold</b>")']
+    assert "alert(1)</script><b>bold</b>\")" not in raw
     assert row.select_one(".gpu-status-error-message code").get_text().endswith(
         "<script>alert(1)</script><b>bold</b>")
     assert row.find("script") is None and row.find("b") is None
@@ -231,14 +254,16 @@ def test_baseline_columns(table):
     assert cell(retired, "baseline", table).get_text() == "3.00 s"
 
 
-def test_baseline_per_cell(table):
-    details = row_by_docname(table, "slow").select_one("details")
-    heads = [th.get_text() for th in details.select("thead th")]
-    assert heads[-2:] == ["Baseline time", "Ratio"]
-    sleep = details.select_one("tr.gpu-status-flagged")
-    assert "regression" in [s.get_text() for s in sleep.select(".gpu-flag")]
-    gone = details.select("tr.gpu-status-gone-cell")
-    assert len(gone) == 1 and "removed_cell()" in gone[0].get_text()
+def test_baseline_per_cell(cell_data):
+    slow = cell_data["slow"]
+    assert slow["cmp"] == 1
+    sleep = next(c for c in slow["c"] if "f" in c)
+    assert "regression" in [rule for rule, _ in sleep["f"]]
+    assert sleep["b"].endswith(" s") and sleep["r"].endswith("×")
+    (gone,) = slow["g"]
+    assert "removed_cell()" in gone["l"]
+    # a notebook new since the baseline: no baseline time for its cells
+    assert not any("b" in c for c in cell_data["jaxnb"]["c"])
 
 
 # -- options -------------------------------------------------------------------------
@@ -379,6 +404,15 @@ def test_render_html_escapes_everything():
     soup = BeautifulSoup(markup, "lxml")
     assert hostile in soup.get_text()
     assert soup.select_one("th a")["href"] == f"a/{hostile}.html?x=1&y=2"
+    # the data file's URL and the script's texts are attributes, escaped
+    src = f'{hostile}.json?"x'
+    soup = BeautifulSoup(render_html(analysis, StatusOptions(), lambda d: None,
+                                     cells_src=src), "lxml")
+    root = soup.select_one(".gpu-status")
+    assert root["data-cells-src"] == src and soup.find("script") is None
+    assert json.loads(root["data-cell-labels"])["cellName"] == "cell {n}"
+    (cell_entry,) = cells_data(analysis)["nb"][f"a/{hostile}"]["c"]
+    assert (cell_entry["l"], cell_entry["e"]) == (hostile, "<i>Bad</i>")
 
 
 def test_empty_book():
@@ -493,8 +527,7 @@ def test_gpu_incident_against_the_cpu_build():
     assert cell(row, "device", table).get_text() == "JAX gpu — GPU: Tesla T4"
     assert cell(row, "baseline_device", table).get_text().startswith("CPU")
     assert "regression" in cell(row, "ratio", table).get_text()
-    flagged = row.select("details tr.gpu-status-flagged")
-    scan = max(flagged, key=lambda tr: float(tr.find_all("td")[0].get_text().split()[0]))
-    rules = [s.get_text() for s in scan.select(".gpu-flag")]
-    assert {"slow", "regression", "sequential loop"} <= set(rules)
-    assert any("lax.scan" in li.get_text() for li in scan.select("li.gpu-flag-hint"))
+    flagged = [c for c in cells_data(analysis)["nb"][docname_of(row)]["c"] if "f" in c]
+    scan = max(flagged, key=lambda c: c["s"])
+    assert {"slow", "regression", "sequential_loop"} <= {rule for rule, _ in scan["f"]}
+    assert any("lax.scan" in reason for rule, reason in scan["f"] if rule in HINT_RULES)

@@ -1,92 +1,67 @@
 /*
- * sphinx-gpu-admonition: sorting and filtering of the {execution-status} table.
+ * sphinx-gpu-admonition: sorting, filtering and per-cell details of the
+ * {execution-status} table.
  *
- * No dependencies.  The page is complete without this script (server-side
- * sorted, every detail present); the script only
+ * No dependencies.  The page is complete without this script: every notebook is
+ * a row (server-side sorted, linked to its page, where the cells are), and the
+ * details of failed notebooks show their error.  The script
  *   - sorts: every column header holds a <button>; activating it (click, Enter,
- *     Space) reorders the notebooks' <tbody> elements by the cells' data-value
- *     attributes and updates aria-sort;
+ *     Space) sorts an array of the rows (values read once, text compared with
+ *     Intl.Collator), appends them once, and updates aria-sort;
  *   - filters: shows the labelled search box and hides the notebooks whose
- *     data-filter text does not contain what was typed.
- * Rows are moved, never re-rendered; values are read once.  All settings and
- * texts come from data- attributes of the table's container.
+ *     data-filter text does not contain what was typed;
+ *   - shows per-cell details: the cells are not in the page (a book of 1,000
+ *     notebooks x 100 cells would make it tens of megabytes) but in a JSON file
+ *     beside it (data-cells-src), fetched once when the first row's details
+ *     open and rendered for that row only, as text;
+ *   - follows links to a row (#gpu-status-<notebook>, the badges' links): the
+ *     row's details open and the row is highlighted.
+ * All settings and texts come from data- attributes of the table's container.
  */
 (function () {
   "use strict";
 
-  function compare(a, b, type) {
-    // missing values always sort last
-    var aMissing = a === "" || a === null;
-    var bMissing = b === "" || b === null;
-    if (aMissing || bMissing) {
-      return aMissing === bMissing ? 0 : aMissing ? 1 : -1;
-    }
-    if (type === "number") {
-      return a - b;
-    }
-    return a < b ? -1 : a > b ? 1 : 0;
+  var collator = new Intl.Collator(document.documentElement.lang || undefined, {
+    numeric: true,
+  });
+
+  function isMissing(value) {
+    return value === "" || value === null || value === undefined;
   }
 
-  function init(root) {
-    var table = root.querySelector("table.gpu-status-table");
-    if (!table) {
-      return;
-    }
-    var headers = Array.prototype.slice.call(
-      table.querySelectorAll("thead th[data-sort-key]")
-    );
-    var types = headers.map(function (th) {
-      return th.getAttribute("data-sort-type") || "text";
+  /* Sorts `entries` ({node, position, values}) of `parent` by a column, appends
+   * their nodes once (before `before`), and marks the header's aria-sort. */
+  function sortEntries(entries, types, headers, parent, before, column, direction) {
+    var type = types[column];
+    var sign = direction === "ascending" ? 1 : -1;
+    entries.sort(function (a, b) {
+      var av = a.values[column];
+      var bv = b.values[column];
+      var am = isMissing(av);
+      var bm = isMissing(bv);
+      if (am || bm) {
+        // missing values last in both directions
+        return am === bm ? a.position - b.position : am ? 1 : -1;
+      }
+      var order = type === "number" ? av - bv : collator.compare(av, bv);
+      return sign * order || a.position - b.position;
     });
-    var foot = table.tFoot;
-    var entries = Array.prototype.slice
-      .call(table.tBodies)
-      .filter(function (body) {
-        return body.classList.contains("gpu-status-notebook");
-      })
-      .map(function (body, position) {
-        var cells = body.rows[0] ? body.rows[0].cells : [];
-        var values = types.map(function (type, column) {
-          var cell = cells[column];
-          var value = cell ? cell.getAttribute("data-value") : null;
-          if (value === null || value === "") {
-            return "";
-          }
-          return type === "number" ? parseFloat(value) : value;
-        });
-        return {
-          body: body,
-          position: position,
-          values: values,
-          text: (body.getAttribute("data-filter") || "").toLowerCase(),
-        };
-      });
+    var fragment = document.createDocumentFragment();
+    entries.forEach(function (entry) {
+      fragment.appendChild(entry.node);
+    });
+    parent.insertBefore(fragment, before || null);
+    headers.forEach(function (th, index) {
+      if (index === column) {
+        th.setAttribute("aria-sort", direction);
+      } else {
+        th.removeAttribute("aria-sort");
+      }
+    });
+  }
 
-    function sortBy(column, direction) {
-      var type = types[column];
-      var sign = direction === "ascending" ? 1 : -1;
-      var sorted = entries.slice().sort(function (a, b) {
-        var av = a.values[column];
-        var bv = b.values[column];
-        if ((av === "") !== (bv === "")) {
-          return av === "" ? 1 : -1; // missing last in both directions
-        }
-        return sign * compare(av, bv, type) || a.position - b.position;
-      });
-      var fragment = document.createDocumentFragment();
-      sorted.forEach(function (entry) {
-        fragment.appendChild(entry.body);
-      });
-      table.insertBefore(fragment, foot || null);
-      headers.forEach(function (th, index) {
-        if (index === column) {
-          th.setAttribute("aria-sort", direction);
-        } else {
-          th.removeAttribute("aria-sort");
-        }
-      });
-    }
-
+  /* Makes the header buttons of `headers` sort `entries`. */
+  function sortable(entries, types, headers, parent, before) {
     headers.forEach(function (th, column) {
       var button = th.querySelector("button");
       if (!button) {
@@ -102,9 +77,176 @@
         } else {
           direction = types[column] === "number" ? "descending" : "ascending";
         }
-        sortBy(column, direction);
+        sortEntries(entries, types, headers, parent, before, column, direction);
       });
     });
+  }
+
+  function element(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) {
+      node.className = className;
+    }
+    if (text !== undefined && text !== null) {
+      node.textContent = String(text);
+    }
+    return node;
+  }
+
+  function sortButton(label) {
+    var button = element("button", "gpu-status-sort", label);
+    button.type = "button";
+    return button;
+  }
+
+  /* The cell table of one notebook, from its entry of the data file. */
+  function cellTable(notebook, labels, pageHref) {
+    var comparing = notebook.cmp === 1;
+    var table = element("table", "gpu-status-cell-table");
+    var head = table.createTHead().insertRow();
+    var names = [labels.cell, labels.time, labels.share, labels.compile, labels.source, labels.flags];
+    if (comparing) {
+      names.push(labels.baseline, labels.ratio);
+    }
+    var headers = names.map(function (name, column) {
+      var th = element("th");
+      th.scope = "col";
+      if (column < 2) {
+        th.appendChild(sortButton(name));
+      } else {
+        th.textContent = name;
+      }
+      head.appendChild(th);
+      return th;
+    });
+    headers[0].setAttribute("aria-sort", "ascending");
+    var body = table.createTBody();
+    var hints = labels.hints || [];
+    var entries = (notebook.c || []).map(function (cell, position) {
+      var row = element("tr", cell.f ? "gpu-status-flagged" : "");
+      var name = labels.cellName.replace("{n}", String(position + 1));
+      var header = element("th");
+      header.scope = "row";
+      if (pageHref && typeof cell.i === "number") {
+        var link = element("a", "", name);
+        link.href = pageHref + "#cell-" + cell.i;
+        header.appendChild(link);
+      } else {
+        header.textContent = name;
+      }
+      if (cell.e) {
+        header.appendChild(document.createTextNode(" "));
+        header.appendChild(element("span", "gpu-status-mark gpu-status-error", cell.e));
+      }
+      row.appendChild(header);
+      row.appendChild(element("td", "", cell.t));
+      row.appendChild(element("td", "", cell.p));
+      var compile = element("td", "", cell.k ? cell.k : "–");
+      if (cell.n) {
+        compile.appendChild(element("br"));
+        compile.appendChild(element("span", "gpu-status-compilations", cell.n));
+      }
+      row.appendChild(compile);
+      var source = element("td");
+      source.appendChild(element("code", "", cell.l));
+      row.appendChild(source);
+      var flags = element("td");
+      if (cell.f) {
+        var list = element("ul", "gpu-status-flags");
+        cell.f.forEach(function (flag) {
+          var rule = flag[0];
+          var kind = hints.indexOf(rule) !== -1 ? "hint" : "rule";
+          var item = element("li", "gpu-flag-" + kind);
+          item.appendChild(element("span", "gpu-flag gpu-flag-" + rule, labels.flag[rule] || rule));
+          item.appendChild(document.createTextNode(" " + flag[1]));
+          list.appendChild(item);
+        });
+        flags.appendChild(list);
+      }
+      row.appendChild(flags);
+      if (comparing) {
+        if (cell.b === undefined) {
+          var added = element("td");
+          added.appendChild(element("span", "gpu-status-new", labels.new));
+          row.appendChild(added);
+          row.appendChild(element("td", "", "–"));
+        } else {
+          row.appendChild(element("td", "", cell.b));
+          row.appendChild(element("td", "", cell.r));
+        }
+      }
+      body.appendChild(row);
+      return { node: row, position: position, values: [position, cell.s] };
+    });
+    (notebook.g || []).forEach(function (gone) {
+      var row = element("tr", "gpu-status-gone-cell");
+      var header = element("th", "", typeof gone.i === "number" ? "#" + gone.i + " " : "– ");
+      header.scope = "row";
+      header.appendChild(element("span", "gpu-status-gone", labels.gone));
+      row.appendChild(header);
+      row.appendChild(element("td", "", "–"));
+      row.appendChild(element("td", "", "–"));
+      row.appendChild(element("td", "", "–"));
+      var source = element("td");
+      source.appendChild(element("code", "", gone.l));
+      row.appendChild(source);
+      row.appendChild(element("td"));
+      row.appendChild(element("td", "", gone.t));
+      row.appendChild(element("td", "", "–"));
+      body.appendChild(row);
+    });
+    var before = body.querySelector("tr.gpu-status-gone-cell");
+    sortable(entries, ["number", "number"], headers.slice(0, 2), body, before);
+    return table;
+  }
+
+  var dataFiles = {};
+
+  /* The data file, fetched once per page (a promise shared by every table). */
+  function loadData(src) {
+    if (!dataFiles[src]) {
+      dataFiles[src] = fetch(src, { credentials: "same-origin" }).then(function (response) {
+        if (!response.ok) {
+          throw new Error(response.status + " " + response.statusText);
+        }
+        return response.json();
+      });
+    }
+    return dataFiles[src];
+  }
+
+  function init(root) {
+    var table = root.querySelector("table.gpu-status-table");
+    if (!table) {
+      return;
+    }
+    var headers = Array.prototype.slice.call(table.querySelectorAll("thead th[data-sort-key]"));
+    var types = headers.map(function (th) {
+      return th.getAttribute("data-sort-type") || "text";
+    });
+    var entries = Array.prototype.slice
+      .call(table.tBodies)
+      .filter(function (body) {
+        return body.classList.contains("gpu-status-notebook");
+      })
+      .map(function (body, position) {
+        var cells = body.rows[0] ? body.rows[0].cells : [];
+        var values = types.map(function (type, column) {
+          var cell = cells[column];
+          var value = cell ? cell.getAttribute("data-value") : null;
+          if (isMissing(value)) {
+            return "";
+          }
+          return type === "number" ? parseFloat(value) : value;
+        });
+        return {
+          node: body,
+          position: position,
+          values: values,
+          text: (body.getAttribute("data-filter") || "").toLowerCase(),
+        };
+      });
+    sortable(entries, types, headers, table, table.tFoot);
 
     var box = root.querySelector(".gpu-status-filter");
     var input = root.querySelector("input[data-gpu-status-filter]");
@@ -117,16 +259,14 @@
         var shown = 0;
         entries.forEach(function (entry) {
           var visible = !query || entry.text.indexOf(query) !== -1;
-          entry.body.hidden = !visible;
+          entry.node.hidden = !visible;
           if (visible) {
             shown += 1;
           }
         });
         if (count) {
           count.textContent = query
-            ? template
-                .replace("{shown}", String(shown))
-                .replace("{total}", String(entries.length))
+            ? template.replace("{shown}", String(shown)).replace("{total}", String(entries.length))
             : "";
         }
       };
@@ -135,6 +275,84 @@
         apply(); // a value restored by the browser
       }
     }
+
+    initDetails(root);
+  }
+
+  function initDetails(root) {
+    var src = root.getAttribute("data-cells-src");
+    // browsers do not let a page read files beside it when opened from file://:
+    // the rows then stay as they are without the script
+    if (!src || window.location.protocol === "file:") {
+      return;
+    }
+    var labels;
+    try {
+      labels = JSON.parse(root.getAttribute("data-cell-labels") || "{}");
+    } catch (error) {
+      return;
+    }
+    var places = root.querySelectorAll(".gpu-status-cells[data-docname]");
+    for (var i = 0; i < places.length; i += 1) {
+      var row = places[i].closest("tr.gpu-status-details");
+      if (row) {
+        row.hidden = false;
+      }
+    }
+    // "toggle" does not bubble: listen in the capture phase
+    root.addEventListener(
+      "toggle",
+      function (event) {
+        var details = event.target;
+        if (!details.open || details.getAttribute("data-gpu-rendered") !== null) {
+          return;
+        }
+        var place = details.querySelector(".gpu-status-cells[data-docname]");
+        if (!place) {
+          return;
+        }
+        details.setAttribute("data-gpu-rendered", "");
+        loadData(src).then(
+          function (data) {
+            var notebook = data && data.nb && data.nb[place.getAttribute("data-docname")];
+            if (!notebook) {
+              return;
+            }
+            var link = details.closest("tbody").querySelector("tr > th a[href]");
+            var pageHref = link ? link.getAttribute("href").split("#")[0] : null;
+            place.appendChild(cellTable(notebook, labels, pageHref));
+          },
+          function (error) {
+            details.removeAttribute("data-gpu-rendered"); // try again on the next opening
+            if (window.console) {
+              window.console.warn("sphinx-gpu-admonition: no per-cell data:", error.message);
+            }
+          }
+        );
+      },
+      true
+    );
+  }
+
+  /* A link to a notebook's row (the badges link there): open its details and
+   * highlight it. */
+  function showTarget() {
+    var id = decodeURIComponent(window.location.hash.slice(1));
+    var row = id ? document.getElementById(id) : null;
+    if (!row || !row.classList.contains("gpu-status-notebook")) {
+      return;
+    }
+    var previous = document.querySelectorAll(".gpu-status-target");
+    for (var i = 0; i < previous.length; i += 1) {
+      previous[i].classList.remove("gpu-status-target");
+    }
+    row.classList.add("gpu-status-target");
+    row.hidden = false;
+    var details = row.querySelector("tr.gpu-status-details:not([hidden]) details");
+    if (details) {
+      details.open = true;
+    }
+    row.scrollIntoView({ block: "start" });
   }
 
   function start() {
@@ -142,6 +360,8 @@
     for (var i = 0; i < roots.length; i += 1) {
       init(roots[i]);
     }
+    showTarget();
+    window.addEventListener("hashchange", showTarget);
   }
 
   if (document.readyState === "loading") {
