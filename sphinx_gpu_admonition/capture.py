@@ -49,6 +49,9 @@ from .record import (
     Environment,
     ErrorInfo,
     NotebookRecord,
+    SchemaError,
+    read_sidecar,
+    sidecar_dict,
 )
 from .warnings import warn
 
@@ -276,11 +279,10 @@ def _fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
 
 # -- the sidecar beside the jupyter-cache ---------------------------------------------
 def _save_sidecar(path: Path, docname: str, record: NotebookRecord) -> None:
-    data = record.to_dict()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps(data, sort_keys=True))
-    except OSError as error:
+        atomic_write(path, json.dumps(sidecar_dict(record), sort_keys=True, allow_nan=False))
+    except (OSError, ValueError) as error:  # ValueError: a NaN that would not load again
         warn(logger, f"could not save the capture beside the jupyter-cache: {error}",
              "capture", location=docname)
 
@@ -292,10 +294,16 @@ def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord) -> N
     if not path.is_file():
         return
     try:
-        saved = NotebookRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError) as error:
-        warn(logger, f"unreadable capture data for the cached notebook ({path}): {error}",
+        saved = read_sidecar(path)
+    except (OSError, SchemaError) as error:
+        warn(logger, f"unreadable capture data for the cached notebook, ignored: {error}",
              "capture", location=docname)
+        return
+    if saved is None:
+        # Not a warning: after an upgrade every cached notebook would warn (and fail
+        # -W builds) though its outputs are fine; the status page shows this message.
+        record.capture_message = ("cached outputs with capture data of another version of "
+                                  "sphinx-gpu-admonition (re-execute to measure them again)")
         return
     record.capture = saved.capture
     record.capture_message = saved.capture_message

@@ -1,0 +1,386 @@
+"""Loaded data is checked against the record model: a bad file is one clear error.
+
+In-process: the validator (``StatusReport.from_dict``, ``read_status``,
+``read_sidecar``) on mutations of a valid document, and the JSON schema tied to
+the dataclasses.  Real builds: a bad ``gpu_status_baseline`` (execution off, no
+kernel) and bad capture sidecars beside the jupyter-cache (one kernel run, then
+cache hits).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+import types
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from bs4 import BeautifulSoup
+from conftest import ProjectBuild, build_project, gpu_baseline
+
+from sphinx_gpu_admonition import record
+from sphinx_gpu_admonition.record import (
+    CellRecord,
+    Device,
+    Environment,
+    ErrorInfo,
+    GpuInfo,
+    Host,
+    JaxInfo,
+    NotebookRecord,
+    SchemaError,
+    StatusReport,
+    read_sidecar,
+    read_status,
+    sidecar_dict,
+)
+
+SCHEMA = json.loads((Path(record.__file__).parent / "schema" / "execution-status.schema.json")
+                    .read_text(encoding="utf-8"))
+DATA = Path(__file__).parent / "data"
+
+
+def valid_document() -> dict[str, Any]:
+    """A real status document (a GPU runner's), valid against the schema."""
+    data = json.loads((DATA / "incident-gpu-t4-status.json").read_text(encoding="utf-8"))
+    jsonschema.validate(data, SCHEMA)
+    return data
+
+
+def nested_lists(depth: int) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+# -- the schema is the model's ---------------------------------------------------------
+def _schema_types(hint: Any) -> set[str]:
+    """The JSON types a field of this Python type is written as."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return set().union(*(_schema_types(arg) for arg in typing.get_args(hint)))
+    if hint is type(None):
+        return {"null"}
+    if dataclasses.is_dataclass(hint) or typing.get_origin(hint) is dict:
+        return {"object"}
+    if typing.get_origin(hint) is list:
+        return {"array"}
+    return {{str: "string", int: "integer", float: "number"}[hint]}
+
+
+def _item_type(hint: Any) -> Any:
+    """``T`` of ``list[T]`` / ``dict[str, T]`` (through ``| None``), else None."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        hint = next(arg for arg in typing.get_args(hint) if arg is not type(None))
+    if typing.get_origin(hint) in (list, dict):
+        return typing.get_args(hint)[-1]
+    return None
+
+
+_NOTEBOOK = ("properties", "notebooks", "items")
+_ENVIRONMENT = (*_NOTEBOOK, "properties", "environment")
+#: each dataclass of the model and where the schema describes it
+MODEL_IN_SCHEMA = [
+    (StatusReport, ()),
+    (NotebookRecord, _NOTEBOOK),
+    (ErrorInfo, (*_NOTEBOOK, "properties", "error")),
+    (CellRecord, (*_NOTEBOOK, "properties", "cells", "items")),
+    (Environment, _ENVIRONMENT),
+    (Host, (*_ENVIRONMENT, "properties", "host")),
+    (JaxInfo, (*_ENVIRONMENT, "properties", "jax")),
+    (Device, (*_ENVIRONMENT, "properties", "jax", "properties", "devices", "items")),
+    (GpuInfo, (*_ENVIRONMENT, "properties", "gpus", "items")),
+]
+
+
+@pytest.mark.parametrize(("model", "pointer"), MODEL_IN_SCHEMA,
+                         ids=[m.__name__ for m, _ in MODEL_IN_SCHEMA])
+def test_schema_and_model_agree(model: type, pointer: tuple[str, ...]) -> None:
+    node = SCHEMA
+    for key in pointer:
+        node = node[key]
+    assert node["additionalProperties"] is False  # strict: no undocumented field
+    properties = dict(node["properties"])
+    if model is StatusReport:
+        assert properties.pop("schema") == {"const": record.SCHEMA_ID}
+        assert properties.pop("schema_version") == {"const": record.SCHEMA_VERSION}
+    hints = typing.get_type_hints(model)
+    fields = {f.name: f for f in dataclasses.fields(model)}
+    assert set(properties) == set(fields)
+    required = {name for name, f in fields.items() if f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING}
+    assert required <= set(node.get("required", []))
+    for name, field in fields.items():
+        prop, hint = properties[name], hints[name]
+        if "choices" in field.metadata:
+            assert prop["enum"] == list(field.metadata["choices"]), name
+            continue
+        if hint == dict[str, Any]:  # free-form (build, analysis)
+            assert prop["type"] == "object", name
+            continue
+        written = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+        assert set(written) == _schema_types(hint), name
+        item = _item_type(hint)
+        if item is not None and not dataclasses.is_dataclass(item):
+            prop = prop.get("items") or prop["additionalProperties"]
+            assert {prop["type"]} == _schema_types(item), name
+            hint = item
+        if _schema_types(hint) & {"number", "integer"}:
+            assert prop["minimum"] == field.metadata.get("minimum", 0), name
+
+
+def test_the_test_data_is_valid_against_the_strict_schema() -> None:
+    for path in DATA.glob("*.json"):
+        jsonschema.validate(json.loads(path.read_text(encoding="utf-8")), SCHEMA)
+    jsonschema.validate(json.loads(json.dumps(gpu_baseline())) | {"build": {}}, SCHEMA)
+
+
+# -- bad values, named by their path -----------------------------------------------------
+def _set(*path: Any, value: Any) -> Callable[[dict[str, Any]], None]:
+    def mutate(data: dict[str, Any]) -> None:
+        target = data
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    return mutate
+
+
+def _drop(*path: Any) -> Callable[[dict[str, Any]], None]:
+    def mutate(data: dict[str, Any]) -> None:
+        target = data
+        for key in path[:-1]:
+            target = target[key]
+        del target[path[-1]]
+
+    return mutate
+
+
+NB, CELL = ("notebooks", 0), ("notebooks", 0, "cells", 1)
+DEVICE = (*NB, "environment", "jax", "devices", 0)
+BAD_DOCUMENTS = {
+    "notebooks_dict": (_set("notebooks", value={}), "notebooks: not an array (got an object)"),
+    "notebooks_string": (_set("notebooks", value="all"),
+                         "notebooks: not an array (got a string: 'all')"),
+    "notebooks_missing": (_drop("notebooks"), "notebooks: missing"),
+    "build_list": (_set("build", value=[]), "build: not an object"),
+    "runtime_string": (_set(*NB, "runtime_seconds", value="12"),
+                       "notebooks[0].runtime_seconds: not a number (got a string: '12')"),
+    "runtime_nan": (_set(*NB, "runtime_seconds", value=float("nan")),
+                    "notebooks[0].runtime_seconds: not a finite number (got nan)"),
+    "seconds_infinity": (_set(*CELL, "seconds", value=float("inf")),
+                         "notebooks[0].cells[1].seconds: not a finite number (got inf)"),
+    "seconds_string": (_set(*CELL, "seconds", value="1.5"),
+                       "notebooks[0].cells[1].seconds: not a number (got a string: '1.5')"),
+    "seconds_negative": (_set(*CELL, "seconds", value=-1591.06),
+                         "notebooks[0].cells[1].seconds: -1591.06 is below 0"),
+    "seconds_huge": (_set(*CELL, "seconds", value=1e300),
+                     "notebooks[0].cells[1].seconds: 1e+300 is too large"),
+    "seconds_boolean": (_set(*CELL, "seconds", value=True),
+                        "notebooks[0].cells[1].seconds: not a number (got a boolean: True)"),
+    "device_count_string": (_set(*DEVICE, "count", value="2"),
+                            "devices[0].count: not an integer (got a string: '2')"),
+    "device_count_zero": (_set(*DEVICE, "count", value=0), "devices[0].count: 0 is below 1"),
+    "compilations_list": (_set(*CELL, "compilations", value=["f"]),
+                          "notebooks[0].cells[1].compilations: not an object (got an array)"),
+    "compilation_count_float": (_set(*CELL, "compilations", value={"f": 1.5}),
+                                "cells[1].compilations['f']: not an integer"),
+    "error_message_null": (_set(*NB, "error", value={"type": "ValueError", "message": None}),
+                           "notebooks[0].error.message: not a string (got null)"),
+    "status_unknown": (_set(*NB, "status", value="green"),
+                       "notebooks[0].status: 'green' is not one of ok, error"),
+    "status_missing": (_drop(*NB, "status"), "notebooks[0].status: missing"),
+    "environment_string": (_set(*NB, "environment", value="gpu"),
+                           "notebooks[0].environment: not an object (got a string: 'gpu')"),
+    "first_line_huge": (_set(*CELL, "first_line", value="x" * 200_000),
+                        "first_line: a string of 200000 characters"),
+    "first_line_surrogate": (_set(*CELL, "first_line", value="\ud800"),
+                             "first_line: not valid Unicode"),
+    "build_nested": (_set("build", "x", value=nested_lists(100)), "nested deeper than 32"),
+    "build_nan": (_set("build", "created", value=float("nan")),
+                  "build['created']: not a finite number"),
+    "schema_version_true": (_set("schema_version", value=True), "schema version True"),
+}
+
+
+@pytest.mark.parametrize("kind", BAD_DOCUMENTS)
+def test_bad_document_names_the_field(kind: str) -> None:
+    mutate, message = BAD_DOCUMENTS[kind]
+    data = valid_document()
+    mutate(data)
+    with pytest.raises(SchemaError) as caught:
+        StatusReport.from_dict(data)
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_null_container_reads_as_empty_and_unknown_keys_are_ignored() -> None:
+    data = valid_document()
+    notebook = data["notebooks"][0]
+    notebook["environment"]["gpus"] = None
+    notebook["cells"][0]["loops"] = None
+    notebook["written_by_a_newer_release"] = {"anything": [1, 2]}
+    loaded = StatusReport.from_dict(data).notebooks[0]
+    assert loaded.environment.gpus == [] and loaded.cells[0].loops == []
+
+
+def _write(tmp_path: Path, text: str | bytes, name: str = "status.json") -> Path:
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[" * 10_000 + "]" * 10_000, "nested too deeply"),
+    ('{"build": ' + "[" * 10_000 + "]" * 10_000 + "}", "nested too deeply"),
+    ('{"n": ' + "1" * 5000 + "}", "not JSON this version reads"),
+    (b"\xff\xfe\x00", "not a text file"),
+    ("{", "not JSON"),
+    ('{"schema": "sphinx-gpu-admonition/execution-status", "schema_version": 1, '
+     '"notebooks": [], "build": {"t": NaN}}', "build['t']: not a finite number"),
+])
+def test_read_status_never_raises_anything_but_schema_error(tmp_path: Path, text: str | bytes,
+                                                              message: str) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(SchemaError, match=re.escape(message)) as caught:
+        read_status(path)
+    assert str(caught.value).startswith(str(path))
+
+
+def test_too_large_files_are_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path, json.dumps(valid_document()))
+    monkeypatch.setattr(record, "MAX_FILE_BYTES", 100)
+    with pytest.raises(SchemaError, match="too large"):
+        read_status(path)
+
+
+# -- sidecars ------------------------------------------------------------------------------
+def _a_record() -> NotebookRecord:
+    return StatusReport.from_dict(valid_document()).notebooks[0]
+
+
+def test_sidecar_round_trip_and_versions(tmp_path: Path) -> None:
+    saved = _a_record()
+    path = _write(tmp_path, json.dumps(sidecar_dict(saved)), "sidecar.json")
+    assert read_sidecar(path) == saved
+    # an unversioned sidecar (0.1.0) or another release's: not read, not an error
+    _write(tmp_path, json.dumps(saved.to_dict()), "sidecar.json")
+    assert read_sidecar(path) is None
+    _write(tmp_path, json.dumps(sidecar_dict(saved) | {"sidecar_version": 99}), "sidecar.json")
+    assert read_sidecar(path) is None
+
+
+def test_sidecar_with_bad_data_names_file_and_field(tmp_path: Path) -> None:
+    data = sidecar_dict(_a_record())
+    data["record"]["cells"][0]["seconds"] = "1.5"
+    path = _write(tmp_path, json.dumps(data), "sidecar.json")
+    with pytest.raises(SchemaError, match=re.escape(
+            f"{path}: record.cells[0].seconds: not a number (got a string: '1.5')")):
+        read_sidecar(path)
+    _write(tmp_path, "[]", "sidecar.json")
+    with pytest.raises(SchemaError, match="not a capture sidecar"):
+        read_sidecar(path)
+
+
+# -- a bad baseline in a real build ----------------------------------------------------------
+_NOTEBOOK_PAGE = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
+                  "  name: python3\n  display_name: Python 3\n---\n# Slow\n\n"
+                  "```{code-cell} ipython3\nx = 1\n```\n")
+def _deeply_nested(data: dict[str, Any]) -> str:
+    """The document with 10,000 nested lists in it (too deep for json.dumps to write)."""
+    return json.dumps(data)[:-1] + ', "extra": ' + "[" * 10_000 + "]" * 10_000 + "}"
+
+
+def _mutated(mutate: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], str]:
+    def text(data: dict[str, Any]) -> str:
+        mutate(data)
+        return json.dumps(data)  # not the writer: NaN is what a bad file holds
+
+    return text
+
+
+DEVICE_0 = (0, "environment", "jax", "devices", 0)
+BAD_BASELINES = {
+    "notebooks_dict": (_mutated(_set("notebooks", value={})), "notebooks: not an array"),
+    "notebooks_string": (_mutated(_set("notebooks", value="slow")), "notebooks: not an array"),
+    "runtime_string": (_mutated(_set("notebooks", 0, "runtime_seconds", value="12")),
+                       "notebooks[0].runtime_seconds: not a number"),
+    "runtime_nan": (_mutated(_set("notebooks", 0, "runtime_seconds", value=float("nan"))),
+                    "notebooks[0].runtime_seconds: not a finite number"),
+    "device_count_string": (_mutated(_set("notebooks", *DEVICE_0, "count", value="2")),
+                            "notebooks[0].environment.jax.devices[0].count: not an integer"),
+    "deep_nesting": (_deeply_nested, "nested too deeply"),
+}
+
+
+def _build_with_baseline(tmp_path: Path, baseline_text: str) -> ProjectBuild:
+    """A book with one notebook page and a status page; no kernel (execution off)."""
+    files = {"index.md": "# Book\n\n```{toctree}\nslow\nstatus\n```\n",
+             "status.md": "# Status\n\n```{execution-status}\n```\n",
+             "slow.md": _NOTEBOOK_PAGE, "baseline.json": baseline_text}
+    return build_project("cli", tmp_path, files=files, confoverrides={
+        "nb_execution_mode": "off", "gpu_status_baseline": "baseline.json",
+        "gpu_status_console": False, "show_warning_types": True,
+        "exclude_patterns": ["_build", "*.json", "failing.md", "gone.md", "jaxpage.md",
+                             "sleepy.md"]})
+
+
+@pytest.mark.parametrize("kind", ["valid", *BAD_BASELINES])
+def test_bad_baseline_is_one_warning_and_the_page_renders(tmp_path: Path, kind: str) -> None:
+    to_text, message = BAD_BASELINES.get(kind, (json.dumps, ""))
+    build = _build_with_baseline(tmp_path, to_text(gpu_baseline()))
+    table = BeautifulSoup(build.read("status.html"), "html.parser").select_one("table")
+    headers = [th.get_text(" ", strip=True) for th in table.select("thead th")]
+    assert "Slow" in table.select_one("tbody").get_text()  # the notebook's row
+    warnings = [line for line in build.warning_lines if "gpu_admonition.baseline" in line]
+    if kind == "valid":
+        assert warnings == [] and "Baseline time" in headers
+        return
+    assert len(warnings) == 1, build.warnings
+    assert "baseline.json: " in warnings[0] and message in warnings[0]
+    assert "Baseline time" not in headers  # rendered without comparison
+    assert (build.outdir / "execution-status.json").is_file()  # the build went on
+
+
+# -- bad capture sidecars in a real build -------------------------------------------------------
+def test_bad_or_foreign_sidecar_on_a_cache_hit(tmp_path: Path) -> None:
+    """One kernel run fills the jupyter-cache; two cache hits read a changed sidecar."""
+    from test_capture import build_again, forget_environment, notebooks, only
+
+    cache = {"nb_execution_mode": "cache", "show_warning_types": True}
+    first = build_project("capture", tmp_path, confoverrides=cache, **only("timing"))
+    (sidecar,) = (tmp_path / "_build" / ".jupyter_cache" / "sphinx-gpu-admonition").glob("*.json")
+    saved = json.loads(sidecar.read_text(encoding="utf-8"))
+    assert saved["sidecar_version"] == record.SIDECAR_VERSION
+
+    def hit_with(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        sidecar.write_text(json.dumps(data), encoding="utf-8")
+        forget_environment(tmp_path / "_build")
+        build = build_again(first, confoverrides=cache)
+        capture = [w for w in build.warnings.splitlines() if "gpu_admonition.capture" in w]
+        return notebooks(build)["timing"], capture
+
+    wrong = copy.deepcopy(saved)
+    wrong["record"]["cells"][0]["seconds"] = "1.5"
+    timing, warnings = hit_with(wrong)
+    assert timing["provenance"] == "cache" and timing["capture"] == "missing"
+    assert timing["cells"] == []  # ignored, not half read
+    assert len(warnings) == 1
+    assert "record.cells[0].seconds: not a number" in warnings[0] and "timing" in warnings[0]
+
+    # an unversioned sidecar, as 0.1.0 wrote them: treated as missing, without a warning
+    timing, warnings = hit_with(saved["record"])
+    assert timing["capture"] == "missing" and warnings == []
+    assert "another version of sphinx-gpu-admonition" in timing["capture_message"]
+
+    timing, warnings = hit_with(saved)
+    assert timing["capture"] == "ok" and len(timing["cells"]) == 3 and warnings == []
