@@ -20,22 +20,24 @@ def setup(app: Any) -> dict[str, Any]:
     from .config import setup_config
     from .environment_table import setup_environment_table
     from .i18n import setup_i18n
+    from .outcome import setup_outcome
     from .page_info import setup_page_info
     from .reports import setup_reports
-    from .status_page import setup_status_page
     from .runtime import setup_runtime
+    from .status_page import setup_status_page
 
     setup_config(app)
     setup_i18n(app)
     setup_admonition(app)
     setup_capture(app)
+    setup_outcome(app)
     setup_page_info(app)
     setup_status_page(app)
     setup_environment_table(app)
     setup_reports(app)
+    setup_runtime(app)
     return {
         "version": __version__,
-    setup_runtime(app)
         "env_version": ENV_VERSION,
         "parallel_read_safe": True,
         "parallel_write_safe": True,

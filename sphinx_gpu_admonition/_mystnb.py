@@ -62,9 +62,10 @@ def is_excluded(env: BuildEnvironment, docname: str) -> bool:
 
 
 def is_notebook(env: BuildEnvironment, docname: str, doctree: nodes.document) -> bool:
-    """True for documents MyST-NB rendered as notebooks: they have the kernelspec
-    MyST-NB stores in the page metadata, or code-cell containers."""
-    if "kernelspec" in env.metadata.get(docname, {}):
+    """True for documents MyST-NB treated as notebooks: it executed them, or rendered
+    code-cell containers.  A page with only ``kernelspec`` front matter is not one
+    (MyST-NB neither executes it nor renders its ``code-cell`` directives)."""
+    if execution_result(env, docname) is not None:
         return True
     return any(node.get("nb_element") == "cell_code" for node in doctree.findall(nodes.container))
 

@@ -25,6 +25,12 @@ def baseline_path(app: Sphinx) -> Path | None:
     return (Path(app.srcdir) / configured).resolve()
 
 
+def _is_own_output(app: Sphinx, path: Path) -> bool:
+    outdir = Path(app.outdir).resolve()
+    status_json = get_config(app.config).status_json
+    return path == outdir or (status_json is not None and path == outdir / status_json)
+
+
 def get_baseline(app: Sphinx) -> StatusReport | None:
     """The baseline report, or None (a missing or bad file warns once and is ignored)."""
     cached = getattr(app, _CACHE_ATTRIBUTE, False)
@@ -32,7 +38,12 @@ def get_baseline(app: Sphinx) -> StatusReport | None:
         return cached
     report = None
     path = baseline_path(app)
-    if path is not None:
+    if path is not None and _is_own_output(app, path):
+        # each build rewrites that file, so every page would change on every build
+        warn(logger, f"gpu_status_baseline ignored: {path} is this build's own output; "
+                     "copy a build's execution-status.json elsewhere (for example into "
+                     "_static/) to compare against it", "baseline")
+    elif path is not None:
         try:
             report = read_status(path)
         except (SchemaError, OSError) as error:

@@ -131,8 +131,15 @@ def _empty_text() -> str:
                      "with the in-kernel capture.")
 
 
-def environment_table_nodes(report: StatusReport, fromdoc: str,
-                            known_docs: set[str]) -> list[nodes.Node]:
+def table_id(placeholder: int, machine: int) -> str:
+    """The HTML id of a machine's table: unique when a page has several directives
+    (the first keeps the short form, ``gpu-environment-1``, for links)."""
+    prefix = "gpu-environment" if placeholder == 0 else f"gpu-environment-{placeholder + 1}"
+    return f"{prefix}-{machine}"
+
+
+def environment_table_nodes(report: StatusReport, fromdoc: str, known_docs: set[str],
+                            placeholder: int = 0) -> list[nodes.Node]:
     """One two-column table per machine; the notebooks each ran when there are several."""
     machines = _machines(report)
     if not machines:
@@ -141,7 +148,7 @@ def environment_table_nodes(report: StatusReport, fromdoc: str,
     result: list[nodes.Node] = []
     for number, (environment, docnames) in enumerate(machines, start=1):
         table = nodes.table(classes=["gpu-environment-table", "colwidths-auto"],
-                            ids=[f"gpu-environment-{number}"])
+                            ids=[table_id(placeholder, number)])
         table += nodes.title(text=machine_title(environment, number, len(machines)))
         group = nodes.tgroup(cols=2)
         table += group
@@ -165,7 +172,8 @@ def environment_table_nodes(report: StatusReport, fromdoc: str,
     return result
 
 
-def environment_html(report: StatusReport, page_uri: Callable[[str], str | None]) -> str:
+def environment_html(report: StatusReport, page_uri: Callable[[str], str | None],
+                     placeholder: int = 0) -> str:
     """The same tables as escaped HTML (row headers are ``<th scope="row">``)."""
     machines = _machines(report)
     if not machines:
@@ -174,7 +182,7 @@ def environment_html(report: StatusReport, page_uri: Callable[[str], str | None]
     out = []
     for number, (environment, docnames) in enumerate(machines, start=1):
         caption = machine_title(environment, number, len(machines))
-        out.append(f'<table class="gpu-environment-table" id="gpu-environment-{number}">'
+        out.append(f'<table class="gpu-environment-table" id="{table_id(placeholder, number)}">'
                    f"<caption>{html.escape(caption)}</caption><tbody>")
         for label, value in machine_rows(environment):
             out.append(f'<tr><th scope="row">{html.escape(label)}</th>'
@@ -219,8 +227,8 @@ class EnvironmentTableToHtml(SphinxPostTransform):
         def page_uri(docname: str) -> str | None:
             return builder.get_relative_uri(fromdoc, docname) if docname in known else None
 
-        markup = environment_html(report, page_uri)
-        for node in placeholders:
+        for position, node in enumerate(placeholders):
+            markup = environment_html(report, page_uri, position)
             classes = " ".join(html.escape(c) for c in ["docutils", "container",
                                                           *node["classes"]])
             ident = f' id="{html.escape(node["ids"][0])}"' if node["ids"] else ""
@@ -240,9 +248,10 @@ class EnvironmentTableToNodes(SphinxPostTransform):
             return
         report = StatusReport(all_records(self.env))
         known = set(self.env.all_docs)
-        for node in placeholders:
+        for position, node in enumerate(placeholders):
             container = nodes.container(classes=node["classes"], ids=node["ids"])
-            container.extend(environment_table_nodes(report, self.env.docname, known))
+            container.extend(environment_table_nodes(report, self.env.docname, known,
+                                                     position))
             node.replace_self(container)
         _mark_css(self.document)
 

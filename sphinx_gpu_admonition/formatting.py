@@ -1,7 +1,9 @@
-"""How durations and times read: the same on the page, in the status table, in
-flag reasons, in the build summary and on the command line."""
+"""How durations, times and error messages read: the same on the page, in the
+status table, in flag reasons, in the build summary, in JUnit and on the command line."""
 
 from __future__ import annotations
+
+import re
 
 
 def format_seconds(seconds: float | None, missing: str = "–") -> str:
@@ -21,3 +23,47 @@ def format_seconds(seconds: float | None, missing: str = "–") -> str:
 def format_date(iso: str | None) -> str:
     """An ISO 8601 time to the minute (``2026-11-29 21:36``); the page is not a log."""
     return iso[:16].replace("T", " ") if iso else ""
+
+
+# Terminal escapes: OSC (hyperlinks, titles; ended by BEL or ESC \ or left open),
+# CSI (colours, cursor moves) and the two-character ones.
+_TERMINAL_ESCAPE = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]?")
+# Controls (C0 but tab and newlines, DEL, C1), bidirectional overrides and isolates
+# (a right-to-left override can make a message read backwards) and lone surrogates.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\ud800-\udfff]")
+# An IPython traceback's first line: "ZeroDivisionError    Traceback (most recent call last)"
+_TRACEBACK_HEAD = re.compile(r"^(\S+)\s+Traceback \(most recent call last\)")
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b:?")
+_SEPARATOR = re.compile(r"^[\W_]+$")
+
+MESSAGE_LENGTH = 300
+
+
+def plain_text(text: str) -> str:
+    """``text`` without terminal escapes and invisible or direction-changing characters."""
+    return _INVISIBLE.sub("", _TERMINAL_ESCAPE.sub("", text))
+
+
+def error_message(traceback: str | None) -> str:
+    """The line of a traceback or error text that says what went wrong.
+
+    The exception line of a traceback (``ZeroDivisionError: division by zero``, also
+    for exception classes not named ``...Error``), else the first line that is not
+    a separator (nbclient's timeout message ends with ``-----`` lines).
+    """
+    lines = [line.strip() for line in plain_text(traceback or "").splitlines()]
+    lines = [line for line in lines if line and not _SEPARATOR.match(line)]
+    if not lines:
+        return ""
+    head = _TRACEBACK_HEAD.match(lines[0])
+    if head:
+        name = head.group(1)
+        matching = [line for line in lines[1:] if line == name or line.startswith(name + ":")]
+        if matching:
+            return matching[-1][:MESSAGE_LENGTH]
+    exception_lines = [line for line in lines if _EXCEPTION_LINE.match(line)]
+    message = exception_lines[-1] if exception_lines else lines[0]
+    return message[:MESSAGE_LENGTH]

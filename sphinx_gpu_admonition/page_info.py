@@ -136,9 +136,15 @@ def _backend_family(backend: str | None) -> str | None:
 def _check_backend(app: Sphinx, docname: str, record: NotebookRecord,
                    admonitions: list[nodes.Element]) -> None:
     expected = get_config(app.config).expected_backend
-    if not expected or not admonitions or record.capture != "ok":
+    if not expected or not admonitions:
         return
     actual = record.environment.backend
+    if record.capture == "missing" or (record.capture != "ok" and actual is None):
+        # a check that cannot be made must not pass silently (-W builds rely on it)
+        warn(logger, f"cannot check gpu_expected_backend {expected!r}: the kernel's "
+                     f"backend is unknown ({record.capture_message or 'no capture data'})",
+             "backend", location=admonitions[0])
+        return
     if _backend_family(actual) == _backend_family(expected):
         return
     ran = f"on the {actual!r} backend" if actual else "without initialising a JAX backend"

@@ -187,7 +187,8 @@ class CellRecord(Loadable):
     #: JAX tracing + lowering + compilation time inside this cell
     compile_seconds: float = 0.0
     #: XLA compilations inside this cell, by function name
-    compilations: dict[str, int] = dataclasses.field(default_factory=dict)
+    compilations: dict[str, int] = dataclasses.field(default_factory=dict,
+                                                     metadata={"minimum": 1})
     #: sequential JAX loop primitives called in the source (lax.scan, fori_loop, while_loop)
     loops: list[str] = dataclasses.field(default_factory=list)
     #: resident memory of the kernel process after the cell (peak so far)
@@ -384,11 +385,11 @@ def _loader(hint: Any, minimum: float = 0, allowed: tuple[str, ...] | None = Non
         return _free_form
     if dataclasses.is_dataclass(hint):
         return _object_loader(hint)  # type: ignore[arg-type]
-    if origin is list:
-        load_item = _loader(typing.get_args(hint)[0])
+    if origin is list:  # ``minimum`` and ``allowed`` apply to the items
+        load_item = _loader(typing.get_args(hint)[0], minimum, allowed)
         return functools.partial(_load_list, load_item)
     if origin is dict:
-        load_item = _loader(typing.get_args(hint)[1])
+        load_item = _loader(typing.get_args(hint)[1], minimum, allowed)
         return functools.partial(_load_dict, load_item)
     if hint is str:
         return functools.partial(_load_string, allowed)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,19 @@ from sphinx.util import logging
 from . import __version__, _mystnb
 from .analysis import BuildAnalysis, analyse
 from .baseline import get_baseline, thresholds
-from .capture import all_records, atomic_write, crash_record
+from .capture import all_records, atomic_write
 from .config import get_config
-from .record import CACHE, EXECUTED, NotebookRecord, StatusReport, sorted_slowest_first
+from .outcome import failure_text, records_of_stopped_build
+from .record import (
+    BUILD_FAILED,
+    BUILD_SUCCEEDED,
+    CACHE,
+    EARLIER_BUILD,
+    EXECUTED,
+    NotebookRecord,
+    StatusReport,
+    sorted_slowest_first,
+)
 from .status_page import build_analysis
 from .warnings import warn
 
@@ -40,8 +51,12 @@ def _build_time() -> str:
 
 
 def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
-                 ) -> tuple[StatusReport, BuildAnalysis]:
-    """The status of this build with its analysis (flags, baseline comparison)."""
+                 failure: BaseException | None = None) -> tuple[StatusReport, BuildAnalysis]:
+    """The status of this build with its analysis (flags, baseline comparison).
+
+    ``extra`` replaces stored records of the same documents (a build that stopped);
+    ``failure`` is the exception that stopped the build.
+    """
     records = {nb.docname: nb for nb in all_records(app.env) + (extra or [])}
     report = StatusReport(
         notebooks=[records[name] for name in sorted(records)],
@@ -52,6 +67,8 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
             "execution_mode": _mystnb.execution_mode(app.env),
             "sphinx": sphinx.__display_version__,
             "generator": f"sphinx-gpu-admonition {__version__}",
+            "outcome": BUILD_FAILED if failure is not None else BUILD_SUCCEEDED,
+            "failure": failure_text(failure) if failure is not None else None,
         },
     )
     # the build's own analysis unless a crashed notebook joins the records
@@ -61,13 +78,28 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
     return report, analysis
 
 
+#: characters XML 1.0 cannot hold, even escaped (control characters, lone surrogates)
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_characters(text: str | None) -> str | None:
+    """``text`` without characters that make an XML file invalid (ElementTree keeps them)."""
+    return _NOT_XML.sub("", text) if text else text
+
+
 def junit_xml(report: StatusReport) -> str:
-    """One test case per notebook; errors, timeouts and dead kernels are failures."""
+    """One test case per notebook; errors, timeouts and dead kernels are failures.
+
+    A test case's time is what this build spent executing it: outputs reused from
+    the jupyter-cache or from an earlier build cost nothing now (their original time
+    is in the case's output).  A build that stopped adds an error case, so a CI gate
+    reading this file fails with the build.
+    """
     suite = ElementTree.Element("testsuite", name="notebooks")
-    failures = skipped = 0
+    failures = skipped = errors = 0
     total = 0.0
     for nb in report.notebooks:
-        seconds = nb.seconds if nb.executed else 0.0
+        seconds = nb.seconds if nb.executed and nb.provenance == EXECUTED else 0.0
         total += seconds
         case = ElementTree.SubElement(suite, "testcase", classname="notebooks",
                                       name=nb.docname, time=f"{seconds:.3f}")
@@ -81,14 +113,27 @@ def junit_xml(report: StatusReport) -> str:
         elif not nb.executed:
             skipped += 1
             ElementTree.SubElement(case, "skipped", message=nb.status.replace("_", " "))
-        if nb.provenance == CACHE:
+        if nb.provenance in (CACHE, EARLIER_BUILD):
+            where = ("the jupyter-cache" if nb.provenance == CACHE
+                     else "an earlier build (the page was not read again)")
             ElementTree.SubElement(case, "system-out").text = (
-                f"outputs reused from the jupyter-cache (executed {nb.executed_at})")
-    suite.set("tests", str(len(report.notebooks)))
+                f"outputs reused from {where}; executed {nb.executed_at} "
+                f"in {nb.seconds:.3f} s")
+    if report.build.get("outcome") == BUILD_FAILED:
+        errors += 1
+        case = ElementTree.SubElement(suite, "testcase", classname="build",
+                                      name="sphinx-build", time="0.000")
+        ElementTree.SubElement(case, "error", message="the build stopped before it finished",
+                               type="BuildFailed").text = str(report.build.get("failure") or "")
+    suite.set("tests", str(len(report.notebooks) + errors))
     suite.set("failures", str(failures))
     suite.set("skipped", str(skipped))
-    suite.set("errors", "0")
+    suite.set("errors", str(errors))
     suite.set("time", f"{total:.3f}")
+    for element in suite.iter():
+        element.text = _xml_characters(element.text)
+        for name, value in element.attrib.items():
+            element.set(name, _xml_characters(value))
     return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
 
 
@@ -96,10 +141,15 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
     notebooks = report.notebooks
     executed = sum(nb.provenance == EXECUTED for nb in notebooks)
     cached = sum(nb.provenance == CACHE for nb in notebooks)
+    earlier = sum(nb.provenance == EARLIER_BUILD for nb in notebooks)
     failed = [nb for nb in notebooks if nb.failed]
     total = sum(nb.seconds for nb in notebooks if nb.executed)
+    reused = f", {earlier} unchanged since an earlier build" if earlier else ""
     lines = [f"execution: {len(notebooks)} notebooks, {executed} executed, {cached} from the "
-             f"cache, {len(failed)} failed; {total:.1f} s in all"]
+             f"cache{reused}, {len(failed)} failed; {total:.1f} s in all"]
+    if report.build.get("outcome") == BUILD_FAILED:
+        lines.insert(0, f"execution: the build stopped ({report.build.get('failure')}); "
+                        "this report lists what it read before it stopped")
     for nb in sorted_slowest_first(n for n in notebooks if n.executed)[:SUMMARY_ROWS]:
         lines.append(f"  {nb.seconds:8.2f} s  {nb.docname}  [{nb.environment.device_label}]")
     flagged = [(a.notebook, cell, flags) for a in analysis.notebooks
@@ -134,19 +184,13 @@ def write_reports(app: Sphinx, exception: Exception | None) -> None:
 
 
 def _write_reports(app: Sphinx, exception: Exception | None) -> None:
-    extra = []
-    if exception is not None:
-        # Only a dead kernel is worth a report from a failed build: CI then sees
-        # which notebook and cell took the build down.
-        docname = app.env.temp_data.get("docname")
-        crashed = crash_record(app, docname, exception) if docname else None
-        if crashed is None:
-            return
-        extra.append(crashed)
+    # A build that stopped still reports what it read, marked as failed: never
+    # leave the previous build's (green) files looking current.
+    extra = records_of_stopped_build(app, exception) if exception is not None else []
     if not all_records(app.env) and not extra:
         return
     config = get_config(app.config)
-    report, analysis = build_report(app, extra)
+    report, analysis = build_report(app, extra, exception)
     outdir = Path(app.outdir)
     if config.status_json:
         _write(outdir / config.status_json,
@@ -158,5 +202,19 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
             logger.info(line)
 
 
+def _remove_previous_reports(app: Sphinx) -> None:
+    """A build that never reaches ``build-finished`` (interrupted, killed) must not
+    leave the previous build's reports looking like its own."""
+    config = get_config(app.config)
+    for name in (config.status_json, config.status_junit):
+        if name:
+            try:
+                (Path(app.outdir) / name).unlink(missing_ok=True)
+            except OSError as error:
+                warn(logger, f"could not remove the previous build's {name}: {error}",
+                     "output")
+
+
 def setup_reports(app: Sphinx) -> Any:
+    app.connect("builder-inited", _remove_previous_reports)
     app.connect("build-finished", write_reports)

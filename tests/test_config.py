@@ -54,3 +54,25 @@ def test_defaults_are_valid_and_good_values_are_kept() -> None:
     assert config.admonition_class == ("warning", "lecture-gpu")
     assert config.slow_cell_seconds == 30.0
     assert config.status_junit is None and config.expected_backend == "gpu"
+
+
+@pytest.mark.parametrize("name, value", [
+    ("slow_cell_seconds", float("nan")),
+    ("slow_cell_min_seconds", float("nan")),
+    ("regression_ratio", float("nan")),
+    ("slow_cell_seconds", float("inf")),
+    ("status_json", "index.html"),  # would replace the home page
+    ("status_junit", "index.html"),
+    ("status_json", "."),
+    ("status_json", ".."),
+    ("status_json", "_static"),
+    ("status_json", ".json"),
+    ("status_junit", ".hidden.xml"),
+    ("status_junit", "status.json"),
+])
+def test_values_that_would_misbehave_are_refused(name: str, value: object) -> None:
+    reports: list[str] = []
+    config = validate({name: value}, reports.append)
+    assert len(reports) == 1 and f"gpu_{name}" in reports[0]
+    assert getattr(config, name) == getattr(GpuConfig(), name)
+

@@ -95,3 +95,13 @@ def test_nothing_recorded():
     assert "No execution environment recorded yet" in environment_html(report, lambda d: None)
     (paragraph,) = environment_table_nodes(report, "status", set())
     assert isinstance(paragraph, nodes.paragraph)
+
+
+def test_two_directives_on_one_page_have_distinct_ids(status_book: StatusBook):
+    page = soup_of(status_book.html.outdir / "options.html")
+    tables = page.select(".gpu-execution-environment table.gpu-environment-table")
+    assert len(tables) == 2
+    ids = [element["id"] for element in page.select("[id]")]
+    assert len(ids) == len(set(ids))
+    # the first directive keeps the short form that links point at
+    assert tables[0]["id"] == "gpu-environment-1"

@@ -1,0 +1,221 @@
+"""What this build read, and the records of a build that stopped.
+
+The reports must say what *this* build did, whatever its outcome:
+
+- a page this build did not read again (its source was unchanged) keeps the
+  record of the build that executed it, marked :data:`~.record.EARLIER_BUILD`
+  instead of "executed by this build";
+- a build that stops (``-W`` without ``--keep-going``, ``nb_execution_raise_on_error``,
+  a dead kernel, a failed ``-j`` worker) still reports what it read: each record is
+  also kept in a small file beside the probe's output as soon as the document is
+  read (a ``-j`` worker's environment is lost when its chunk fails), and a notebook
+  whose execution never finished is rebuilt from the probe's lines.
+
+Main process only, except the per-document backup, which runs where the
+document is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.util import logging
+
+from . import _mystnb
+from .capture import (
+    ProbeOutput,
+    _fill_from_probe,
+    _probe_lines,
+    atomic_write,
+    output_file,
+    stored_records,
+)
+from .formatting import error_message
+from .record import (
+    EARLIER_BUILD,
+    ERROR,
+    EXECUTED,
+    KERNEL_DIED,
+    TIMEOUT,
+    ErrorInfo,
+    NotebookRecord,
+    SchemaError,
+)
+
+logger = logging.getLogger(__name__)
+
+_PROGRESS_ATTRIBUTE = "_gpu_admonition_build_progress"
+
+#: exception type names (anywhere in the chain, or in a ``-j`` worker's traceback
+#: text) -> the status of the notebook whose execution raised them
+_FATAL_ERRORS = {"DeadKernelError": KERNEL_DIED, "CellTimeoutError": TIMEOUT}
+
+#: the type of a notebook that was still executing when another part of the build failed
+BUILD_STOPPED = "BuildStopped"
+
+
+@dataclasses.dataclass
+class BuildProgress:
+    """What the main process knows of this build's reading."""
+
+    #: the documents this build set out to read
+    to_read: set[str] = dataclasses.field(default_factory=set)
+    #: the notebook documents whose records this build stored
+    read: set[str] = dataclasses.field(default_factory=set)
+
+
+def progress(app: Sphinx) -> BuildProgress:
+    found = getattr(app, _PROGRESS_ATTRIBUTE, None)
+    if found is None:
+        found = BuildProgress()
+        setattr(app, _PROGRESS_ATTRIBUTE, found)
+    return found
+
+
+def _backup_file(app: Sphinx, docname: str) -> Path:
+    return output_file(app, docname).with_suffix(".record.json")
+
+
+# -- events ----------------------------------------------------------------------------
+def _start(app: Sphinx) -> None:
+    setattr(app, _PROGRESS_ATTRIBUTE, BuildProgress())
+
+
+def _before_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """Pages not read again keep their records, as executed by an earlier build;
+    the files of pages about to be read are removed, so that any found after a
+    failure are this build's."""
+    state = progress(app)
+    state.to_read = set(docnames)
+    for docname in state.to_read:
+        for path in (_backup_file(app, docname), output_file(app, docname)):
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+    records = stored_records(env)
+    for docname, data in list(records.items()):
+        if docname not in state.to_read and data.get("provenance") == EXECUTED:
+            # a new dict, so readers holding a parsed copy of the old one see the change
+            records[docname] = {**data, "provenance": EARLIER_BUILD}
+
+
+def _after_reading_one(app: Sphinx, doctree: nodes.document) -> None:
+    """Keep the record just stored outside the environment (a failing ``-j`` chunk
+    loses its worker's environment) and note it as read by this build."""
+    docname = app.env.docname
+    data = stored_records(app.env).get(docname)
+    if data is None:
+        return
+    progress(app).read.add(docname)  # the main process, when reading serially
+    # only needed if the build fails; the build itself must not
+    with contextlib.suppress(OSError, TypeError, ValueError):
+        atomic_write(_backup_file(app, docname), json.dumps(data))
+
+
+def _merged(app: Sphinx, env: BuildEnvironment, docnames: set[str],
+            other: BuildEnvironment) -> None:
+    theirs = stored_records(other)
+    progress(app).read.update(d for d in docnames if d in theirs)
+
+
+# -- a build that stopped ----------------------------------------------------------------
+def _describe(error: BaseException) -> tuple[str, str, str]:
+    """(status, exception type, message) of the notebook whose execution raised ``error``."""
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = (current.__cause__ or current.__context__
+                   or getattr(current, "orig_exc", None))
+    for link in chain:
+        name = type(link).__name__
+        if name in _FATAL_ERRORS:
+            return _FATAL_ERRORS[name], name, error_message(str(link))
+        ename = getattr(link, "ename", None)  # nbclient's CellExecutionError
+        if isinstance(ename, str) and ename:
+            return ERROR, ename, error_message(f"{ename}: {getattr(link, 'evalue', '')}")
+    text = "\n".join(str(link) for link in chain)  # a -j worker's traceback, as text
+    for name, status in _FATAL_ERRORS.items():
+        if name in text:
+            return status, name, error_message(text)
+    return ERROR, type(error).__name__, error_message(text)
+
+
+def failure_text(error: BaseException) -> str:
+    """``build.failure``: the exception's type and the gist of its message."""
+    message = error_message(str(error))
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def _from_probe(app: Sphinx, docname: str, status: str, error_type: str,
+                message: str) -> NotebookRecord:
+    probe = ProbeOutput(_probe_lines(output_file(app, docname)))
+    record = NotebookRecord(docname=docname, status=status, provenance=EXECUTED,
+                            method=_mystnb.execution_mode(app.env))
+    _fill_from_probe(probe, nodes.document("", None), record)
+    last = max((c.execution_count or 0 for c in record.cells), default=0)
+    record.error = ErrorInfo(type=error_type, message=message, execution_count=last + 1)
+    if probe.started is not None:
+        record.executed_at = _mystnb.timestamp_to_iso(probe.started)
+    return record
+
+
+def _backup(app: Sphinx, docname: str) -> NotebookRecord | None:
+    path = _backup_file(app, docname)
+    if not path.is_file():
+        return None
+    try:
+        return NotebookRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError, SchemaError, RecursionError):
+        return None
+
+
+def records_of_stopped_build(app: Sphinx, error: BaseException) -> list[NotebookRecord]:
+    """Records this build read but did not keep because it stopped, and the notebooks
+    it was executing when it stopped; pages it had not reached yet keep their earlier
+    records, marked as such."""
+    state = progress(app)
+    env = app.env
+    stored = stored_records(env)
+    status, error_type, message = _describe(error)
+    recovered: list[NotebookRecord] = []
+    unfinished: list[str] = []
+    for docname in sorted(state.to_read - state.read):
+        backup = _backup(app, docname)
+        if backup is not None:
+            recovered.append(backup)
+        elif output_file(app, docname).is_file():
+            unfinished.append(docname)
+        elif docname in stored:
+            earlier = NotebookRecord.from_dict(stored[docname])
+            if earlier.provenance == EXECUTED:
+                earlier = dataclasses.replace(earlier, provenance=EARLIER_BUILD)
+            recovered.append(earlier)
+    text = str(error)
+    for docname in unfinished:
+        # the notebook named by the error (or the only one running) raised it; any
+        # other was still running in another -j worker when the build stopped
+        culprit = len(unfinished) == 1 or docname in text or \
+            Path(str(env.doc2path(docname))).name in text
+        if culprit:
+            recovered.append(_from_probe(app, docname, status, error_type, message))
+        else:
+            recovered.append(_from_probe(
+                app, docname, ERROR, BUILD_STOPPED,
+                "the build stopped while this notebook was executing"))
+    return recovered
+
+
+def setup_outcome(app: Sphinx) -> dict[str, Any]:
+    app.connect("builder-inited", _start)
+    app.connect("env-before-read-docs", _before_reading)
+    # after ExecutionRecordCollector.process_doc (priority 500) has stored the record
+    app.connect("doctree-read", _after_reading_one, priority=600)
+    app.connect("env-merge-info", _merged)
+    return {}

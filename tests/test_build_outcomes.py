@@ -1,0 +1,232 @@
+"""Reports say what *this* build did, whatever its outcome (real builds, real kernels).
+
+A build that stops (raise-on-error, ``-W``, a dead kernel in a ``-j`` worker, an
+interrupt) must never leave the previous build's green JSON and JUnit behind; a
+rebuild that executes nothing must not claim it executed anything; pages that are
+not notebooks are not listed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import jsonschema
+import pytest
+from conftest import ProjectBuild, build_project
+
+from sphinx_gpu_admonition.record import SCHEMA_ID
+
+SCHEMA = json.loads(
+    (Path(__file__).parents[1] / "sphinx_gpu_admonition" / "schema"
+     / "execution-status.schema.json").read_text(encoding="utf-8"))
+
+HEADER = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
+          "  name: python3\n  display_name: Python 3\n---\n")
+
+
+def notebook(title: str, *cells: str) -> str:
+    return HEADER + f"# {title}\n\n" + "".join(
+        f"```{{code-cell}} ipython3\n{cell}\n```\n\n" for cell in cells)
+
+
+def index(*pages: str) -> str:
+    toctree = "\n".join(pages)
+    return f"# Book\n\n```{{toctree}}\n{toctree}\n```\n"
+
+
+def book(pages: dict[str, str]) -> dict[str, str]:
+    """Source files: the pages (name without .md -> text) and an index listing them."""
+    return {"index.md": index(*pages), **{f"{name}.md": text for name, text in pages.items()}}
+
+
+def rebuild(first: ProjectBuild, pages: dict[str, str] | None = None, *,
+            parallel: int = 0, freshenv: bool = False, warningiserror: bool = False,
+            confoverrides: dict[str, Any] | None = None) -> tuple[ProjectBuild, BaseException | None]:
+    """Build ``first``'s source folder again (after adding ``pages``); the exception
+    the build raised, if any, instead of raising it."""
+    from sphinx.testing.util import SphinxTestApp
+
+    if pages:
+        existing = sorted(p.stem for p in first.srcdir.glob("*.md") if p.stem != "index")
+        for name, text in pages.items():
+            (first.srcdir / f"{name}.md").write_text(text, encoding="utf-8")
+        (first.srcdir / "index.md").write_text(index(*sorted({*existing, *pages})),
+                                               encoding="utf-8")
+    status, warning = io.StringIO(), io.StringIO()
+    app = SphinxTestApp("html", srcdir=first.srcdir, builddir=first.srcdir.parent / "_build",
+                        freshenv=freshenv, status=status, warning=warning, parallel=parallel,
+                        warningiserror=warningiserror, confoverrides=confoverrides or {})
+    raised = None
+    try:
+        app.build()
+    except BaseException as error:  # noqa: BLE001 - the test looks at what was raised
+        raised = error
+    finally:
+        app.cleanup()
+    return ProjectBuild(app, first.srcdir, Path(app.outdir), warning.getvalue(),
+                        status.getvalue()), raised
+
+
+def status_of(build: ProjectBuild) -> dict[str, Any]:
+    data = json.loads(build.read("execution-status.json"))
+    jsonschema.validate(data, SCHEMA)
+    assert data["schema"] == SCHEMA_ID
+    return data
+
+
+def by_docname(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {nb["docname"]: nb for nb in data["notebooks"]}
+
+
+def junit_of(build: ProjectBuild) -> ElementTree.Element:
+    return ElementTree.fromstring(build.read("execution-status.junit.xml").encode())
+
+
+def cases(suite: ElementTree.Element) -> dict[str, ElementTree.Element]:
+    return {case.get("name"): case for case in suite.iter("testcase")}
+
+
+STATUS_PAGE = HEADER + "# Status\n\nA page with notebook front matter and no code.\n"
+KERNELSPEC_ONLY = ("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n"
+                   "# Not a notebook\n\nMyST-NB neither executes nor renders this page's code.\n")
+FAILS = notebook("Fails", "x = 1", "1 / 0")
+
+
+def test_pages_that_are_not_notebooks_are_not_listed_and_a_stopped_build_reports_its_failure(
+        tmp_path: Path) -> None:
+    green = build_project("outcomes", tmp_path, files=book({
+        "good": notebook("Good", "y = 2"), "status": STATUS_PAGE, "plain": KERNELSPEC_ONLY}))
+    assert set(by_docname(status_of(green))) == {"good"}
+    assert junit_of(green).get("failures") == "0"
+
+    stopped, raised = rebuild(green, {"fails": FAILS},
+                              confoverrides={"nb_execution_raise_on_error": True})
+    assert raised is not None  # MyST-NB stopped the build
+    data = status_of(stopped)
+    assert data["build"]["outcome"] == "failed"
+    assert data["build"]["failure"]
+    notebooks = by_docname(data)
+    assert notebooks["fails"]["status"] == "error"
+    assert notebooks["fails"]["error"]["type"] == "ZeroDivisionError"
+    assert [c["first_line"] for c in notebooks["fails"]["cells"]] == ["x = 1", "1 / 0"]
+    # "good" was not read again: its record is the first build's, and says so
+    assert notebooks["good"]["provenance"] == "earlier_build"
+    suite = junit_of(stopped)
+    assert suite.get("failures") == "1" and suite.get("errors") == "1"
+    build_case = cases(suite)["sphinx-build"]
+    assert build_case.find("error") is not None
+    assert cases(suite)["fails"].find("failure").get("type") == "ZeroDivisionError"
+    assert "the build stopped" in stopped.status
+
+
+def test_warnings_as_errors_never_leave_a_green_report(tmp_path: Path) -> None:
+    first = build_project("outcomes", tmp_path, files=book({"good": notebook("Good", "y = 2")}))
+    assert junit_of(first).get("failures") == "0"
+    second, raised = rebuild(first, {"fails": FAILS}, warningiserror=True)
+    data = status_of(second)
+    assert by_docname(data)["fails"]["status"] == "error"
+    assert junit_of(second).get("failures") == "1"
+    # Sphinx 7.4 stops at the first warning; Sphinx 8.1+ goes on and fails at the end
+    assert data["build"]["outcome"] == ("failed" if raised is not None else "succeeded")
+
+
+PLAIN_PAGES = {f"page{n}": f"# Page {n}\n\nText.\n" for n in range(5)}
+
+
+def test_a_kernel_dying_in_a_parallel_worker_is_reported(tmp_path: Path) -> None:
+    # more than five documents, so that Sphinx 7.4 reads in parallel too
+    pages = {**PLAIN_PAGES, "good": notebook("Good", "y = 2")}
+    first = build_project("outcomes", tmp_path, files=book(pages))
+    assert set(by_docname(status_of(first))) == {"good"}
+    dies = notebook("Dies", "import os\na = 1", "os._exit(1)")
+    second, raised = rebuild(first, {"dies": dies}, parallel=2, freshenv=True)
+    assert raised is not None
+    data = status_of(second)
+    assert data["build"]["outcome"] == "failed"
+    notebooks = by_docname(data)
+    assert notebooks["dies"]["status"] == "kernel_died"
+    assert [c["first_line"] for c in notebooks["dies"]["cells"]] == ["import os"]
+    assert notebooks["dies"]["error"]["execution_count"] == 2
+    # the other notebook is listed only if a worker read it before the build stopped
+    # (its worker's environment is lost with the failed chunk; the record survives)
+    assert set(notebooks) <= {"dies", "good"}
+    if "good" in notebooks:
+        assert notebooks["good"]["status"] == "ok"
+        assert notebooks["good"]["provenance"] == "executed"
+    assert junit_of(second).get("errors") == "1"
+
+
+def test_a_rebuild_that_executes_nothing_says_so_and_an_interrupted_build_leaves_no_report(
+        tmp_path: Path) -> None:
+    first = build_project("outcomes", tmp_path, files=book({"good": notebook("Good", "y = 2")}))
+    assert by_docname(status_of(first))["good"]["provenance"] == "executed"
+
+    unchanged, raised = rebuild(first)
+    assert raised is None
+    record = by_docname(status_of(unchanged))["good"]
+    assert record["provenance"] == "earlier_build"
+    assert record["status"] == "ok"
+    case = cases(junit_of(unchanged))["good"]
+    assert float(case.get("time")) == 0.0  # nothing was executed by this build
+    assert "earlier build" in case.find("system-out").text
+    assert "0 executed" in unchanged.status and "1 unchanged since an earlier build" in \
+        unchanged.status
+
+    # an interrupt skips build-finished: the reports of the previous build must go
+    conf = first.srcdir / "conf.py"
+    conf.write_text(conf.read_text() + (
+        "\ndef setup(app):\n"
+        "    def stop(app, docname, source):\n"
+        "        raise KeyboardInterrupt\n"
+        "    app.connect('source-read', stop)\n"), encoding="utf-8")
+    interrupted, raised = rebuild(first, freshenv=True)
+    assert isinstance(raised, KeyboardInterrupt)
+    assert not (interrupted.outdir / "execution-status.json").exists()
+    assert not (interrupted.outdir / "execution-status.junit.xml").exists()
+
+
+def test_expected_backend_cannot_be_checked_without_capture(tmp_path: Path) -> None:
+    page = HEADER + "# GPU page\n\n```{gpu}\n```\n\n```{code-cell} ipython3\nx = 1\n```\n"
+    build = build_project("outcomes", tmp_path, files=book({"gpu_page": page}),
+                          confoverrides={"gpu_capture": False, "gpu_expected_backend": "gpu"})
+    lines = [line for line in build.warning_lines if "gpu_expected_backend" in line]
+    assert len(lines) == 1
+    assert "cannot check" in lines[0] and "gpu_page.md" in lines[0]
+
+
+@pytest.mark.parametrize("traceback, expected", [
+    # nbclient's timeout message ends with separator lines
+    ("A cell timed out while it was being executed, after 2 seconds.\n"
+     "The message was: Cell execution timed out.\nHere is a preview of the cell contents:\n"
+     "-------------------\n['import time', 'time.sleep(60)']\n-------------------\n",
+     "A cell timed out while it was being executed, after 2 seconds."),
+    # an exception class not named ...Error, with colours
+    ("\x1b[0;31m------\x1b[0m\n\x1b[0;31mBoom\x1b[0m    Traceback (most recent call last)\n"
+     "Cell In[2], line 1\n----> 1 raise Boom('x')\n\nBoom: x\n", "Boom: x"),
+    ("ZeroDivisionError    Traceback (most recent call last)\n----> 1 1/0\n"
+     "ZeroDivisionError: division by zero\n", "ZeroDivisionError: division by zero"),
+    # a terminal hyperlink and a right-to-left override leave nothing behind
+    ("KeyError: \x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ \u202eevil\x07", "KeyError: link evil"),
+    ("Kernel died", "Kernel died"),
+    ("", ""),
+])
+def test_error_message_is_the_line_that_says_what_went_wrong(traceback: str,
+                                                              expected: str) -> None:
+    from sphinx_gpu_admonition.formatting import error_message
+
+    assert error_message(traceback) == expected
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+    from sphinx_gpu_admonition.capture import atomic_write
+
+    target = tmp_path / "_static"
+    target.mkdir()
+    (target / "keep.css").write_text("x")
+    with pytest.raises(OSError):
+        atomic_write(target, "{}")  # a folder cannot be replaced by a file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["_static"]
