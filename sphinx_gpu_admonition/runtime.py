@@ -34,6 +34,7 @@ are stated, labelled "measured on an earlier version".
 from __future__ import annotations
 
 import dataclasses
+import math
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,11 @@ _REREAD_ATTRIBUTE = "_gpu_admonition_runtime_reread"
 
 
 # -- rounding and wording for readers ----------------------------------------------
+def _rounded(value: float, step: int) -> int:
+    """``value`` to the nearest multiple of ``step``, halves up (not to even)."""
+    return int(math.floor(value / step + 0.5)) * step
+
+
 def reader_time(seconds: float) -> str:
     """A duration as a reader wants it: "a few seconds", "about 40 seconds",
     "under a minute", "about 2 minutes", "about 25 minutes", "about 3 hours".
@@ -82,17 +88,15 @@ def reader_time(seconds: float) -> str:
     if seconds < 10:
         return str(_("a few seconds"))
     if seconds < 45:
-        step = 5 if seconds < 20 else 10
-        count = int(round(seconds / step) * step)
+        count = _rounded(seconds, 5 if seconds < 20 else 10)
         return ngettext("about %d second", "about %d seconds", count) % count
     if seconds < 60:
         return str(_("under a minute"))
     minutes = seconds / 60
     if minutes < 100:
-        step = 1 if minutes < 20 else 5
-        count = int(round(minutes / step) * step)
+        count = _rounded(minutes, 1 if minutes < 20 else 5)
         return ngettext("about %d minute", "about %d minutes", count) % count
-    hours = int(round(minutes / 60))
+    hours = _rounded(minutes / 60, 1)
     return ngettext("about %d hour", "about %d hours", hours) % hours
 
 
@@ -171,8 +175,16 @@ def separators(count: int) -> list[str]:
 
 # -- which records -------------------------------------------------------------------
 def usable(record: NotebookRecord | None) -> bool:
-    """A record whose time a reader can trust: executed, and not a failed run."""
-    return record is not None and record.executed and not record.failed
+    """A record whose time a reader can trust: executed, not a failed run, and a
+    time that is a number (other builds' files may be written by hand)."""
+    if record is None or not record.executed or record.failed:
+        return False
+    try:
+        seconds = record.seconds
+    except TypeError:  # a cell time that is not a number
+        return False
+    return (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+            and math.isfinite(seconds) and seconds >= 0)
 
 
 def _code_lines(record: NotebookRecord) -> list[str]:
@@ -324,10 +336,18 @@ class ResolveRuntime(SphinxPostTransform):
         self.building_app = app_of(self.env)
         html = self.building_app.builder.format == "html"
         for node in list(self.document.findall(RuntimePlaceholder)):
-            if node["part"] == "notice":
-                self._notice(node, html)
-            else:
-                node.replace_self(self._role(node, html))
+            try:
+                if node["part"] == "notice":
+                    self._notice(node, html)
+                else:
+                    node.replace_self(self._role(node, html))
+            except Exception as error:  # odd data in a record must not stop the build
+                self._warn(node, f"could not state the run time of {node['target']!r}: "
+                                 f"{type(error).__name__}: {error}")
+                if node["part"] == "notice":
+                    node.parent.parent.remove(node.parent)
+                else:
+                    node.replace_self(nodes.Text(str(_("an unknown time (not measured yet)"))))
 
     def _measured(self, measurement: Measurement, text: str, html: bool) -> nodes.Node:
         # exact figures in the HTML tooltip only: other writers print an

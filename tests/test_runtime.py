@@ -30,6 +30,7 @@ from sphinx_gpu_admonition.runtime import (
     reader_time,
     references,
     run_phrase,
+    usable,
 )
 
 bs4 = pytest.importorskip("bs4")
@@ -65,6 +66,7 @@ class Book:
     html: ProjectBuild
     text: ProjectBuild
     latex: ProjectBuild
+    man: ProjectBuild
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +81,8 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Book:
     html = sphinx_build(srcdir, builddir, "html", freshenv=True)
     text = sphinx_build(srcdir, builddir, "text")
     latex = sphinx_build(srcdir, builddir, "latex")
-    return Book(srcdir, html, text, latex)
+    man = sphinx_build(srcdir, builddir, "man")
+    return Book(srcdir, html, text, latex, man)
 
 
 @pytest.fixture
@@ -106,7 +109,8 @@ def this_build(book: Book) -> NotebookRecord:
 @pytest.mark.parametrize(("seconds", "text"), [
     (0.4, "a few seconds"), (9.9, "a few seconds"), (12, "about 10 seconds"),
     (17, "about 15 seconds"), (38, "about 40 seconds"), (50, "under a minute"),
-    (65, "about 1 minute"), (130, "about 2 minutes"), (1490, "about 25 minutes"),
+    (65, "about 1 minute"), (90, "about 2 minutes"), (130, "about 2 minutes"),
+    (150, "about 3 minutes"), (1490, "about 25 minutes"),
     (6000, "about 2 hours"), (3 * 3600 + 100, "about 3 hours"),
 ])
 def test_reader_time_rounds_for_readers(language, seconds, text):
@@ -132,6 +136,17 @@ def test_device_phrase(language):
     stale = Measurement(laptop, "old.json", stale=True)
     assert run_phrase(stale) == (f"about 25 minutes on a CPU ({LAPTOP}), "
                                  "measured on an earlier version")
+
+
+def test_only_trustworthy_records_are_stated():
+    assert usable(NotebookRecord.from_dict(gpu_runner()))
+    for change in ({"status": "error"}, {"status": "execution_off"},
+                   {"runtime_seconds": "slow"}, {"runtime_seconds": float("nan")},
+                   {"runtime_seconds": -1.0}):
+        record = NotebookRecord.from_dict(gpu_runner())
+        for name, value in change.items():  # past the reader's checks: a hand-made file
+            setattr(record, name, value)
+        assert not usable(record), change
 
 
 def test_staleness_by_code_cells_then_by_source_time():
@@ -197,6 +212,7 @@ def test_other_pages_and_html_escaping(book):
         "an unknown time (not measured yet)",
     ]
     # a requested notice without data leaves the sentence out; so does the site default
+    assert len(soup.select("div.gpu-admonition")) == 3
     assert not soup.select("div.gpu-admonition p.gpu-runtime")
     sleepy = book.html.read("sleepy.html")
     assert "Laptop &lt;CPU&gt; &amp; co" in sleepy and LAPTOP not in sleepy
@@ -211,8 +227,22 @@ def test_every_builder_says_it(book):
     latex = squash(next(book.latex.outdir.glob("*.tex")).read_text(encoding="utf-8"))
     assert "about 2 minutes on a GPU (Tesla T4)" in latex
     assert r"Laptop \textless{}CPU\textgreater{} \& co" in latex  # escaped
+    man = squash(next(book.man.outdir.glob("*.1")).read_text(encoding="utf-8"))
+    assert "about 2 minutes on a GPU (Tesla T4)" in man
     # exact figures stay out of print (only the HTML tooltip has them)
-    assert "130.0 s" not in text and "130.0 s" not in latex
+    assert "130.0 s" not in text + latex + man
+
+
+def test_notice_option_and_site_default(book):
+    """:runtime: asks, :runtime: off opts out, the site default covers the rest."""
+    sleepy = bs4.BeautifulSoup(book.html.read("sleepy.html"), "html.parser")
+    notices = sleepy.select("div.gpu-admonition")
+    assert [bool(n.select("p.gpu-runtime")) for n in notices] == [True, False, True]
+    assert squash(notices[0].select_one("p.gpu-runtime").get_text()) == squash(
+        notices[2].select_one("p.gpu-runtime").get_text())
+    # the sentence comes before the page's "executed on" line
+    classes = [p.get("class", []) for p in notices[0].find_all("p", recursive=False)]
+    assert classes.index(["gpu-runtime"]) < classes.index(["gpu-executed-on"])
 
 
 def test_no_data_warns_once_per_use_with_its_line(book):
@@ -221,8 +251,8 @@ def test_no_data_warns_once_per_use_with_its_line(book):
     assert sum("missing.json" in line for line in runtime) == 1
     assert sum("broken.json" in line and "not JSON" in line for line in runtime) == 1
     assert any("prose.md:3" in line and "gpu notice" in line for line in runtime), runtime
-    assert any("prose.md:11" in line and "'prose'" in line for line in runtime), runtime
-    assert any("prose.md:15" in line and "no such document" in line for line in runtime)
+    assert any("prose.md:14" in line and "'prose'" in line for line in runtime), runtime
+    assert any("prose.md:18" in line and "no such document" in line for line in runtime)
     assert len(runtime) == 5, runtime
     directive = [line for line in warnings if "[gpu_admonition.directive]" in line]
     assert len(directive) == 1 and "prose.md:7" in directive[0] and "'maybe'" in directive[0]

@@ -6,4 +6,6 @@ nb_execution_raise_on_error = False
 # Other builds of this book (written by tests/test_runtime.py): a GPU runner, an
 # old laptop run of an earlier version, and two files that cannot be read.
 gpu_runtime_sources = ["gpu-status.json", "old-status.json", "missing.json", "broken.json"]
+# Every notice states the run time, unless it says :runtime: off.
+gpu_admonition_runtime = True
 show_warning_types = True
