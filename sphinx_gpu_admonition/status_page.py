@@ -71,6 +71,7 @@ from .formatting import format_date, format_seconds
 from .i18n import _
 from .record import (
     CACHE,
+    EARLIER_BUILD,
     ERROR,
     EXCLUDED,
     EXECUTION_OFF,
@@ -452,6 +453,7 @@ class Labels:
     gone: str
     cache: str
     executed_now: str
+    earlier_build: str
     regression: str
     no_jax: str
     no_capture: str
@@ -501,6 +503,7 @@ class Labels:
             },
             new=translate("new"), gone=translate("gone"), cache=translate("from the cache"),
             executed_now=translate("this build"),
+            earlier_build=translate("an earlier build"),
             regression=translate("regression"),
             no_jax=translate("no JAX"),
             no_capture=translate("no measurements"),
@@ -552,6 +555,7 @@ class Totals:
     notebooks: int = 0
     executed: int = 0
     from_cache: int = 0
+    from_earlier_build: int = 0
     failed: int = 0
     seconds: float = 0.0
     cells_seconds: float = 0.0
@@ -576,6 +580,7 @@ class Totals:
                 totals.executed += 1
                 totals.seconds += record.seconds
             totals.from_cache += record.provenance == CACHE
+            totals.from_earlier_build += record.provenance == EARLIER_BUILD
             totals.failed += record.failed
             totals.cells_seconds += record.cells_seconds
             totals.compile_seconds += record.compile_seconds
@@ -739,7 +744,8 @@ class HtmlTable:
         out.append(self._status_cell(record))
         # executed: this build / cache, with the date of that execution
         if record.executed and record.executed_at:
-            how = lb.cache if record.provenance == CACHE else lb.executed_now
+            how = {CACHE: lb.cache, EARLIER_BUILD: lb.earlier_build}.get(
+                record.provenance, lb.executed_now)
             out.append(f'<td data-value="{_e(record.executed_at)}">'
                        f'<span class="gpu-status-provenance gpu-status-{_e(record.provenance)}">'
                        f'{_e(how)}</span> <time datetime="{_e(record.executed_at)}">'
@@ -852,12 +858,19 @@ class HtmlTable:
                    f'</td><td data-value="">–</td><td data-value="{_e(device.casefold())}">'
                    f"{_e(device)}</td></tr></tbody>")
 
+    def _provenance_summary(self, totals: Totals) -> str:
+        lb = self.labels
+        now = totals.executed - totals.from_cache - totals.from_earlier_build
+        parts = [f"{now} {_e(lb.executed_now)}", f"{totals.from_cache} {_e(lb.cache)}"]
+        if totals.from_earlier_build:
+            parts.append(f"{totals.from_earlier_build} {_e(lb.earlier_build)}")
+        return ", ".join(parts)
+
     def _totals(self, totals: Totals) -> str:
         lb = self.labels
         cells = [f'<th scope="row">{_e(lb.total)}: {totals.notebooks}</th>',
                  f"<td>{_e(totals.status_summary(lb))}</td>",
-                 f"<td>{totals.executed - totals.from_cache} {_e(lb.executed_now)}, "
-                 f"{totals.from_cache} {_e(lb.cache)}</td>",
+                 f"<td>{self._provenance_summary(totals)}</td>",
                  f"<td>{format_seconds(totals.seconds)}</td>",
                  f"<td>{totals.machines} {'machine' if totals.machines == 1 else 'machines'}"
                  "</td>",
@@ -906,8 +919,11 @@ def cell_labels(labels: Labels) -> dict[str, Any]:
 def _cell_entry(position: int, cell: CellRecord, flags: list[Flag], total: float,
                 comparison: NotebookComparison | None, labels: Labels) -> dict[str, Any]:
     """One cell with short keys; texts formatted here, so that there is one formatter."""
-    entry: dict[str, Any] = {"s": round(cell.seconds, 6), "t": format_seconds(cell.seconds),
-                             "p": _percent(share(cell.seconds, total)), "l": cell.first_line}
+    entry: dict[str, Any] = {
+        "s": float(f"{cell.seconds:.4g}"),  # for sorting only: 4 digits are plenty
+        "t": format_seconds(cell.seconds), "p": _percent(share(cell.seconds, total)),
+        "l": cell.first_line,
+    }
     if cell.index is not None:
         entry["i"] = cell.index
     if cell.error:
