@@ -384,3 +384,23 @@ def test_bad_or_foreign_sidecar_on_a_cache_hit(tmp_path: Path) -> None:
 
     timing, warnings = hit_with(saved)
     assert timing["capture"] == "ok" and len(timing["cells"]) == 3 and warnings == []
+
+
+# -- what the extension writes stays valid ------------------------------------------------------
+def test_junit_xml_is_valid_with_control_characters_in_names_and_types() -> None:
+    from lxml import etree
+
+    from sphinx_gpu_admonition.reports import junit_xml
+
+    failed = NotebookRecord(docname="bad\x01name", status="error", provenance="executed",
+                            error=ErrorInfo(type="Esc\x1bError", message="m\x00es\x0bsage\ud800"))
+    cached = NotebookRecord(docname="old\x1f", status="ok", provenance="cache",
+                            executed_at="2026-01-01T00:00:00\x07")
+    suite = etree.fromstring(junit_xml(StatusReport([failed, cached])).encode("utf-8"))
+    cases = suite.findall("testcase")
+    assert [case.get("name") for case in cases] == ["badname", "old"]
+    failure = cases[0].find("failure")
+    assert failure.get("type") == "EscError"
+    assert failure.get("message") == "error: EscError"
+    assert failure.text == "message"
+    assert "\x07" not in cases[1].find("system-out").text

@@ -1,0 +1,211 @@
+"""Property-based: malformed status documents never crash the loader or the command line.
+
+Mutations of a real document (wrong types, NaN and infinities, missing keys, deep
+nesting, huge strings and numbers, denormals) are written to a file and thrown
+at the baseline loader (:func:`.record.read_status` followed by the analysis the
+status page runs with a baseline) and at every command that reads a document,
+in-process through :func:`.cli.main`.  The rules: no traceback and no internal
+error; a document the validator refuses exits 2 with one ``error:`` line on
+stderr and nothing on stdout; one it accepts exits 0 or 1 with its output, and
+``--json`` output is strict JSON.  The number of documents tried (and refused)
+is printed at the end of the module.  Bounded: about 20 s on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_validation import valid_document
+
+from sphinx_gpu_admonition import cli
+from sphinx_gpu_admonition.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.record import (
+    MAX_STRING_CHARS,
+    ErrorInfo,
+    NotebookRecord,
+    SchemaError,
+    StatusReport,
+    read_status,
+)
+
+PREFIX = f"{cli.PROG}: error: "
+EXAMPLES = 500
+#: a marker string that _to_json replaces by JSON that Python cannot write
+_RAW = "__raw:{}:{}__"
+_RAW_PATTERN = re.compile(r'"__raw:(deep|digits):(\d+)__"')
+
+#: documents tried and refused, reported at the end of the module
+TRIED = {"documents": 0, "refused": 0, "commands": 0}
+
+
+def _base() -> dict[str, Any]:
+    """A real document plus a notebook whose kernel died in its first cell."""
+    data = valid_document()
+    died = NotebookRecord(docname="died", status="kernel_died", provenance="executed",
+                          error=ErrorInfo(type="DeadKernelError", message="Kernel died",
+                                          execution_count=1))
+    data["notebooks"].append(died.to_dict())
+    return data
+
+
+BASE = _base()
+GOOD = StatusReport.from_dict(BASE)
+
+junk = st.one_of(
+    st.none(), st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(),  # NaN, infinities, denormals, -0.0, 1e308
+    st.sampled_from([0.0, 5e-324, 1e15, 1e16, -1.0, 2**63]),
+    st.text(max_size=12),
+    st.sampled_from(["x" * MAX_STRING_CHARS, "y" * (MAX_STRING_CHARS + 1), "\ud800", "\x00\x1b[31m",
+                     "ok", "kernel_died", "cache", "12", "NaN"]),
+    st.lists(st.integers(min_value=0, max_value=3), max_size=3),
+    st.dictionaries(st.text(max_size=4), st.integers(min_value=0, max_value=3), max_size=3),
+    st.integers(min_value=30, max_value=20_000).map(lambda depth: _RAW.format("deep", depth)),
+    st.sampled_from([_RAW.format("digits", 4301), _RAW.format("digits", 20)]),
+)
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The path of every value in the document."""
+    yield prefix
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _paths(value, (*prefix, index))
+
+
+PATHS = [path for path in _paths(BASE) if path]
+
+
+@st.composite
+def malformed_documents(draw: st.DrawFn) -> dict[str, Any]:
+    data = copy.deepcopy(BASE)
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        path = draw(st.sampled_from(PATHS))
+        parent: Any = data
+        try:
+            for key in path[:-1]:
+                parent = parent[key]
+            parent[path[-1]]
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier mutation removed or replaced it
+        action = draw(st.sampled_from(["replace", "replace", "delete", "wrap"]))
+        if action == "delete":
+            del parent[path[-1]]
+        elif action == "wrap":
+            parent[path[-1]] = [parent[path[-1]]]
+        else:
+            parent[path[-1]] = draw(junk)
+    return data
+
+
+def _raw_json(match: re.Match[str]) -> str:
+    kind, size = match.group(1), int(match.group(2))
+    return "[" * size + "]" * size if kind == "deep" else "9" * size
+
+
+def _to_json(data: Any) -> str:
+    """JSON as a hostile writer makes it: NaN, deep nesting and 4301-digit numbers too."""
+    return _RAW_PATTERN.sub(_raw_json, json.dumps(data))  # ASCII: a lone surrogate as an escape
+
+
+def _strict_json(text: str) -> Any:
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"{constant} in --json output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    """``cli.main(argv)`` with the streams of a UTF-8 terminal (no capsys: hypothesis)."""
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace")
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = cli.main(list(argv))
+    stdout.flush()
+    stderr.flush()
+    TRIED["commands"] += 1
+    return (code, stdout.buffer.getvalue().decode("utf-8"),  # type: ignore[attr-defined]
+            stderr.buffer.getvalue().decode("utf-8"))  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    folder = tmp_path_factory.mktemp("fuzz")
+    (folder / "good.json").write_text(json.dumps(BASE), encoding="utf-8")
+    yield folder
+    plugins = request.config.pluginmanager
+    reporter, capture = plugins.get_plugin("terminalreporter"), plugins.get_plugin("capturemanager")
+    if reporter is not None and capture is not None and TRIED["documents"]:
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(
+                f"test_fuzz: {TRIED['documents']} malformed documents tried "
+                f"({TRIED['refused']} refused as bad input), {TRIED['commands']} commands run")
+
+
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@FUZZ
+@given(document=malformed_documents())
+def test_malformed_documents_never_crash(folder: Path, document: dict[str, Any]) -> None:
+    bad = folder / "bad.json"
+    bad.write_text(_to_json(document), encoding="utf-8")
+    good = str(folder / "good.json")
+    TRIED["documents"] += 1
+
+    # the baseline loader: only SchemaError, and what it accepts analyses
+    try:
+        baseline = read_status(bad)
+    except SchemaError as error:
+        refused = str(error)
+        assert "\n" not in refused
+    else:
+        refused = None
+        analyse(GOOD, Thresholds(), baseline)
+        analyse(baseline, Thresholds(slow_cell_seconds=0, slow_cell_min_seconds=0), baseline)
+    TRIED["refused"] += refused is not None
+
+    for argv in (["report", str(bad)], ["report", str(bad), "--json"],
+                 ["report", str(bad), "--markdown", "--slow-cell-seconds", "0",
+                  "--min-seconds", "0"],
+                 ["compare", good, str(bad), "--fail-above", "1", "--min-seconds", "0"],
+                 ["compare", str(bad), good, "--json"],
+                 ["compare", str(bad), str(bad), "--markdown", "--top", "0"]):
+        code, out, err = run(*argv)
+        assert "Traceback" not in out + err
+        if refused is not None:
+            assert (code, out) == (2, ""), (argv, err)
+            (line,) = err.splitlines()
+            assert line.startswith(PREFIX) and str(bad) in line, line
+        else:
+            assert code in (0, 1) and err == "", (argv, err)
+            assert out.strip()
+            if "--json" in argv:
+                _strict_json(out)
+
+
+def test_the_junk_is_refused(folder: Path) -> None:
+    """Each kind of junk the fuzz writes is bad input (guards against a toothless fuzz)."""
+    for value in (float("nan"), float("inf"), -1.0, "12", 2**63, _RAW.format("digits", 4301),
+                  _RAW.format("deep", 20_000), "y" * (MAX_STRING_CHARS + 1), "\ud800"):
+        data = copy.deepcopy(BASE)
+        data["notebooks"][0]["runtime_seconds"] = value
+        bad = folder / "junk.json"
+        bad.write_text(_to_json(data), encoding="utf-8")
+        with pytest.raises(SchemaError):
+            read_status(bad)
