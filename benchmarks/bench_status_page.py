@@ -1,19 +1,23 @@
 """Time the status page's HTML for a large book: 1,000 notebooks of ~50 code cells.
 
     python benchmarks/bench_status_page.py [--notebooks 1000] [--cells 50] [--baseline]
-        [--write status.html]
+        [--write FOLDER]
 
 Synthetic records (deterministic) go through the same analysis and rendering
 as a build (:func:`~sphinx_gpu_admonition.analysis.analyse` and
 :func:`~sphinx_gpu_admonition.status_page.render_html`); the script prints the
-time of each step and the size of the HTML fragment.  ``--write`` saves a
-stand-alone page (with the extension's CSS and JavaScript inlined) to try
-sorting and filtering in a browser.
+time of each step and the size of the HTML fragment and of the per-cell data
+file.  ``--write`` saves a stand-alone page (with the extension's CSS and
+JavaScript inlined) and its data file to a folder; serve it
+(``python -m http.server -d FOLDER``) to try sorting, filtering and details in a
+browser (browsers do not let a page opened from file:// read its data file).
+``benchmarks/run.py`` measures the same page in Chromium.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import time
 from pathlib import Path
@@ -21,12 +25,17 @@ from pathlib import Path
 from sphinx_gpu_admonition.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.record import NotebookRecord, StatusReport
 from sphinx_gpu_admonition.status_page import (
+    CELLS_DATA_SUFFIX,
     CSS_FILE,
     JS_FILE,
     STATIC_DIR,
     StatusOptions,
+    cells_data,
     render_html,
 )
+
+PAGE = "status.html"
+DATA = "status" + CELLS_DATA_SUFFIX
 
 ENVIRONMENT = {
     "host": {"cpu": "AMD EPYC 7763", "cores": 16, "memory_gb": 128.0},
@@ -90,12 +99,30 @@ def page(fragment: str) -> str:
             f"{fragment}<script>{js}</script></body></html>")
 
 
+def write_site(folder: Path, records: list[NotebookRecord], cells: bool = True,
+               baseline: StatusReport | None = None) -> tuple[int, int]:
+    """``status.html`` (and with ``cells``, its data file) in ``folder``, as a build
+    writes them; the sizes in bytes of the page and of the data file."""
+    analysis = analyse(StatusReport(records), Thresholds(), baseline)
+    src = DATA if cells else None
+    html = page(render_html(analysis, StatusOptions(cells=cells), lambda d: f"{d}.html",
+                            cells_src=src)).encode("utf-8")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / PAGE).write_bytes(html)
+    data = b""
+    if cells:
+        data = json.dumps(cells_data(analysis), ensure_ascii=False,
+                          separators=(",", ":")).encode("utf-8")
+        (folder / DATA).write_bytes(data)
+    return len(html), len(data)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notebooks", type=int, default=1000)
     parser.add_argument("--cells", type=int, default=50)
     parser.add_argument("--baseline", action="store_true", help="compare with a baseline")
-    parser.add_argument("--write", type=Path, help="save a stand-alone HTML page")
+    parser.add_argument("--write", type=Path, help="save a stand-alone page and its data")
     args = parser.parse_args()
 
     start = time.perf_counter()
@@ -104,8 +131,10 @@ def main() -> None:
     baseline = baseline_of(records) if args.baseline else None
     analysis = analyse(StatusReport(records), Thresholds(), baseline)
     analysed = time.perf_counter()
-    fragment = render_html(analysis, StatusOptions(), lambda d: f"{d}.html")
+    fragment = render_html(analysis, StatusOptions(), lambda d: f"{d}.html", cells_src=DATA)
     rendered = time.perf_counter()
+    data = json.dumps(cells_data(analysis), ensure_ascii=False, separators=(",", ":"))
+    dumped = time.perf_counter()
     without_cells = render_html(analysis, StatusOptions(cells=False), lambda d: f"{d}.html")
     rendered_short = time.perf_counter()
 
@@ -115,11 +144,13 @@ def main() -> None:
     print(f"  analyse:            {analysed - made:7.3f} s")
     print(f"  render (cells=yes): {rendered - analysed:7.3f} s, "
           f"{len(fragment.encode()) / 1e6:.1f} MB")
-    print(f"  render (cells=no):  {rendered_short - rendered:7.3f} s, "
+    print(f"  cell data (JSON):   {dumped - rendered:7.3f} s, "
+          f"{len(data.encode()) / 1e6:.1f} MB (loaded when a row's details open)")
+    print(f"  render (cells=no):  {rendered_short - dumped:7.3f} s, "
           f"{len(without_cells.encode()) / 1e6:.2f} MB")
     if args.write:
-        args.write.write_text(page(fragment), encoding="utf-8")
-        print(f"  wrote {args.write}")
+        write_site(args.write, records, baseline=baseline)
+        print(f"  wrote {args.write / PAGE} and {args.write / DATA}")
 
 
 if __name__ == "__main__":

@@ -492,6 +492,27 @@ def test_two_machines_from_the_cache(cache_book):
     assert len(third.select("table.gpu-environment-table")) == 1
 
 
+# -- one analysis per build ---------------------------------------------------------
+def test_the_records_are_analysed_once_per_build(tmp_path, monkeypatch):
+    """Warnings, the three tables of two status pages, the badges and the reports
+    share one analysis (no kernel: execution off)."""
+    from sphinx_gpu_admonition import status_page
+
+    calls = []
+    monkeypatch.setattr(status_page, "analyse",
+                        lambda *args: calls.append(1) or analyse(*args))
+    srcdir = tmp_path / "src"
+    shutil.copytree(ROOTS / "status", srcdir)
+    (srcdir / "baseline.json").write_text(json.dumps(gpu_baseline()), encoding="utf-8")
+    build = sphinx_build(srcdir, tmp_path / "_build", "html",
+                         {"nb_execution_mode": "off", "gpu_status_baseline": "baseline.json",
+                          "gpu_warn_slow_cells": True, "gpu_warn_regressions": True},
+                         freshenv=True)
+    assert len(soup_of(build.outdir / "options.html").select("table.gpu-status-table")) == 2
+    assert (build.outdir / "execution-status.json").is_file()
+    assert len(calls) == 1
+
+
 # -- a missing or corrupt baseline ---------------------------------------------------
 @pytest.mark.parametrize("content", [None, "{not json", '{"schema": "other"}'])
 def test_bad_baseline_warns_once_and_renders(tmp_path, content):

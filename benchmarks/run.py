@@ -1,0 +1,407 @@
+"""Every benchmark of sphinx-gpu-admonition, printed as one table.
+
+    python benchmarks/run.py [--quick | --full] [--repeats N] [--json FILE]
+
+Each figure is a ratio against the same work without the extension (a book
+whose status page is MyST-NB's ``{nb-exec-table}``), or against the reference
+named in its row.  Builds run ``python -m sphinx`` in a subprocess, as a user
+would; the runs with and without the extension alternate (interleaved
+repetitions, the order swapped every round), so that other load on the machine
+falls on both alike.  Ratios are medians of the per-round ratios, with their
+spread (min-max).
+
+- forced build: N notebooks x M trivial code cells, ``nb_execution_mode = "force"``;
+- cache-hit rebuild: the same book, every notebook a jupyter-cache hit, ``-E``
+  (re-read everything); the extra cost per notebook is printed too, and must
+  not grow with the book (``--full`` adds a 500-notebook book);
+- ``-j 2``: the forced build with two processes against the serial one, and
+  whether both write the same ``execution-status.json`` apart from times;
+- environment pickle: bytes the extension adds to ``environment.pickle`` per
+  code cell (with minus without, over the number of cells);
+- status page: 1,000 notebooks x 100 cells (synthetic records, rendered as a
+  build does): HTML size, load and one sort in headless Chromium (Playwright
+  with Debian's ``chromium``), against the same table without per-cell
+  details (``:cells: no``);
+- the probe's per-cell cost: ``benchmarks/bench_probe.py --quick`` when it
+  exists (printed after the table).
+
+``--quick`` is a smoke test (tiny sizes, one round): its numbers mean nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import functools
+import http.server
+import json
+import os
+import pickle
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import bench_status_page  # noqa: E402 - beside this file
+
+TIME_KEYS = {"seconds", "runtime_seconds", "compile_seconds", "executed_at", "created",
+             "peak_memory_mb", "started", "time", "timestamp", "mtime", "ratio",
+             "baseline_seconds"}
+
+
+@dataclasses.dataclass
+class Row:
+    measure: str
+    with_extension: str
+    reference: str
+    ratio: str
+    target: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    notebooks: int
+    cells: int
+    repeats: int
+    page_notebooks: int
+    page_cells: int
+    big_book: int | None  # notebooks of the second cache-hit book (--full)
+
+
+QUICK = Sizes(notebooks=2, cells=3, repeats=1, page_notebooks=50, page_cells=10, big_book=None)
+DEFAULT = Sizes(notebooks=20, cells=30, repeats=3, page_notebooks=1000, page_cells=100,
+                big_book=None)
+
+
+def spread(values: list[float], digits: int = 2) -> str:
+    if not values:
+        return "–"
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return (f"{statistics.median(values):.{digits}f} "
+            f"({min(values):.{digits}f}-{max(values):.{digits}f})")
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+# -- books ---------------------------------------------------------------------------
+NOTEBOOK_HEADER = """---
+jupytext:
+  text_representation:
+    format_name: myst
+kernelspec:
+  name: python3
+  display_name: Python 3
+---
+"""
+
+
+def make_book(folder: Path, notebooks: int, cells: int, extension: bool) -> Path:
+    """A book of ``notebooks`` MyST notebooks of ``cells`` trivial code cells and a
+    status page: ``{execution-status}`` with the extension, ``{nb-exec-table}`` without."""
+    src = folder / "src"
+    src.mkdir(parents=True)
+    names = [f"nb{n:04d}" for n in range(notebooks)]
+    extensions = ["myst_nb"] + (["sphinx_gpu_admonition"] if extension else [])
+    (src / "conf.py").write_text(
+        f"project = 'bench'\nextensions = {extensions!r}\n"
+        "exclude_patterns = ['_build']\nnb_execution_timeout = 300\n", encoding="utf-8")
+    toctree = "\n".join(["status", *names])
+    (src / "index.md").write_text(f"# Bench\n\n```{{toctree}}\n{toctree}\n```\n",
+                                  encoding="utf-8")
+    directive = "execution-status" if extension else "nb-exec-table"
+    (src / "status.md").write_text(f"# Status\n\n```{{{directive}}}\n```\n", encoding="utf-8")
+    for n, name in enumerate(names):
+        body = "".join(f"\n```{{code-cell}} ipython3\nx_{c} = {n} * {c} + 1\n```\n"
+                       for c in range(cells))
+        (src / f"{name}.md").write_text(f"{NOTEBOOK_HEADER}# Notebook {n}\n{body}",
+                                        encoding="utf-8")
+    return src
+
+
+def sphinx(src: Path, build: Path, mode: str, *options: str) -> float:
+    """Seconds of one ``python -m sphinx`` html build (a failed build stops the run)."""
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-q",
+               "-d", str(build / "doctrees"), "-D", f"nb_execution_mode={mode}",
+               *options, str(src), str(build / "html")]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"build failed: {' '.join(command)}\n{done.stderr[-3000:]}")
+    return seconds
+
+
+def interleaved(runs: dict[str, Callable[[], float]], repeats: int) -> dict[str, list[float]]:
+    """Each run once per round, the order reversed every other round."""
+    names = list(runs)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for round_ in range(repeats):
+        for name in (names if round_ % 2 == 0 else names[::-1]):
+            times[name].append(runs[name]())
+    return times
+
+
+def ratios(numerator: list[float], denominator: list[float]) -> list[float]:
+    return [a / b for a, b in zip(numerator, denominator, strict=True)]
+
+
+# -- the measures ----------------------------------------------------------------------
+def without_times(data: object) -> object:
+    """``execution-status.json`` without anything that differs between two runs."""
+    if isinstance(data, dict):
+        return {k: without_times(v) for k, v in data.items()
+                if k not in TIME_KEYS and k != "build"}
+    if isinstance(data, list):
+        return [without_times(v) for v in data]
+    return data
+
+
+def forced_builds(folder: Path, sizes: Sizes) -> tuple[list[Row], dict[str, Path]]:
+    """Forced builds with / without the extension, and with ``-j 2``."""
+    books = {name: make_book(folder / name, sizes.notebooks, sizes.cells, name != "without")
+             for name in ("with", "without", "parallel")}
+    counter = {name: 0 for name in books}
+
+    def run(name: str, *options: str) -> Callable[[], float]:
+        def build() -> float:
+            counter[name] += 1
+            target = folder / name / f"_build{counter[name]}"
+            return sphinx(books[name], target, "force", *options)
+        return build
+
+    times = interleaved({"with": run("with"), "without": run("without"),
+                         "parallel": run("parallel", "-j", "2")}, sizes.repeats)
+    label = f"{sizes.notebooks} nb x {sizes.cells} cells"
+    serial_json = json.loads((folder / "with" / "_build1" / "html" /
+                              "execution-status.json").read_text(encoding="utf-8"))
+    parallel_json = json.loads((folder / "parallel" / "_build1" / "html" /
+                                "execution-status.json").read_text(encoding="utf-8"))
+    same = without_times(serial_json) == without_times(parallel_json)
+    rows = [
+        Row(f"forced build, {label}", f"{median(times['with']):.1f} s",
+            f"{median(times['without']):.1f} s", spread(ratios(times["with"], times["without"])),
+            "<= 1.01"),
+        Row(f"-j 2 vs serial, {label} (with the extension)",
+            f"{median(times['parallel']):.1f} s", f"{median(times['with']):.1f} s serial",
+            spread(ratios(times["parallel"], times["with"])),
+            f"< 1; same JSON apart from times: {'yes' if same else 'NO'}"),
+    ]
+    return rows, {"with": folder / "with" / "_build1", "without": folder / "without" / "_build1"}
+
+
+def environment_bytes_per_cell(builds: dict[str, Path], sizes: Sizes) -> Row:
+    sizes_on_disk = {name: (build / "doctrees" / "environment.pickle").stat().st_size
+                     for name, build in builds.items()}
+    with (builds["with"] / "doctrees" / "environment.pickle").open("rb") as stream:
+        env = pickle.load(stream)
+    records = getattr(env, "gpu_execution_records", {})
+    cells = sum(len(r.get("cells") or []) for r in records.values()) or 1
+    extra = (sizes_on_disk["with"] - sizes_on_disk["without"]) / cells
+    return Row("environment pickle, bytes per code cell",
+               f"{sizes_on_disk['with'] / 1e3:.0f} kB", f"{sizes_on_disk['without'] / 1e3:.0f} kB",
+               f"+{extra:.0f} B/cell", "<= 150 B/cell")
+
+
+def cache_hit_rebuilds(folder: Path, notebooks: int, cells: int, repeats: int) -> Row:
+    """``-E`` rebuilds where every notebook is a cache hit, with / without."""
+    with_src = make_book(folder / "with", notebooks, cells, True)
+    without_src = make_book(folder / "without", notebooks, cells, False)
+    with_build, without_build = folder / "with" / "_build", folder / "without" / "_build"
+    with_cache = f"nb_execution_cache_path={folder / 'with' / 'cache'}"
+    without_cache = f"nb_execution_cache_path={folder / 'without' / 'cache'}"
+    # fill the cache once (with the extension, so that its capture is saved beside
+    # the cache); the outputs and hashes are the same, so the book without it
+    # gets a copy of the same cache
+    sphinx(with_src, with_build, "cache", "-D", with_cache, "-j", "2")
+    shutil.copytree(folder / "with" / "cache", folder / "without" / "cache")
+    sphinx(without_src, without_build, "cache", "-D", without_cache)  # all hits
+    times = interleaved(
+        {"with": lambda: sphinx(with_src, with_build, "cache", "-D", with_cache, "-E"),
+         "without": lambda: sphinx(without_src, without_build, "cache", "-D", without_cache,
+                                   "-E")},
+        repeats)
+    per_notebook = (median(times["with"]) - median(times["without"])) / notebooks * 1e3
+    return Row(f"all-cache-hit -E rebuild, {notebooks} nb x {cells} cells",
+               f"{median(times['with']):.2f} s", f"{median(times['without']):.2f} s",
+               spread(ratios(times["with"], times["without"]), 3) +
+               f"; {per_notebook:+.1f} ms/nb", "<= 1.02; same ms/nb at any size")
+
+
+@contextlib.contextmanager
+def serving(folder: Path) -> Iterator[str]:
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+SORT_SCRIPT = """() => {
+    const button = document.querySelector('th[data-sort-key="name"] button');
+    const t0 = performance.now();
+    button.click();
+    document.body.offsetHeight;  // include the layout the new order needs
+    return performance.now() - t0;
+}"""
+
+
+def browser_times(url: str, repeats: int, details: bool) -> dict[str, list[float]]:
+    from playwright.sync_api import sync_playwright
+
+    times: dict[str, list[float]] = {"load": [], "sort": [], "details": []}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"),
+                                    args=CHROMIUM_ARGS)
+        try:
+            for _ in range(repeats):
+                page = browser.new_page()
+                start = time.perf_counter()
+                page.goto(url, wait_until="load")
+                times["load"].append(time.perf_counter() - start)
+                times["sort"].append(page.evaluate(SORT_SCRIPT) / 1e3)
+                if details:
+                    start = time.perf_counter()
+                    page.locator("tbody.gpu-status-notebook details > summary").first.click()
+                    page.locator("table.gpu-status-cell-table").first.wait_for()
+                    times["details"].append(time.perf_counter() - start)
+                page.close()
+        finally:
+            browser.close()
+    return times
+
+
+def status_page_rows(folder: Path, sizes: Sizes, repeats: int) -> list[Row]:
+    records = bench_status_page.synthetic_records(sizes.page_notebooks, sizes.page_cells)
+    label = f"{sizes.page_notebooks:,} nb x {sizes.page_cells} cells"
+    html_bytes, data_bytes = bench_status_page.write_site(folder / "cells", records)
+    plain_bytes, _ = bench_status_page.write_site(folder / "plain", records, cells=False)
+    rows = [Row(f"status page HTML, {label}", f"{html_bytes / 1e6:.2f} MB",
+                f"{plain_bytes / 1e6:.2f} MB (:cells: no)", f"{html_bytes / plain_bytes:.2f}",
+                f"<= 3 MB (cell data {data_bytes / 1e6:.1f} MB, loaded on opening)")]
+    if shutil.which("chromium") is None:
+        rows.append(Row("status page in Chromium", "no chromium", "–", "–", "–"))
+        return rows
+    with serving(folder) as base:
+        with_cells: dict[str, list[float]] = {"load": [], "sort": [], "details": []}
+        plain: dict[str, list[float]] = {"load": [], "sort": [], "details": []}
+        for _ in range(repeats):  # interleaved, one page load of each per round
+            for key, value in browser_times(f"{base}/cells/{bench_status_page.PAGE}", 1,
+                                            True).items():
+                with_cells[key] += value
+            for key, value in browser_times(f"{base}/plain/{bench_status_page.PAGE}", 1,
+                                            False).items():
+                plain[key] += value
+    rows += [
+        Row(f"status page load in Chromium, {label}", f"{median(with_cells['load']):.2f} s",
+            f"{median(plain['load']):.2f} s", spread(ratios(with_cells["load"], plain["load"])),
+            "<= 1 s"),
+        Row(f"status page, one sort, {label}", f"{median(with_cells['sort']) * 1e3:.0f} ms",
+            f"{median(plain['sort']) * 1e3:.0f} ms",
+            spread(ratios(with_cells["sort"], plain["sort"])), "<= 300 ms"),
+        Row("status page, first details opened (fetch + render)",
+            f"{median(with_cells['details']) * 1e3:.0f} ms", "–", "–", "–"),
+    ]
+    return rows
+
+
+def probe_benchmark(quick: bool) -> str:
+    """The probe's own benchmark (another module), when it exists."""
+    script = HERE / "bench_probe.py"
+    if not script.is_file():
+        return "probe per-cell cost: benchmarks/bench_probe.py not found (not run)"
+    done = subprocess.run([sys.executable, str(script), *(["--quick"] if quick else [])],
+                          capture_output=True, text=True)
+    return done.stdout.strip() or done.stderr.strip()[-2000:]
+
+
+# -- output ------------------------------------------------------------------------------
+HEADERS = ("measure", "with the extension", "reference (without)", "ratio median (min-max)",
+           "target")
+
+
+def table(rows: list[Row]) -> str:
+    """A Markdown table (it goes into docs/performance.md as it is)."""
+    cells = [HEADERS] + [dataclasses.astuple(row) for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(HEADERS))]
+    lines = ["| " + " | ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) + " |"
+             for row in cells]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    model = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    import sphinx
+
+    return (f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}, "
+            f"Sphinx {sphinx.__version__}, {time.strftime('%Y-%m-%d', time.gmtime())}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="a smoke test: tiny sizes")
+    size.add_argument("--full", action="store_true",
+                      help="also the cache-hit rebuild of a 500-notebook book (slow)")
+    parser.add_argument("--repeats", type=int, help="rounds of each measure")
+    parser.add_argument("--json", type=Path, help="also save the rows as JSON")
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else DEFAULT
+    if args.full:
+        sizes = dataclasses.replace(sizes, big_book=500)
+    if args.repeats:
+        sizes = dataclasses.replace(sizes, repeats=args.repeats)
+
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="gpu-bench-") as tmp:
+        folder = Path(tmp)
+        forced, builds = forced_builds(folder / "forced", sizes)
+        rows += forced
+        rows.append(environment_bytes_per_cell(builds, sizes))
+        rows.append(cache_hit_rebuilds(folder / "hits", sizes.notebooks, sizes.cells,
+                                       max(sizes.repeats, 3 if not args.quick else 1)))
+        if sizes.big_book:
+            rows.append(cache_hit_rebuilds(folder / "hits-big", sizes.big_book, sizes.cells,
+                                           sizes.repeats))
+        rows += status_page_rows(folder / "page", sizes, max(sizes.repeats, 1))
+    print(machine())
+    print(table(rows))
+    print(probe_benchmark(args.quick))
+    if args.json:
+        args.json.write_text(json.dumps([dataclasses.asdict(r) for r in rows], indent=1),
+                             encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
