@@ -16,6 +16,7 @@ from xml.etree import ElementTree
 
 import sphinx
 from sphinx.application import Sphinx
+from sphinx.config import Config
 from sphinx.util import logging
 
 from . import __version__, _mystnb
@@ -50,6 +51,19 @@ def _build_time() -> str:
     return moment.isoformat(timespec="seconds")
 
 
+#: Sphinx's ``project`` when a project sets none (Jupyter Book sets ``html_title``)
+_UNSET_PROJECT = "Project name not set"
+
+
+def project_title(config: Config) -> str | None:
+    """The book's name: ``project``, else ``html_title`` (Jupyter Book's ``title``)."""
+    for candidate in (config.project, config.html_title):
+        if isinstance(candidate, str) and candidate.strip() and \
+                _UNSET_PROJECT not in candidate:
+            return candidate.strip()
+    return None
+
+
 def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
                  failure: BaseException | None = None) -> tuple[StatusReport, BuildAnalysis]:
     """The status of this build with its analysis (flags, baseline comparison).
@@ -62,7 +76,7 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
         notebooks=[records[name] for name in sorted(records)],
         build={
             "created": _build_time(),
-            "project": app.config.project,
+            "project": project_title(app.config),
             "builder": app.builder.name,
             "execution_mode": _mystnb.execution_mode(app.env),
             "sphinx": sphinx.__display_version__,

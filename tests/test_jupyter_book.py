@@ -18,6 +18,7 @@ from bs4 import BeautifulSoup
 pytest.importorskip("jupyter_book")
 
 ROOT = Path(__file__).resolve().parent / "roots" / "jupyter_book"
+BOOK_TITLE = "Tiny lecture book"  # _config.yml's title
 
 
 def jb_build(book: Path) -> subprocess.CompletedProcess[str]:
@@ -42,6 +43,8 @@ def test_jupyter_book_build_with_cache_then_reuse(tmp_path: Path) -> None:
     (lecture,) = status["notebooks"]
     assert lecture["provenance"] == "executed"
     assert lecture["environment"]["jax"]["backend"] == "cpu"
+    # Jupyter Book sets html_title from _config.yml's title, not Sphinx's project
+    assert status["build"]["project"] == BOOK_TITLE
     assert "execution: 1 notebooks" in first.stdout
 
     # the weekly-cache workflow: a clean build reusing the jupyter-cache
