@@ -358,7 +358,7 @@ class ResolveRuntime(SphinxPostTransform):
 
     def _runs(self, found: list[Measurement], html: bool) -> list[nodes.Node]:
         result: list[nodes.Node] = []
-        for measurement, separator in zip(found, ["", *separators(len(found))]):
+        for measurement, separator in zip(found, ["", *separators(len(found))], strict=True):
             if separator:
                 result.append(nodes.Text(separator))
             result.append(self._measured(measurement, run_phrase(measurement), html))

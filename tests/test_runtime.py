@@ -1,8 +1,10 @@
 """How long a page takes to run, and on what: the runtime roles and the gpu notice.
 
 One small book (tests/roots/runtime: one notebook with a short sleep cell, one
-page without code) is executed once and written with the html, text and latex
-builders from the same doctrees; the wording is tested in-process.
+page without code) is executed once (jupyter-cache mode) and written with the
+html, text, latex and man builders from the same doctrees; then the notebook's
+prose changes and an incremental html build reads it again from the cache.
+The wording is tested in-process.
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ from pathlib import Path
 
 import pytest
 import sphinx.locale
+from conftest import GPU_ENVIRONMENT, ROOTS, ProjectBuild, _baseline_notebook, sphinx_build
 from sphinx.locale import translators
 
-from conftest import GPU_ENVIRONMENT, ROOTS, ProjectBuild, _baseline_notebook, sphinx_build
 from sphinx_gpu_admonition import i18n
 from sphinx_gpu_admonition.config import GpuConfig, validate
+from sphinx_gpu_admonition.formatting import format_seconds
 from sphinx_gpu_admonition.record import SCHEMA_ID, SCHEMA_VERSION, NotebookRecord, read_status
 from sphinx_gpu_admonition.runtime import (
     Measurement,
-    _pages_to_rewrite,
     device_phrase,
     is_stale,
     reader_time,
@@ -67,6 +69,10 @@ class Book:
     text: ProjectBuild
     latex: ProjectBuild
     man: ProjectBuild
+    #: the notebook's record after the build that executed it
+    executed: NotebookRecord
+    #: html again after an edit of the notebook's prose (a cache hit)
+    rebuilt: ProjectBuild
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +88,11 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Book:
     text = sphinx_build(srcdir, builddir, "text")
     latex = sphinx_build(srcdir, builddir, "latex")
     man = sphinx_build(srcdir, builddir, "man")
-    return Book(srcdir, html, text, latex, man)
+    executed = read_status(html.outdir / "execution-status.json").by_docname()["sleepy"]
+    with (srcdir / "sleepy.md").open("a", encoding="utf-8") as notebook:
+        notebook.write("\nThe end.\n")
+    rebuilt = sphinx_build(srcdir, builddir, "html")
+    return Book(srcdir, html, text, latex, man, executed, rebuilt)
 
 
 @pytest.fixture
@@ -259,9 +269,20 @@ def test_no_data_warns_once_per_use_with_its_line(book):
     assert not any("sleepy" in line for line in warnings), warnings
 
 
+def test_a_cached_run_states_the_run_that_produced_the_outputs(book):
+    record = this_build(book)
+    assert book.executed.provenance == "executed" and record.provenance == "cache"
+    assert record.seconds == book.executed.seconds
+    page = bs4.BeautifulSoup(book.rebuilt.read("sleepy.html"), "html.parser")
+    assert "The end." in page.get_text()
+    first = page.select_one("div.gpu-admonition p.gpu-runtime abbr")
+    assert first["title"].startswith(format_seconds(book.executed.seconds) + " · ")
+    assert squash(first.get_text()) == f"{reader_time(record.seconds)} on {device_phrase(record)}"
+
+
 def test_pages_referring_to_a_page_read_again_are_rewritten(book):
-    app, env = book.html.app, book.html.app.env
-    assert references(env) == {"prose": ["no-such-page", "sleepy"]}
-    app._gpu_admonition_runtime_reread = {"sleepy"}
-    assert _pages_to_rewrite(app, env) == ["prose"]
-    assert _pages_to_rewrite(app, env) == []  # once
+    written = re.findall(r"writing output\.\.\. \[\s*\d+%\] (\S+)", book.rebuilt.status)
+    # index: Sphinx rewrites a changed page's parent; prose: its roles name sleepy
+    # (without the env-updated handler only index and sleepy are written)
+    assert sorted(written) == ["index", "prose", "sleepy"], book.rebuilt.status
+    assert references(book.rebuilt.app.env) == {"prose": ["no-such-page", "sleepy"]}

@@ -1,7 +1,9 @@
 project = "Run time tests"
 extensions = ["myst_nb", "sphinx_gpu_admonition"]
 exclude_patterns = ["_build"]
-nb_execution_mode = "auto"
+# the jupyter-cache, as lecture series build: a cache hit must report the run
+# that produced the outputs
+nb_execution_mode = "cache"
 nb_execution_raise_on_error = False
 # Other builds of this book (written by tests/test_runtime.py): a GPU runner, an
 # old laptop run of an earlier version, and two files that cannot be read.
