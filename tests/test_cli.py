@@ -1,12 +1,16 @@
-"""The ``sphinx-gpu-admonition`` command line, run as a subprocess on real builds.
+"""The ``sphinx-gpu-admonition`` command line on real builds.
 
 A tiny book (``tests/roots/cli``) is built twice per module with sphinx-build:
 build A as it is, build B with a cell that sleeps longer, one page removed
 (``gone``) and one added (``new``).  Both have a failing page.  ``report`` and
 ``compare`` read the ``execution-status.json`` those builds wrote; ``check``
 runs on this machine (a CPU one: the GPU requirement must fail with reasons).
-Timing values are never asserted, only their presence; the ``--fail-above``
-test relies on a 0.05 s -> 0.8 s sleep being more than 2x slower.
+Commands run in-process through :func:`cli.main` (:func:`run_cli`); a few
+tests run the console script and ``python -m`` as subprocesses for the entry
+points, exit codes and environment variables.  Malformed documents (the kinds
+of tests/test_validation.py) are one error line with exit code 2.  Timing
+values are never asserted, only their presence; the ``--fail-above`` test
+relies on a 0.05 s -> 0.8 s sleep being more than 2x slower.
 """
 
 from __future__ import annotations
@@ -17,20 +21,42 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from test_validation import BAD_DOCUMENTS, valid_document
+
 from sphinx_gpu_admonition import cli
+from sphinx_gpu_admonition.record import ErrorInfo, NotebookRecord, StatusReport
 
 ROOT = Path(__file__).resolve().parent / "roots" / "cli"
 PREFIX = "sphinx-gpu-admonition: error: "
 SCRIPT = Path(sys.executable).with_name("sphinx-gpu-admonition")
 STATUS_JSON = "execution-status.json"
+DATA = Path(__file__).resolve().parent / "data"
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, script: bool = False,
-            timeout: float = 180) -> subprocess.CompletedProcess[str]:
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]
+            ) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``run_cli(*args)``: ``cli.main(args)`` in this process, with its exit code and output."""
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        capsys.readouterr()
+        try:
+            code = cli.main(list(args))
+        except SystemExit as exit_:  # argparse: --help, usage errors
+            code = exit_.code if isinstance(exit_.code, int) else 2
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["sphinx-gpu-admonition", *args], code, out, err)
+
+    return run
+
+
+def run_process(*args: str, env: dict[str, str] | None = None, script: bool = False,
+                timeout: float = 180) -> subprocess.CompletedProcess[str]:
     """``python -m sphinx_gpu_admonition ARGS`` (or the console script), captured."""
     command = [str(SCRIPT)] if script else [sys.executable, "-m", "sphinx_gpu_admonition"]
     environment = dict(os.environ)
@@ -104,28 +130,37 @@ def assert_table_shape(table: list[str]) -> None:
     assert all(row.endswith("|") for row in table)
 
 
+# -- entry points and exit codes (subprocesses) ------------------------------------------
+def test_help_of_console_script():
+    if not SCRIPT.exists():
+        pytest.skip(f"no console script at {SCRIPT}")
+    completed = run_process("--help", script=True)
+    assert completed.returncode == 0
+    assert completed.stdout.startswith("usage: sphinx-gpu-admonition")
+
+
+def test_module_entry_point_exit_codes(builds, tmp_path):
+    assert run_process("report", str(builds["a"])).returncode == 1  # a failed notebook
+    assert run_process("report", str(builds["a"]), "--exit-zero").returncode == 0
+    _one_error_line(run_process("report", str(tmp_path / "nope.json")), "no such file")
+    usage = run_process("frobnicate")
+    assert usage.returncode == 2 and PREFIX in usage.stderr
+    assert "Traceback" not in usage.stderr
+
+
 # -- usage and bad input -----------------------------------------------------------------
 @pytest.mark.parametrize("command", [[], ["check"], ["report"], ["compare"]])
-def test_help(command):
+def test_help(run_cli, command):
     completed = run_cli(*command, "--help")
     assert completed.returncode == 0
     assert "exit codes:" in completed.stdout
     assert "bad input or usage" in completed.stdout
 
 
-def test_help_of_console_script():
-    if not SCRIPT.exists():
-        pytest.skip(f"no console script at {SCRIPT}")
-    completed = run_cli("--help", script=True)
-    assert completed.returncode == 0
-    assert completed.stdout.startswith("usage: sphinx-gpu-admonition")
-
-
-def test_usage_error_exits_2():
+def test_usage_error_exits_2(run_cli):
     completed = run_cli("frobnicate")
     assert completed.returncode == 2
     assert PREFIX in completed.stderr
-    assert "Traceback" not in completed.stderr
     completed = run_cli("report")
     assert completed.returncode == 2
     completed = run_cli("compare", "--fail-above", "much", "a", "b")
@@ -148,6 +183,10 @@ def bad_inputs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     folder = tmp_path / "html"
     folder.mkdir()
     (folder / "index.html").write_text("<html></html>")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 10_000 + "]" * 10_000)
+    line_break = tmp_path / "line\nbreak.json"
+    line_break.write_text("[]")
     return {
         "missing": (tmp_path / "nope" / STATUS_JSON, "no such file"),
         "not_json": (not_json, "not JSON"),
@@ -155,28 +194,96 @@ def bad_inputs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         "not_a_status_document": (other, "not an execution-status document"),
         "binary": (binary, "not"),
         "folder_without_status": (folder, "build folder without execution-status.json"),
+        "deep_nesting": (deep, "nested too deeply"),
+        "line_break_in_the_name": (line_break, "line\\nbreak.json"),
     }
 
 
 @pytest.mark.parametrize("kind", ["missing", "not_json", "schema_version",
                                   "not_a_status_document", "binary",
-                                  "folder_without_status"])
-def test_report_bad_input(bad_inputs, kind):
+                                  "folder_without_status", "deep_nesting",
+                                  "line_break_in_the_name"])
+def test_report_bad_input(run_cli, bad_inputs, kind):
     path, reason = bad_inputs[kind]
     completed = run_cli("report", str(path))
-    _one_error_line(completed, str(path), reason)
+    _one_error_line(completed, str(path).replace("\n", "\\n"), reason)
     assert completed.stdout == ""
 
 
-@pytest.mark.parametrize("kind", ["missing", "schema_version", "folder_without_status"])
-def test_compare_bad_input(bad_inputs, builds, kind):
+@pytest.mark.parametrize("kind", ["missing", "schema_version", "folder_without_status",
+                                  "deep_nesting"])
+def test_compare_bad_input(run_cli, bad_inputs, kind):
     path, reason = bad_inputs[kind]
-    _one_error_line(run_cli("compare", str(builds["a"]), str(path)), str(path), reason)
-    _one_error_line(run_cli("compare", str(path), str(builds["a"]), "--markdown"), str(path))
+    good = str(DATA / "incident-cpu-status.json")
+    _one_error_line(run_cli("compare", good, str(path)), str(path), reason)
+    _one_error_line(run_cli("compare", str(path), good, "--markdown"), str(path))
+
+
+def _commands(good: str, bad: str) -> list[list[str]]:
+    """Every command that reads a document, with ``bad`` in each position."""
+    return [["report", bad], ["report", bad, "--json"], ["report", bad, "--markdown"],
+            ["compare", good, bad], ["compare", bad, good, "--json"],
+            ["compare", bad, bad, "--markdown", "--fail-above", "1"]]
+
+
+@pytest.mark.parametrize("kind", BAD_DOCUMENTS)
+def test_malformed_document_is_one_error_line(run_cli, tmp_path, kind):
+    """Wrong types, NaN, infinities, null messages, lists for objects: exit 2, no traceback."""
+    mutate, message = BAD_DOCUMENTS[kind]
+    data = valid_document()
+    mutate(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")  # NaN / Infinity as Python writes them
+    for command in _commands(str(DATA / "incident-cpu-status.json"), str(bad)):
+        completed = run_cli(*command)
+        line = _one_error_line(completed, f"{bad}: ", message)
+        assert completed.stdout == "", (command, line)
+
+
+def test_a_kernel_that_died_in_its_first_cell(run_cli, builds, tmp_path):
+    """The extension's record of it (no cells, no cell index) in every command;
+    ``compare`` with the build before, where the notebook ran, divided by zero."""
+    before = json.loads((builds["a"] / STATUS_JSON).read_text(encoding="utf-8"))
+    before["notebooks"] = [nb for nb in before["notebooks"] if nb["docname"] == "sleepy"]
+    died = NotebookRecord(docname="sleepy", status="kernel_died", provenance="executed",
+                          method="force", error=ErrorInfo(type="DeadKernelError",
+                                                          message="Kernel died",
+                                                          execution_count=1))
+    after = StatusReport([died], build=before["build"]).to_dict()
+    a, b = tmp_path / "before.json", tmp_path / "after.json"
+    a.write_text(json.dumps(before), encoding="utf-8")
+    b.write_text(json.dumps(after), encoding="utf-8")
+    report = run_cli("report", str(b))
+    assert report.returncode == 1 and report.stderr == ""
+    assert "DeadKernelError" in report.stdout.split("Failures (1)")[1]
+    for output in ("--json", "--markdown", "--no-color"):
+        completed = run_cli("compare", str(a), str(b), output)
+        assert completed.returncode == 0 and completed.stderr == "", completed.stderr
+        assert "took no measurable time" in completed.stdout
+    data = json.loads(run_cli("compare", str(a), str(b), "--json").stdout)
+    assert data["summary"]["b_seconds"] == 0 and data["notebooks"][0]["b_status"] == "kernel_died"
+
+
+def test_json_output_is_strict_when_a_ratio_overflows(run_cli, tmp_path):
+    """Valid times whose ratio is too large for a float: null, never Infinity."""
+    def with_cell_seconds(seconds: float) -> Path:
+        data = valid_document()
+        data["notebooks"][0]["runtime_seconds"] = seconds
+        data["notebooks"][0]["cells"][0]["seconds"] = seconds
+        path = tmp_path / f"{seconds}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return path
+
+    tiny, huge = with_cell_seconds(5e-324), with_cell_seconds(1e15)
+    completed = run_cli("compare", str(tiny), str(huge), "--json")
+    assert completed.returncode == 0, completed.stderr
+    data = json.loads(completed.stdout, parse_constant=lambda name: pytest.fail(name))
+    assert data["notebooks"][0]["ratio"] is None
+    assert run_cli("compare", str(tiny), str(huge)).returncode == 0
 
 
 # -- report --------------------------------------------------------------------------------
-def test_report_text(builds):
+def test_report_text(run_cli, builds):
     completed = run_cli("report", str(builds["a"]), "--top", "3")
     assert completed.returncode == 1, completed.stderr  # build A has a failed notebook
     out = completed.stdout
@@ -192,15 +299,15 @@ def test_report_text(builds):
     assert len([line for line in slowest.splitlines() if line.strip()]) == 4  # header + 3
 
 
-def test_report_exit_zero_and_build_file(builds):
+def test_report_exit_zero_and_build_file(run_cli, builds):
     completed = run_cli("report", str(builds["a"] / STATUS_JSON), "--exit-zero")
     assert completed.returncode == 0
     assert "Failures (1)" in completed.stdout
 
 
-def test_report_json(builds):
+def test_report_json(run_cli, builds):
     completed = run_cli("report", str(builds["b"]), "--json", "--top", "2", "--min-seconds",
-                        "0.5", script=True)
+                        "0.5")
     assert completed.returncode == 1
     data = json.loads(completed.stdout)
     assert data["totals"]["notebooks"] == 4
@@ -222,7 +329,7 @@ def test_report_json(builds):
     assert "cell time" in sleepy[0]["reasons"][0]
 
 
-def test_report_thresholds_change_flags(builds):
+def test_report_thresholds_change_flags(run_cli, builds):
     completed = run_cli("report", str(builds["b"]), "--json", "--slow-cell-seconds", "0",
                         "--min-seconds", "0")
     data = json.loads(completed.stdout)
@@ -231,7 +338,7 @@ def test_report_thresholds_change_flags(builds):
         for _ in nb["cells"])
 
 
-def test_report_markdown(builds):
+def test_report_markdown(run_cli, builds):
     completed = run_cli("report", str(builds["a"]), "--markdown")
     assert completed.returncode == 1
     out = completed.stdout
@@ -246,7 +353,7 @@ def test_report_markdown(builds):
 
 
 # -- compare ---------------------------------------------------------------------------------
-def test_compare_fail_above(builds):
+def test_compare_fail_above(run_cli, builds):
     a, b = str(builds["a"]), str(builds["b"])
     regressed = run_cli("compare", a, b, "--fail-above", "2", "--min-seconds", "0.5")
     assert regressed.returncode == 1, regressed.stdout + regressed.stderr
@@ -262,7 +369,7 @@ def test_compare_fail_above(builds):
     assert same.returncode == 0
 
 
-def test_compare_text(builds):
+def test_compare_text(run_cli, builds):
     completed = run_cli("compare", str(builds["a"]), str(builds["b"]), "--no-color")
     assert completed.returncode == 0
     out = completed.stdout
@@ -275,9 +382,9 @@ def test_compare_text(builds):
     assert "A " in machines and "B " in machines and "JAX backend" in machines
 
 
-def test_compare_json(builds):
+def test_compare_json(run_cli, builds):
     completed = run_cli("compare", str(builds["a"]), str(builds["b"] / STATUS_JSON), "--json",
-                        "--top", "0", script=True)
+                        "--top", "0")
     assert completed.returncode == 0
     data = json.loads(completed.stdout)
     assert data["new_notebooks"] == ["new"]
@@ -304,7 +411,7 @@ def test_compare_json(builds):
     assert data["regressions"] == []  # no --fail-above
 
 
-def test_compare_markdown(builds):
+def test_compare_markdown(run_cli, builds):
     completed = run_cli("compare", str(builds["a"]), str(builds["b"]), "--markdown",
                         "--fail-above", "2", "--min-seconds", "0.5")
     assert completed.returncode == 1
@@ -323,7 +430,7 @@ def test_compare_markdown(builds):
     assert "<details><summary>Machines</summary>" in out
 
 
-def test_compare_labels(builds):
+def test_compare_labels(run_cli, builds):
     completed = run_cli("compare", str(builds["a"]), str(builds["b"]), "--markdown",
                         "--label-a", "CPU runner", "--label-b", "GPU runner")
     assert completed.stdout.startswith("### GPU runner ")
@@ -335,7 +442,7 @@ def _has_gpu() -> bool:
     return os.path.exists("/proc/driver/nvidia/version")
 
 
-def test_check_json_on_this_machine():
+def test_check_json_on_this_machine(run_cli):
     completed = run_cli("check", "--json")
     assert completed.returncode == 0, completed.stderr
     data = json.loads(completed.stdout)
@@ -353,7 +460,7 @@ def test_check_json_on_this_machine():
         assert jax["default_backend"] == "cpu"
 
 
-def test_check_text():
+def test_check_text(run_cli):
     completed = run_cli("check", "--require-backend", "cpu")
     assert completed.returncode == 0, completed.stdout + completed.stderr
     out = completed.stdout
@@ -364,7 +471,7 @@ def test_check_text():
 
 
 @pytest.mark.skipif(_has_gpu(), reason="this machine has an NVIDIA driver")
-def test_check_require_gpu_fails_with_reasons():
+def test_check_require_gpu_fails_with_reasons(run_cli):
     completed = run_cli("check", "--require-gpu")
     assert completed.returncode == 1
     out = completed.stdout
@@ -378,7 +485,7 @@ def test_check_require_gpu_fails_with_reasons():
 
 
 def test_check_jax_platforms_excludes_gpu():
-    completed = run_cli("check", "--require-gpu", "--json", env={"JAX_PLATFORMS": "cpu"})
+    completed = run_process("check", "--require-gpu", "--json", env={"JAX_PLATFORMS": "cpu"})
     assert completed.returncode == 1
     reasons = json.loads(completed.stdout)["requirement"]["reasons"]
     assert "JAX_PLATFORMS='cpu' excludes the gpu backend" in reasons
@@ -409,8 +516,8 @@ def test_check_without_jax_console_script(tmp_path):
     fake.mkdir()
     (fake / "__init__.py").write_text("raise ImportError('no JAX in this environment')\n")
     env = {"PYTHONPATH": str(tmp_path)}
-    completed = run_cli("check", "--json", "--bench", "--bench-size", "small", env=env,
-                        script=True)
+    completed = run_process("check", "--json", "--bench", "--bench-size", "small", env=env,
+                            script=True)
     assert completed.returncode == 0, completed.stderr
     data = json.loads(completed.stdout)
     assert data["jax"]["installed"] is False
@@ -419,10 +526,11 @@ def test_check_without_jax_console_script(tmp_path):
     assert {r["name"] for r in data["bench"]["results"]} == {
         "python-loop", "numpy-matmul", "numpy-elementwise"}
     assert "JAX is not installed" in data["bench"]["note"]
-    assert run_cli("check", "--require-backend", "cpu", env=env, script=True).returncode == 1
+    assert run_process("check", "--require-backend", "cpu", env=env,
+                       script=True).returncode == 1
 
 
-def test_check_bench():
+def test_check_bench(run_cli):
     completed = run_cli("check", "--bench", "--bench-size", "small", "--json")
     assert completed.returncode == 0, completed.stderr
     bench = json.loads(completed.stdout)["bench"]
