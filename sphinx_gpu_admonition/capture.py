@@ -35,6 +35,7 @@ from . import _mystnb
 from .config import get_config
 from .envdata import env_data
 from .probe import ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, KERNEL_PROBE_FILE, STARTUP_FILE
+from .probe import kernel_probe as protocol
 from .record import (
     CACHE,
     ERROR,
@@ -105,44 +106,83 @@ def output_file(app: Sphinx, docname: str) -> Path:
     return capture_folder(app) / f"{digest}.jsonl"
 
 
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
 def _probe_lines(path: Path) -> Iterator[dict[str, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
         return
     for line in text.splitlines():
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut short by a dying kernel
+            item = json.loads(line, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            continue  # a line cut short by a dying kernel (or not the probe's)
         if isinstance(item, dict):
             yield item
 
 
 class ProbeOutput:
-    """What the probe wrote for one kernel."""
+    """What the probe wrote for one kernel (the line protocol is in kernel_probe.py).
+
+    Lines of another process (a kernel the notebook started itself) are
+    ignored; a cell line with a value the record cannot hold (a negative or
+    non-finite time) is dropped with a warning, never stored.
+    """
 
     def __init__(self, lines: Iterator[dict[str, Any]]):
         self.started: float | None = None
         self.environment: dict[str, Any] = {}
         self.cells: list[dict[str, Any]] = []
+        #: the capture failed ("capture: failed" and one warning)
         self.errors: list[str] = []
+        #: worth a warning; the capture itself is fine
+        self.warnings: list[str] = []
         self.seen = False
+        kernel_pid = None
         for item in lines:
+            kind = item.get(protocol.KEY_KIND)
+            pid = item.get(protocol.KEY_PID)
+            if kernel_pid is None:
+                kernel_pid = pid  # the notebook's kernel writes first
+            elif pid is not None and pid != kernel_pid:
+                continue
             self.seen = True
-            kind = item.get("kind")
-            if kind == "start":
-                self.started = item.get("time")
-                self.environment.update(host=item.get("host"), python=item.get("python"),
-                                        gpus=item.get("gpus") or [])
-            elif kind == "cell":
-                self.cells.append(item)
-            elif kind == "jax":
+            if kind == protocol.KIND_START:
+                self._read_start(item)
+            elif kind == protocol.KIND_CELL:
+                self._read_cell(item)
+            elif kind == protocol.KIND_JAX:
                 self.environment["jax"] = item.get("jax")
-            elif kind == "libraries":
+            elif kind == protocol.KIND_LIBRARIES:
                 self.environment["libraries"] = item.get("libraries")
-            elif kind == "probe_error":
-                self.errors.append(str(item.get("message")))
+            elif kind == protocol.KIND_ERROR:
+                self.errors.append(str(item.get(protocol.KEY_MESSAGE)))
+            elif kind == protocol.KIND_WARNING:
+                self.warnings.append(str(item.get(protocol.KEY_MESSAGE)))
+            elif kind == protocol.KIND_END and item.get(protocol.KEY_CALLBACKS_REGISTERED) is False:
+                self.errors.append("the notebook removed the probe's IPython callbacks; "
+                                   "the cells after that were not measured")
+
+    def _read_start(self, item: dict[str, Any]) -> None:
+        version = item.get("probe_version")
+        if version != protocol.PROBE_VERSION:
+            self.errors.append(f"the kernel's probe wrote version {version!r} of its data, "
+                               f"this release reads version {protocol.PROBE_VERSION}")
+        self.started = item.get("time")
+        self.environment.update(host=item.get("host"), python=item.get("python"),
+                                gpus=item.get("gpus") or [])
+
+    def _read_cell(self, item: dict[str, Any]) -> None:
+        try:
+            CellRecord.from_dict({**item, "index": None})
+        except SchemaError as error:
+            self.warnings.append(f"dropped the measurement of cell "
+                                 f"{item.get('execution_count')!r}: {error}")
+            return
+        self.cells.append(item)
 
 
 # -- building a record ---------------------------------------------------------------
@@ -216,6 +256,8 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
         if probe.errors:
             warn(logger, f"the in-kernel capture failed: {probe.errors[0]} "
                          "(the notebook ran normally)", "capture", location=docname)
+        for message in probe.warnings:
+            warn(logger, f"in-kernel capture: {message}", "capture", location=docname)
 
     if not result.succeeded:
         record.status = _ERROR_STATUS.get(result.error or "", ERROR)

@@ -289,7 +289,8 @@ def test_incremental_rebuild_reexecutes_only_changed_and_forgets_deleted(
     second = build_again(first)
     after = notebooks(second)
     assert set(after) == {"timing", "nested/deeper/page"}
-    assert after["timing"] == before["timing"]  # not re-executed
+    # not re-executed: the first build's record, marked as such
+    assert after["timing"] == {**before["timing"], "provenance": "earlier_build"}
     assert after["nested/deeper/page"]["runtime_seconds"] != \
         before["nested/deeper/page"]["runtime_seconds"]
     pickled = second.app.env.gpu_execution_records
@@ -333,19 +334,24 @@ def test_a_kernel_that_dies_is_reported_although_myst_nb_stops_the_build(
     assert record["error"]["execution_count"] == 2
 
 
-def test_user_pythonstartup_still_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_user_pythonstartup_still_runs_and_its_errors_are_reported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     startup = tmp_path / "startup.py"
-    startup.write_text("FROM_USER_STARTUP = 42\n")
+    startup.write_text("FROM_USER_STARTUP = 42\nSEEN_FILE = __file__\n"
+                       "raise RuntimeError('broken startup')\n")
     monkeypatch.setenv("PYTHONSTARTUP", str(startup))
     files = {"index.md": "# U\n\n```{toctree}\nuser\n```\n",
              "user.md": "---\njupytext:\n  text_representation:\n    format_name: myst\n"
                         "kernelspec:\n  name: python3\n  display_name: Python 3\n---\n# U\n\n"
-                        "```{code-cell} ipython3\nprint(FROM_USER_STARTUP)\n```\n"}
+                        "```{code-cell} ipython3\nprint(FROM_USER_STARTUP, SEEN_FILE)\n```\n"}
     build = build_project("capture", tmp_path / "p", files=files,
                           conf_append=only()["conf_append"])
-    assert notebooks(build)["user"]["status"] == "ok"
+    record = notebooks(build)["user"]
+    assert record["status"] == "ok" and record["capture"] == "ok"
     html = BeautifulSoup(build.read("user.html"), "html.parser")
-    assert html.select_one("div.cell_output").get_text().strip() == "42"
+    assert html.select_one("div.cell_output").get_text().strip() == f"42 {startup}"
+    (warning,) = [line for line in build.warning_lines if "user.md" in line]
+    assert "RuntimeError: broken startup" in warning and "gpu_admonition.capture" in warning
     import os
 
     assert os.environ["PYTHONSTARTUP"] == str(startup)  # restored after the build

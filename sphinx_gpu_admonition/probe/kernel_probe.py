@@ -10,23 +10,62 @@ finished cell when the kernel dies or a cell times out.
 Rules, because this runs in every cell of every notebook:
 - never import JAX or initialise a backend the notebook did not initialise;
 - never print, never raise into the notebook, never touch the user namespace;
-- do as little as possible per cell: a clock read, a regex on the source, a
-  dict, one buffered line.  Expensive facts (host, GPU, JAX devices, library
-  versions) are read once, or only when they changed.
+- be immune to the notebook: the clock, the JSON string encoder and the
+  builtins are the ones of kernel start, so a cell patching
+  ``time.perf_counter``, ``json.dumps`` or ``builtins.round`` changes nothing;
+- do as little as possible per cell: two clock reads and one buffered line.
+  Expensive facts (host, GPU, JAX devices, library versions) are read once,
+  or only when they changed.
+
+The line protocol (kinds and keys below, ``PROBE_VERSION``) is imported by the
+Sphinx side (``capture.ProbeOutput``) from this file, so it is defined once.
 """
 
 from __future__ import annotations
 
+import atexit
+import builtins
 import contextlib
+import importlib.util
 import json
 import os
 import platform
 import re
 import sys
-import time
+from json.encoder import encode_basestring_ascii as _json_string
+from time import perf_counter as _clock
+from time import time as _wall_clock
 
-PROBE_VERSION = 1
+# Every function of this module looks builtins up in this private copy, taken
+# when the kernel starts (a function's builtins are bound when it is defined):
+# a notebook doing ``builtins.round = ...`` cannot corrupt the record.
+__builtins__ = dict(vars(builtins))
 
+#: version of the line protocol; the Sphinx side refuses other versions
+PROBE_VERSION = 2
+
+# -- the line protocol: one JSON object per line, told apart by KEY_KIND ---------------
+KEY_KIND = "kind"
+#: the kernel process that wrote a line (a kernel started by the notebook is not ours)
+KEY_PID = "pid"
+KEY_MESSAGE = "message"
+#: first line: probe_version, pid, time, python, host, gpus
+KIND_START = "start"
+#: one per notebook cell: the fields of ``record.CellRecord`` except ``index``
+KIND_CELL = "cell"
+#: once JAX initialised a backend: {"jax": {backend, version, devices, ...}}
+KIND_JAX = "jax"
+#: when the imported numerical libraries changed: {"libraries": {name: version}}
+KIND_LIBRARIES = "libraries"
+#: the probe failed: the capture is incomplete ("capture: failed")
+KIND_ERROR = "probe_error"
+#: something the user should know; the capture itself is fine
+KIND_WARNING = "warning"
+#: written at kernel exit: whether the probe's callbacks were still registered
+KIND_END = "end"
+KEY_CALLBACKS_REGISTERED = "callbacks_registered"
+
+_INFINITY = float("inf")
 # Sequential JAX loop primitives whose per-iteration cost on a GPU is kernel-launch bound.
 _LOOP_CALL = re.compile(r"\b(?:jax\.)?(?:lax\.)?(scan|fori_loop|while_loop)\s*\(")
 _LOOP_NEEDS_LAX = {"scan"}  # a bare ``scan(`` is too common a name to count
@@ -249,32 +288,36 @@ def _peak_memory_mb() -> float | None:
 
 
 class _JaxImportWatcher:
-    """A one-shot ``sys.meta_path`` finder: runs a callback right after ``import jax``.
+    """A ``sys.meta_path`` finder that runs a callback right after ``import jax``.
 
     Registering the compile listeners at that moment (rather than in the next
-    cell) also measures compilations in the cell that imports JAX.
+    cell) also measures compilations in the cell that imports JAX. It removes
+    itself only once JAX's module code has run: ``importlib.util.find_spec("jax")``
+    alone (an availability check before the import) is not the import.
     """
 
     def __init__(self, on_import):
         self._on_import = on_import
+        self._looking_up = False
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "jax":
+        if fullname != "jax" or self._looking_up:
             return None
-        self.remove()
-        import importlib.util
-
-        spec = importlib.util.find_spec("jax")
+        self._looking_up = True  # the lookup below asks sys.meta_path, so us, again
+        try:
+            spec = importlib.util.find_spec("jax")
+        finally:
+            self._looking_up = False
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         original = spec.loader.exec_module
-        on_import = self._on_import
 
         def exec_module(module):
             original(module)
-            on_import()
+            self.remove()
+            self._on_import()
 
-        spec.loader.exec_module = exec_module
+        spec.loader.exec_module = exec_module  # this spec's own loader object only
         return spec
 
     def remove(self):
@@ -282,33 +325,105 @@ class _JaxImportWatcher:
             sys.meta_path.remove(self)
 
 
+class _DeviceSync:
+    """Waits for the work the cell enqueued on the default backend's devices.
+
+    One tiny computation per device, compiled ahead of time here (outside any
+    cell's time): a device runs its queue in order, so when the tiny result is
+    ready, everything dispatched before it has finished. The cost does not
+    depend on how many arrays are alive (``jax.live_arrays()`` walks them all).
+    """
+
+    def __init__(self, jax) -> None:
+        numpy = sys.modules["numpy"]  # imported by JAX itself
+        self._programs = []
+        for device in jax.local_devices():
+            zero = jax.device_put(numpy.float32(0), device)
+            program = jax.jit(lambda value: value + 1).lower(zero).compile()
+            self._programs.append((program, zero))
+
+    def __call__(self) -> None:
+        for program, zero in self._programs:
+            program(zero).block_until_ready()
+
+
+def _json_counts(counts: dict[str, int]) -> str:
+    return "{" + ",".join(f"{_json_string(name)}:{int(count)}"
+                          for name, count in counts.items()) + "}"
+
+
+def _json_strings(strings: list[str]) -> str:
+    return "[" + ",".join(_json_string(string) for string in strings) + "]"
+
+
+def _valid_seconds(value) -> bool:
+    """A duration that can be written: finite and not negative (NaN fails both tests)."""
+    return 0.0 <= value < _INFINITY
+
+
 class Probe:
-    def __init__(self, output: str):
+    def __init__(self, output: str, ipython=None):
         self._stream = open(output, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+        self._ipython = ipython
+        # the ExecutionInfo of the notebook cell now running: runs nested in it
+        # (%%capture, get_ipython().run_cell) belong to it and are not cells
+        self._running = None
         self._started: float | None = None
         self._source = ""
         self._compile_seconds = 0.0
         self._compilations: dict[str, int] = {}
         self._jax_listening = False
         self._jax_recorded = False
+        self._device_sync: _DeviceSync | None = None
         self._modules_seen = 0
         self._libraries: dict[str, str] = {}
         self._failed = False
+        self._warned: set[str] = set()
+        self._pid = os.getpid()
+        self._cell_prefix = f'{{"{KEY_KIND}":"{KIND_CELL}","{KEY_PID}":{self._pid},'
+        self._encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
         self._write({
-            "kind": "start", "probe_version": PROBE_VERSION, "time": time.time(),
+            KEY_KIND: KIND_START, "probe_version": PROBE_VERSION, "time": _wall_clock(),
             "python": platform.python_version(), "host": host_info(), "gpus": gpu_info(),
         })
 
     # -- output -----------------------------------------------------------------
     def _write(self, record: dict) -> None:
-        self._stream.write(json.dumps(record, separators=(",", ":")) + "\n")
+        record[KEY_PID] = self._pid
+        self._stream.write(self._encode(record) + "\n")
 
     def _fail(self, where: str, error: BaseException) -> None:
         if not self._failed:  # report the first failure only
             self._failed = True
             with contextlib.suppress(Exception):
-                self._write({"kind": "probe_error", "message": f"{where}: "
+                self._write({KEY_KIND: KIND_ERROR, KEY_MESSAGE: f"{where}: "
                              f"{type(error).__name__}: {error}"})
+
+    def warn(self, message: str, once_per: str | None = None) -> None:
+        """A line the Sphinx side turns into a ``gpu_admonition.capture`` warning."""
+        if once_per is not None:
+            if once_per in self._warned:
+                return
+            self._warned.add(once_per)
+        with contextlib.suppress(Exception):
+            self._write({KEY_KIND: KIND_WARNING, KEY_MESSAGE: message})
+
+    def _cell_line(self, execution_count, seconds: float, error: str | None) -> str:
+        """The cell's JSON line, formatted directly (the hot path: no dict, no encoder)."""
+        source = self._source
+        compilations = self._compilations
+        loops = _loops(source)
+        peak = _peak_memory_mb()
+        return (
+            f'{self._cell_prefix}"execution_count":'
+            f'{"null" if execution_count is None else int(execution_count)},'
+            f'"seconds":{seconds!r},"first_line":{_json_string(_first_line(source))},'
+            f'"error":{"null" if error is None else _json_string(error)},'
+            f'"compile_seconds":{self._compile_seconds!r},"compilations":'
+            f'{_json_counts(compilations) if compilations else "{}"},'
+            f'"loops":{_json_strings(loops) if loops else "[]"},'
+            f'"peak_memory_mb":{"null" if peak is None else peak!r}}}\n'
+        )
 
     # -- JAX ----------------------------------------------------------------------
     def listen_to_jax(self) -> None:
@@ -324,6 +439,11 @@ class Probe:
 
     def _on_jax_duration(self, event: str, duration: float, **kwargs) -> None:
         if event in _COMPILE_EVENTS and self._started is not None:
+            duration = float(duration)
+            if not _valid_seconds(duration):
+                self.warn(f"dropped a JAX compile duration of {duration!r} s (not a finite, "
+                          "non-negative number; was the clock patched?)", once_per="compile")
+                return
             self._compile_seconds += duration
             if event == _BACKEND_COMPILE_EVENT:
                 name = str(kwargs.get("fun_name") or "<unknown>")
@@ -331,68 +451,108 @@ class Probe:
 
     def _sync_jax(self) -> None:
         """Wait for device work the cell enqueued (JAX dispatch is asynchronous)."""
+        if self._device_sync is not None:
+            try:
+                self._device_sync()
+                return
+            except Exception:  # backends cleared or replaced: prepare again after the cell
+                self._device_sync = None
         jax = sys.modules.get("jax")
         if jax is not None and _jax_backends_initialised():
+            # the first cell with a backend (no sync program yet) walks the live arrays once
             jax.block_until_ready(jax.live_arrays())
 
     # -- IPython callbacks --------------------------------------------------------
     def pre_run_cell(self, info) -> None:
+        if self._running is not None:
+            return  # a run nested in the cell: timed as part of the cell
+        self._running = info
         try:
-            if not getattr(info, "store_history", True):
-                self._started = None  # inline evaluations: not a cell of the notebook
-                return
-            self._source = info.raw_cell or ""
-            self._compile_seconds = 0.0
-            self._compilations = {}
-            self._started = time.perf_counter()
+            if info.store_history:
+                self._source = info.raw_cell or ""
+                self._compile_seconds = 0.0
+                if self._compilations:
+                    self._compilations = {}
+                self._started = _clock()
+            # else an inline evaluation (MyST-NB's inline mode): not a notebook cell
         except Exception as error:
             self._fail("pre_run_cell", error)
 
     def post_run_cell(self, result) -> None:
-        if self._started is None:
+        if result is None:  # the run was cancelled before it produced a result
+            self._running = self._started = None
             return
+        if result.info is not self._running:
+            return  # a nested run, or an empty cell (no pre_run_cell)
+        self._running = None
+        started = self._started
+        if started is None:
+            return
+        self._started = None  # also stops counting compile events: the sync is ours
         try:
             try:  # noqa: SIM105 - no context manager object per cell on this hot path
                 self._sync_jax()
             except Exception:
                 pass  # a failed computation surfaces as the cell's own error
-            seconds = time.perf_counter() - self._started
-            self._started = None
-            error = result.error_in_exec or result.error_before_exec
-            record = {
-                "kind": "cell",
-                "execution_count": result.execution_count,
-                "seconds": seconds,
-                "first_line": _first_line(self._source),
-                "error": type(error).__name__ if error is not None else None,
-                "compile_seconds": self._compile_seconds,
-                "compilations": self._compilations,
-                "loops": _loops(self._source),
-                "peak_memory_mb": _peak_memory_mb(),
-            }
-            self._write(record)
+            seconds = _clock() - started
+            error = result.error_in_exec
+            if error is None:
+                error = result.error_before_exec
+            if _valid_seconds(seconds):
+                self._stream.write(self._cell_line(
+                    result.execution_count, seconds,
+                    None if error is None else type(error).__name__))
+            else:  # only a broken clock gets here
+                self.warn(f"dropped cell {result.execution_count}: its time is {seconds!r} s",
+                          once_per="seconds")
             self._note_changes()
         except Exception as error:
             self._fail("post_run_cell", error)
 
     def _note_changes(self) -> None:
-        if "jax" in sys.modules:
+        modules = sys.modules
+        if "jax" in modules:
             self.listen_to_jax()
             if not self._jax_recorded and _jax_backends_initialised():
                 self._jax_recorded = True
-                self._write({"kind": "jax", "jax": jax_info()})
-        if len(sys.modules) != self._modules_seen:
-            self._modules_seen = len(sys.modules)
+                jax = modules["jax"]
+                self._write({KEY_KIND: KIND_JAX, "jax": jax_info()})
+                self._prepare_device_sync(jax)
+            elif self._jax_recorded and self._device_sync is None:
+                self._prepare_device_sync(modules["jax"])
+        if len(modules) != self._modules_seen:
+            self._modules_seen = len(modules)
             libraries = _library_versions()
             if libraries != self._libraries:
                 self._libraries = libraries
-                self._write({"kind": "libraries", "libraries": libraries})
+                self._write({KEY_KIND: KIND_LIBRARIES, "libraries": libraries})
+
+    def _prepare_device_sync(self, jax) -> None:
+        try:
+            self._device_sync = _DeviceSync(jax)
+        except Exception:  # keep walking the live arrays: slower, still correct
+            self._device_sync = None
+
+    # -- end of the kernel ----------------------------------------------------------
+    def callbacks_registered(self) -> bool:
+        events = getattr(self._ipython, "events", None)
+        callbacks = getattr(events, "callbacks", {})
+        return (self.pre_run_cell in callbacks.get("pre_run_cell", ())
+                and self.post_run_cell in callbacks.get("post_run_cell", ()))
+
+    def at_exit(self) -> None:
+        """Say whether the notebook removed the callbacks (then cells went unmeasured)."""
+        with contextlib.suppress(Exception):
+            self._write({KEY_KIND: KIND_END,
+                         KEY_CALLBACKS_REGISTERED: self.callbacks_registered()})
+            self._stream.close()
 
 
 def install(ipython, output: str) -> Probe:
-    probe = Probe(output)
+    probe = Probe(output, ipython)
     ipython.events.register("pre_run_cell", probe.pre_run_cell)
     ipython.events.register("post_run_cell", probe.post_run_cell)
+    atexit.register(probe.at_exit)
     if "jax" in sys.modules:
         probe.listen_to_jax()
     else:

@@ -2,13 +2,42 @@
 # own namespace when the kernel starts. It loads the probe from its file and then
 # runs the user's own PYTHONSTARTUP, if there was one. It must leave no names
 # behind and never raise: the notebook has to run exactly as without it.
-def _sphinx_gpu_admonition_start():
+#
+# The names below repeat probe/__init__.py (ENV_*) and kernel_probe.py (KIND_*):
+# this file cannot import either when the probe fails to load.
+# tests/test_probe_hardening.py checks that they agree.
+def _sphinx_gpu_admonition_start(namespace, run_user_startup):
     import os
     import sys
 
-    output = os.environ.get("SPHINX_GPU_ADMONITION_OUTPUT")
-    probe_file = os.environ.get("SPHINX_GPU_ADMONITION_PROBE")
-    if output and probe_file:
+    environ = os.environ
+    probe_file = environ.pop("SPHINX_GPU_ADMONITION_PROBE", None)
+    output = environ.pop("SPHINX_GPU_ADMONITION_OUTPUT", None)
+    user_startup = environ.pop("SPHINX_GPU_ADMONITION_USER_STARTUP", None)
+    if probe_file is None:
+        return
+    # Kernels this notebook starts itself (nbclient, papermill, nbconvert
+    # --execute in a cell) see the user's environment, not the capture's: they
+    # must not write into this notebook's record.
+    if user_startup:
+        environ["PYTHONSTARTUP"] = user_startup
+    else:
+        environ.pop("PYTHONSTARTUP", None)
+
+    def append_line(kind, message):
+        if output:
+            try:
+                import json
+
+                with open(output, "a", encoding="utf-8") as stream:
+                    stream.write(json.dumps({"kind": kind, "message": message,
+                                             "pid": os.getpid()}) + "\n")
+            except Exception:  # noqa: S110 - never break the kernel
+                pass
+
+    shell = get_ipython()  # noqa: F821 - IPython builtin
+    warn = None
+    if output:
         try:
             import importlib.util
 
@@ -17,25 +46,48 @@ def _sphinx_gpu_admonition_start():
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module
             spec.loader.exec_module(module)
-            module.install(get_ipython(), output)  # noqa: F821 - IPython builtin
+            warn = module.install(shell, output).warn
         except Exception as error:  # never break the kernel
-            try:
-                import json
+            append_line("probe_error", f"{type(error).__name__}: {error}")
+    if warn is None:
+        def warn(message):
+            append_line("warning", message)
 
-                with open(output, "a", encoding="utf-8") as stream:
-                    stream.write(json.dumps({"kind": "probe_error",
-                                             "message": f"{type(error).__name__}: {error}"})
-                                 + "\n")
-            except Exception:
-                pass
-    return os.environ.get("SPHINX_GPU_ADMONITION_USER_STARTUP") or None
+    if user_startup:
+        run_user_startup(shell, user_startup, namespace, warn)
 
 
-_sphinx_gpu_admonition_user_startup = _sphinx_gpu_admonition_start()
-del _sphinx_gpu_admonition_start
+def _sphinx_gpu_admonition_run_user_startup(shell, path, namespace, warn):
+    """Run the user's PYTHONSTARTUP as IPython would, with its own ``__file__``.
+
+    IPython would log its errors to the kernel's console, where nobody sees
+    them in a book build: they also become a warning of the build.
+    """
+    import contextlib
+    import os
+
+    if not os.path.isfile(path):
+        warn(f"PYTHONSTARTUP file {path} does not exist")
+        return
+    saved_file = namespace.get("__file__")
+    namespace["__file__"] = path
+    try:
+        if path.endswith((".ipy", ".ipynb")):
+            shell.safe_execfile_ipy(path, raise_exceptions=True)
+        else:
+            shell.safe_execfile(path, namespace, raise_exceptions=True)
+    except (Exception, SystemExit) as error:
+        with contextlib.suppress(Exception):
+            shell.showtraceback()
+        warn(f"the PYTHONSTARTUP file {path} raised {type(error).__name__}: {error} "
+             "(the notebook ran without the rest of it)")
+    finally:
+        namespace["__file__"] = saved_file
+
+
 try:
-    if _sphinx_gpu_admonition_user_startup:
-        get_ipython().safe_execfile(  # noqa: F821 - IPython builtin
-            _sphinx_gpu_admonition_user_startup, globals(), exit_ignore=True)
+    _sphinx_gpu_admonition_start(globals(), _sphinx_gpu_admonition_run_user_startup)
+except Exception:  # never break the kernel
+    pass
 finally:
-    del _sphinx_gpu_admonition_user_startup
+    del _sphinx_gpu_admonition_start, _sphinx_gpu_admonition_run_user_startup
