@@ -157,7 +157,7 @@ class GpuDirective(SphinxDirective):
         node["gpu_kind"] = kind
         requested = self._runtime_option()
         if requested if requested is not None else config.admonition_runtime:
-            node += notice_paragraph(self.env, self.env.docname, requested=bool(requested))
+            node += notice_paragraph(self.env.docname, requested=bool(requested))
         self.set_source_info(node)
         self.add_name(node)
         return [node, *messages]

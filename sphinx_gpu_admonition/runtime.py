@@ -22,7 +22,9 @@ A page's record exists only once it has been read (executed), another page's
 only once all pages are read, so the role and the notice insert a
 :class:`RuntimePlaceholder` that :class:`ResolveRuntime` (a post-transform)
 replaces with text; like MyST-NB's ``{nb-exec-table}``, ``env-updated``
-returns the pages whose placeholders refer to a page that was read again.
+returns the pages to write again: those whose placeholders refer to a page
+that was read again, and, when the other builds' status files changed, those
+that state other builds (written again, not read again: no re-execution).
 The other builds' status files are read once per build, in the main process.
 
 Measurements of other builds are *stale* when the page changed since: their
@@ -34,6 +36,7 @@ are stated, labelled "measured on an earlier version".
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 from datetime import datetime
 from pathlib import Path
@@ -68,6 +71,7 @@ ROLES = {"runtime": "full", "runtime-time": "time", "runtime-device": "device",
 THIS_PAGE = ("this page", ".")
 
 REFERENCES_ATTRIBUTE = "gpu_runtime_references"
+SOURCES_DIGEST_ATTRIBUTE = "gpu_runtime_sources_digest"
 _SOURCES_ATTRIBUTE = "_gpu_admonition_runtime_sources"
 _REREAD_ATTRIBUTE = "_gpu_admonition_runtime_reread"
 
@@ -288,14 +292,8 @@ class RuntimePlaceholder(nodes.inline):
     """Replaced by :class:`ResolveRuntime`; an inline, so a stray one still renders."""
 
 
-def placeholder(env: BuildEnvironment, part: str, target: str) -> RuntimePlaceholder:
-    node = RuntimePlaceholder("", "", part=part, target=target)
-    if part in ("all", "notice"):
-        # a status file of another build that changes must rewrite the page
-        for _configured, path in source_paths(env.config, env.srcdir):
-            if path.is_file():
-                env.note_dependency(str(path))
-    return node
+def placeholder(part: str, target: str) -> RuntimePlaceholder:
+    return RuntimePlaceholder("", "", part=part, target=target)
 
 
 class RuntimeRole(SphinxRole):
@@ -310,18 +308,18 @@ class RuntimeRole(SphinxRole):
             for suffix in self.config.source_suffix:
                 target = target.removesuffix(suffix)
             target = docname_join(self.env.docname, target).lstrip("/")
-        node = placeholder(self.env, ROLES[self.name.lower()], target)
+        node = placeholder(ROLES[self.name.lower()], target)
         self.set_source_info(node)
         return [node], []
 
 
-def notice_paragraph(env: BuildEnvironment, docname: str, requested: bool) -> nodes.paragraph:
+def notice_paragraph(docname: str, requested: bool) -> nodes.paragraph:
     """The ``{gpu}`` notice's run-time sentence, filled in at resolve time.
 
     ``requested``: the directive asked for it (a page without data warns);
     a site default alone leaves it out silently on pages that are not notebooks.
     """
-    node = placeholder(env, "notice", docname)
+    node = placeholder("notice", docname)
     node["requested"] = requested
     return nodes.paragraph("", "", node, classes=[RUNTIME_CLASS])
 
@@ -417,8 +415,8 @@ class ResolveRuntime(SphinxPostTransform):
 
 
 # -- pages to rewrite ------------------------------------------------------------------
-def references(env: BuildEnvironment) -> dict[str, list[str]]:
-    """docname -> the other documents its runtime roles refer to."""
+def references(env: BuildEnvironment) -> dict[str, dict[str, Any]]:
+    """docname -> ``{"pages": [other documents it states], "other_builds": bool}``."""
     return env_data(env, REFERENCES_ATTRIBUTE, dict)
 
 
@@ -435,10 +433,12 @@ class RuntimeReferenceCollector(EnvironmentCollector):
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
         docname = app.env.docname
-        targets = sorted({node["target"] for node in doctree.findall(RuntimePlaceholder)}
-                         - {docname})
-        if targets:
-            references(app.env)[docname] = targets
+        found = list(doctree.findall(RuntimePlaceholder))
+        if found:
+            references(app.env)[docname] = {
+                "pages": sorted({node["target"] for node in found} - {docname}),
+                "other_builds": any(node["part"] in ("all", "notice") for node in found),
+            }
 
 
 def _note_reread(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
@@ -449,12 +449,29 @@ def _note_reread(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
     reread.add(docname)
 
 
+def sources_digest(app: Sphinx) -> str:
+    """A digest of the configured status files' contents (a missing file counts too)."""
+    digest = hashlib.sha1()
+    for configured, path in source_paths(app.config, app.srcdir):
+        digest.update(configured.encode("utf-8") + b"\0")
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"\0missing")
+    return digest.hexdigest()
+
+
 def _pages_to_rewrite(app: Sphinx, env: BuildEnvironment) -> list[str]:
-    """Pages not read again whose runtime roles refer to a page that was (or is gone)."""
+    """Pages not read again that state a page that was (or is gone), or other
+    builds whose status files changed since the last build."""
     reread = getattr(app, _REREAD_ATTRIBUTE, None) or set()
     setattr(app, _REREAD_ATTRIBUTE, set())
-    return sorted(docname for docname, targets in references(env).items()
-                  if docname not in reread and reread.intersection(targets))
+    digest = sources_digest(app)
+    sources_changed = getattr(env, SOURCES_DIGEST_ATTRIBUTE, None) != digest
+    setattr(env, SOURCES_DIGEST_ATTRIBUTE, digest)
+    return sorted(docname for docname, uses in references(env).items()
+                  if docname not in reread and (reread.intersection(uses["pages"])
+                                                or (sources_changed and uses["other_builds"])))
 
 
 def _read_sources_once(app: Sphinx) -> None:

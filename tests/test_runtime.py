@@ -3,7 +3,8 @@
 One small book (tests/roots/runtime: one notebook with a short sleep cell, one
 page without code) is executed once (jupyter-cache mode) and written with the
 html, text, latex and man builders from the same doctrees; then the notebook's
-prose changes and an incremental html build reads it again from the cache.
+prose changes and an incremental html build reads it again from the cache,
+and then the GPU runner's status file changes and html is built once more.
 The wording is tested in-process.
 """
 
@@ -73,6 +74,8 @@ class Book:
     executed: NotebookRecord
     #: html again after an edit of the notebook's prose (a cache hit)
     rebuilt: ProjectBuild
+    #: html again after the GPU runner's status file changed
+    new_sources: ProjectBuild
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +95,10 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Book:
     with (srcdir / "sleepy.md").open("a", encoding="utf-8") as notebook:
         notebook.write("\nThe end.\n")
     rebuilt = sphinx_build(srcdir, builddir, "html")
-    return Book(srcdir, html, text, latex, man, executed, rebuilt)
+    retired = {**gpu_runner(), "docname": "retired"}
+    (srcdir / "gpu-status.json").write_text(_status(gpu_runner(), retired), encoding="utf-8")
+    new_sources = sphinx_build(srcdir, builddir, "html")
+    return Book(srcdir, html, text, latex, man, executed, rebuilt, new_sources)
 
 
 @pytest.fixture
@@ -280,9 +286,22 @@ def test_a_cached_run_states_the_run_that_produced_the_outputs(book):
     assert squash(first.get_text()) == f"{reader_time(record.seconds)} on {device_phrase(record)}"
 
 
+def written(build: ProjectBuild) -> list[str]:
+    return sorted(re.findall(r"writing output\.\.\. \[\s*\d+%\] (\S+)", build.status))
+
+
 def test_pages_referring_to_a_page_read_again_are_rewritten(book):
-    written = re.findall(r"writing output\.\.\. \[\s*\d+%\] (\S+)", book.rebuilt.status)
     # index: Sphinx rewrites a changed page's parent; prose: its roles name sleepy
     # (without the env-updated handler only index and sleepy are written)
-    assert sorted(written) == ["index", "prose", "sleepy"], book.rebuilt.status
-    assert references(book.rebuilt.app.env) == {"prose": ["no-such-page", "sleepy"]}
+    assert written(book.rebuilt) == ["index", "prose", "sleepy"], book.rebuilt.status
+    assert references(book.rebuilt.app.env) == {
+        "prose": {"pages": ["no-such-page", "sleepy"], "other_builds": True},
+        "sleepy": {"pages": [], "other_builds": True},
+    }
+
+
+def test_pages_stating_other_builds_are_rewritten_when_their_files_change(book):
+    """Written again, not read again: a changed status file never re-executes a page."""
+    assert "0 added, 0 changed, 0 removed" in book.new_sources.status
+    # both pages have a notice (the site default); index is their toctree parent
+    assert written(book.new_sources) == ["index", "prose", "sleepy"], book.new_sources.status
