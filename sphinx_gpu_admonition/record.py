@@ -7,8 +7,14 @@ every consumer — the page line, the ``gpu`` admonition, the status page, the
 JSON / JUnit / console writers and the command line — reads them back through
 :func:`StatusReport.from_dict` / :meth:`NotebookRecord.from_dict`.
 
-The JSON form is described by ``schema/execution-status.schema.json``; bump
-:data:`SCHEMA_VERSION` whenever a field changes meaning or disappears.
+Loading checks every value against the dataclasses' field types (one validator,
+:func:`load_model`): a bad value raises :class:`SchemaError` naming its path
+(``notebooks[3].cells[2].seconds: not a number``), never a ``TypeError`` later.
+
+The JSON form is described by ``schema/execution-status.schema.json`` (strict; a
+test fails when it and the dataclasses disagree); bump :data:`SCHEMA_VERSION`
+whenever a field changes meaning or disappears, and :data:`SIDECAR_VERSION`
+whenever the model changes at all.
 """
 
 from __future__ import annotations
