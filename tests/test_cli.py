@@ -192,7 +192,7 @@ def bad_inputs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
         "not_json": (not_json, "not JSON"),
         "schema_version": (version, "schema version 99"),
         "not_a_status_document": (other, "not an execution-status document"),
-        "binary": (binary, "not"),
+        "binary": (binary, "not a text file (invalid start byte)"),
         "folder_without_status": (folder, "build folder without execution-status.json"),
         "deep_nesting": (deep, "nested too deeply"),
         "line_break_in_the_name": (line_break, "line\\nbreak.json"),
@@ -216,7 +216,7 @@ def test_compare_bad_input(run_cli, bad_inputs, kind):
     path, reason = bad_inputs[kind]
     good = str(DATA / "incident-cpu-status.json")
     _one_error_line(run_cli("compare", good, str(path)), str(path), reason)
-    _one_error_line(run_cli("compare", str(path), good, "--markdown"), str(path))
+    _one_error_line(run_cli("compare", str(path), good, "--markdown"), str(path), reason)
 
 
 def _commands(good: str, bad: str) -> list[list[str]]:
