@@ -2,7 +2,8 @@
 # Record real GPU data for the tests: run on a machine with an NVIDIA GPU.
 # Builds the capture test book and a lax.scan page with JAX on the GPU, and
 # saves the status JSON and `sphinx-gpu-admonition check --json` output to
-# ${OUT:-tests/data}. Kept short: it must fit in a few minutes of device time.
+# ${OUT:-tests/data}, with the probe's per-cell cost on the GPU (its end-of-cell
+# device sync included). Kept short: it must fit in a few minutes of device time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-tests/data}
@@ -38,4 +39,7 @@ sed -i 's/^prefilled$/prefilled\nscan/' "$work/src/index.md"
 /tmp/gpu-venv/bin/sphinx-build -b html "$work/src" "$work/html" -D gpu_expected_backend=gpu || true
 cp "$work/html/execution-status.json" "$out/gpu-recorded-status.json"
 /tmp/gpu-venv/bin/sphinx-gpu-admonition check --json >"$out/gpu-recorded-check.json" || true
-echo "saved $out/gpu-recorded-status.json and $out/gpu-recorded-check.json"
+# per-cell probe cost in a real IPython shell, the JAX rows on the GPU
+/tmp/gpu-venv/bin/python benchmarks/bench_probe.py --quick --json "$out/gpu-probe-cost.json" \
+    | tee "$out/gpu-probe-cost.txt" || true
+echo "saved $out/gpu-recorded-status.json, $out/gpu-recorded-check.json and $out/gpu-probe-cost.*"

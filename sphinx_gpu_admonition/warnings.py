@@ -17,8 +17,12 @@ WARNING_TYPE = "gpu_admonition"
 SUBTYPES = {
     "config": "a gpu_* configuration value is invalid; the default is used",
     "directive": "a gpu, execution-status or execution-environment directive has bad input",
-    "capture": "the in-kernel capture failed or its data could not be read",
-    "backend": "a page with a gpu directive did not execute on gpu_expected_backend",
+    "capture": "the in-kernel capture failed or its data could not be read, "
+    "a measured value was dropped, or the user's PYTHONSTARTUP file raised",
+    "backend": "a page with a gpu directive did not execute on gpu_expected_backend "
+    "(a GPU unless set otherwise), or its backend is unknown",
+    "colab": "a notebook page's gpu notice has no way to Colab: the theme shows no Colab "
+    "launch button and neither gpu_colab_url nor an .ipynb source on GitHub gives a link",
     "baseline": "the status baseline file is missing, unreadable or incompatible",
     "slow_cell": "a cell was flagged slow (only with gpu_warn_slow_cells = True)",
     "regression": "a notebook or cell regressed against the baseline "

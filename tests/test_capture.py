@@ -345,7 +345,8 @@ def test_user_pythonstartup_still_runs_and_its_errors_are_reported(
                         "kernelspec:\n  name: python3\n  display_name: Python 3\n---\n# U\n\n"
                         "```{code-cell} ipython3\nprint(FROM_USER_STARTUP, SEEN_FILE)\n```\n"}
     build = build_project("capture", tmp_path / "p", files=files,
-                          conf_append=only()["conf_append"])
+                          conf_append=only()["conf_append"],
+                          confoverrides={"show_warning_types": True})
     record = notebooks(build)["user"]
     assert record["status"] == "ok" and record["capture"] == "ok"
     html = BeautifulSoup(build.read("user.html"), "html.parser")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,38 @@ def test_jax_distributions_include_jax_and_jaxlib(
     monkeypatch.setattr(kernel_probe.sys, "path", [str(tmp_path)])
     assert kernel_probe.jax_distributions() == {"jax": "0.10.2", "jaxlib": "0.10.2",
                                                 "libtpu": "0.0.30"}
+
+
+def test_the_device_sync_waits_on_one_tiny_computation_per_gpu() -> None:
+    """Two GPUs (mocked): one computation compiled per device ahead of time, then
+    per cell each one run and waited for; the live arrays are never listed."""
+    log: list[tuple[str, str]] = []
+
+    class Array:
+        def __init__(self, device: str) -> None:
+            self.device = device
+
+        def block_until_ready(self) -> Array:
+            log.append(("wait", self.device))
+            return self
+
+    class Program:
+        def __call__(self, zero: Array) -> Array:
+            log.append(("run", zero.device))
+            return Array(zero.device)
+
+    def jit(function):
+        def lower(zero: Array):
+            log.append(("compile", zero.device))
+            return types.SimpleNamespace(compile=Program)
+        return types.SimpleNamespace(lower=lower)
+
+    fake_jax = types.SimpleNamespace(
+        local_devices=lambda: ["gpu:0", "gpu:1"], jit=jit,
+        device_put=lambda value, device: Array(device),
+        live_arrays=lambda: pytest.fail("the live arrays were listed"))
+    sync = kernel_probe._DeviceSync(fake_jax)
+    assert log == [("compile", "gpu:0"), ("compile", "gpu:1")]
+    log.clear()
+    sync()
+    assert log == [("run", "gpu:0"), ("wait", "gpu:0"), ("run", "gpu:1"), ("wait", "gpu:1")]

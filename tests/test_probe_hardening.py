@@ -74,7 +74,8 @@ def hostile_build(tmp_path_factory: pytest.TempPathFactory) -> ProjectBuild:
     files = {"index.md": "# H\n\n```{toctree}\nhostile\njax_unhooked\n```\n",
              "hostile.md": HOSTILE, "jax_unhooked.md": JAX}
     return build_project("capture", tmp_path_factory.mktemp("hostile"), files=files,
-                         conf_append=only()["conf_append"])
+                         conf_append=only()["conf_append"],
+                         confoverrides={"show_warning_types": True})  # Sphinx 7.4: off
 
 
 def outputs(build: ProjectBuild, page: str) -> list[str]:

@@ -335,10 +335,9 @@ class _DeviceSync:
     """
 
     def __init__(self, jax) -> None:
-        numpy = sys.modules["numpy"]  # imported by JAX itself
         self._programs = []
         for device in jax.local_devices():
-            zero = jax.device_put(numpy.float32(0), device)
+            zero = jax.device_put(0.0, device)
             program = jax.jit(lambda value: value + 1).lower(zero).compile()
             self._programs.append((program, zero))
 

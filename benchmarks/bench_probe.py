@@ -1,0 +1,190 @@
+"""Per-cell cost of the in-kernel probe in a real IPython shell.
+
+An IPython ``InteractiveShell`` runs trivial cells through ``run_cell`` (as
+ipykernel does for every notebook cell), once with the probe's callbacks
+registered and once without, in interleaved repetitions. A row gives the
+median extra time per cell and its spread (lowest and highest repetition),
+and the time spent inside the probe's callbacks (a low-noise view of the same
+cost: the difference of two ~100 us cell times is noisy on a shared machine):
+
+- no JAX: before the notebook imports JAX;
+- JAX on the CPU: a backend initialised, 10 live arrays;
+- JAX on the CPU, 100,000 live arrays: the end-of-cell device sync must not
+  walk them (the probe used to: 150 ms per cell).
+
+Two more rows time the end-of-cell device sync alone, and the live-array walk
+it replaced. On a GPU machine (``scripts/record-gpu-fixture.sh``) the JAX rows
+are on the GPU.
+
+    python benchmarks/bench_probe.py [--quick] [--cells 2000] [--repeats 7] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import sys
+import tempfile
+import time
+import types
+from collections.abc import Callable
+from pathlib import Path
+
+from sphinx_gpu_admonition.probe import KERNEL_PROBE_FILE
+
+#: targets of issue 11, microseconds per cell
+TARGETS_US = {"no JAX": 30, "JAX CPU, 10 live arrays": 60,
+              "JAX CPU, 100,000 live arrays": 100}
+TRIVIAL_CELL = "x = 1"
+
+
+def load_probe_module() -> types.ModuleType:
+    """The probe loaded from its file, as startup.py loads it in a kernel."""
+    spec = importlib.util.spec_from_file_location("_bench_probe", KERNEL_PROBE_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_shell():
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.enabled = False  # no SQLite writes: only the probe differs
+    return InteractiveShell.instance(config=config)
+
+
+class ProbeSwitch:
+    """Registers and unregisters one installed probe's callbacks.
+
+    They are registered wrapped in a clock, so that the time spent inside them
+    is known too: a second, low-noise view of the same cost.
+    """
+
+    def __init__(self, shell, probe) -> None:
+        self._shell = shell
+        self._shell.events.unregister("pre_run_cell", probe.pre_run_cell)
+        self._shell.events.unregister("post_run_cell", probe.post_run_cell)
+        self.inside = 0.0
+        clock = time.perf_counter
+
+        def pre_run_cell(info) -> None:
+            started = clock()
+            probe.pre_run_cell(info)
+            self.inside += clock() - started
+
+        def post_run_cell(result) -> None:
+            started = clock()
+            probe.post_run_cell(result)
+            self.inside += clock() - started
+
+        self._callbacks = {"pre_run_cell": pre_run_cell, "post_run_cell": post_run_cell}
+        self.on = False
+        self.set(True)
+
+    def set(self, on: bool) -> None:
+        if on == self.on:
+            return
+        change = self._shell.events.register if on else self._shell.events.unregister
+        for event, callback in self._callbacks.items():
+            change(event, callback)
+        self.on = on
+
+
+def seconds_per_cell(shell, cells: int) -> float:
+    run_cell = shell.run_cell
+    started = time.perf_counter()
+    for _ in range(cells):
+        run_cell(TRIVIAL_CELL, store_history=True)
+    return (time.perf_counter() - started) / cells
+
+
+def probe_cost(shell, switch: ProbeSwitch, cells: int, repeats: int) -> dict[str, float]:
+    """Extra seconds per cell with the probe: median, lowest, highest repetition."""
+    extra, base, inside = [], [], []
+    for repeat in range(repeats):
+        order = (False, True) if repeat % 2 == 0 else (True, False)  # cancel drift
+        measured = {}
+        for on in order:
+            switch.set(on)
+            seconds_per_cell(shell, cells // 10)  # warm up this state
+            switch.inside = 0.0
+            measured[on] = seconds_per_cell(shell, cells)
+            if on:
+                inside.append(switch.inside / cells)
+        extra.append(measured[True] - measured[False])
+        base.append(measured[False])
+    switch.set(True)
+    return {"median": statistics.median(extra), "low": min(extra), "high": max(extra),
+            "inside": statistics.median(inside), "cell_without_probe": statistics.median(base)}
+
+
+def call_cost(function: Callable[[], object], calls: int, repeats: int) -> dict[str, float]:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for _ in range(calls):
+            function()
+        times.append((time.perf_counter() - started) / calls)
+    return {"median": statistics.median(times), "low": min(times), "high": max(times)}
+
+
+def measure(cells: int, repeats: int, live_arrays: int) -> dict[str, dict[str, float]]:
+    shell = make_shell()
+    probe_module = load_probe_module()
+    rows: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        probe = probe_module.install(shell, str(Path(folder) / "probe.jsonl"))
+        switch = ProbeSwitch(shell, probe)
+        if "jax" not in sys.modules:
+            rows["no JAX"] = probe_cost(shell, switch, cells, repeats)
+        shell.run_cell("import jax, jax.numpy as jnp\n"
+                       "arrays = [jnp.ones(3) + i for i in range(10)]", store_history=True)
+        backend = shell.user_ns["jax"].default_backend().upper()
+        rows[f"JAX {backend}, 10 live arrays"] = probe_cost(shell, switch, cells, repeats)
+        shell.run_cell(f"arrays = list(jnp.ones(({live_arrays}, 1)))", store_history=True)
+        many = f"JAX {backend}, {live_arrays:,} live arrays"
+        rows[many] = probe_cost(shell, switch, cells, repeats)
+        jax = shell.user_ns["jax"]
+        rows[f"device sync alone ({backend})"] = call_cost(probe._sync_jax, cells, repeats)
+        rows[f"live-array walk, {live_arrays:,} arrays (the old sync)"] = call_cost(
+            lambda: jax.block_until_ready(jax.live_arrays()), max(cells // 200, 3), repeats)
+    return rows
+
+
+def table(rows: dict[str, dict[str, float]]) -> str:
+    header = (f"{'per cell':48} {'with - without':>14} {'spread':>19} "
+              f"{'inside callbacks':>16} {'target':>9}")
+    lines = [header]
+    for name, row in rows.items():
+        target = TARGETS_US.get(name)
+        spread = f"{row['low'] * 1e6:.1f} to {row['high'] * 1e6:.1f} us"
+        inside = f"{row['inside'] * 1e6:.1f} us" if "inside" in row else ""
+        lines.append(f"{name:48} {row['median'] * 1e6:11.1f} us {spread:>19} {inside:>16} "
+                     f"{f'<= {target} us' if target else '':>9}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer cells and repetitions")
+    parser.add_argument("--cells", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--live-arrays", type=int, default=100_000)
+    parser.add_argument("--json", type=Path, help="also save the numbers (seconds) here")
+    args = parser.parse_args(argv)
+    cells, repeats = (1000, 3) if args.quick else (args.cells, args.repeats)
+    rows = measure(cells, repeats, args.live_arrays)
+    print(f"probe cost in a real IPython shell: {cells} cells x {repeats} interleaved "
+          "repetitions, with minus without the probe")
+    print(table(rows))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
