@@ -25,7 +25,9 @@ from . import __version__
 from .analysis import Thresholds, analyse
 from .formatting import format_seconds
 from .record import (
+    BUILD_FAILED,
     CACHE,
+    EARLIER_BUILD,
     EXECUTED,
     OK,
     CellRecord,
@@ -47,8 +49,10 @@ EXIT_INTERNAL = 3
 EXIT_CODES = f"""\
 exit codes:
   {EXIT_OK}  ok
-  {EXIT_FAILED}  check: a required backend is not usable, or the test computation failed;
-     report: the build has failed notebooks (error, timeout, dead kernel);
+  {EXIT_FAILED}  check: JAX is installed but cannot run (import fails, no usable backend),
+     a required backend is not usable, or the test computation failed;
+     report: the build has failed notebooks (error, timeout, dead kernel) or
+     stopped before it finished;
      compare: --fail-above is given and a notebook or cell regressed past it
   {EXIT_USAGE}  bad input or usage: missing file, not JSON, unsupported schema version,
      a field of the wrong type or out of range, build folder without
@@ -273,6 +277,10 @@ def summarise_report(report: StatusReport, source: str, thresholds: Thresholds,
         "not_executed": sum(not nb.executed for nb in notebooks),
         "executed_now": sum(nb.provenance == EXECUTED for nb in notebooks),
         "from_cache": len(from_cache),
+        "from_earlier_build": sum(nb.provenance == EARLIER_BUILD for nb in notebooks),
+        #: the build stopped before it finished (build.outcome "failed"): its failure
+        "build_failure": (str(report.build.get("failure") or "the build stopped")
+                          if report.build.get("outcome") == BUILD_FAILED else None),
         "seconds": sum(nb.seconds for nb in executed),
         "seconds_from_cache": sum(nb.seconds for nb in from_cache),
         "compile_seconds": sum(nb.compile_seconds for nb in executed),
@@ -348,10 +356,19 @@ def _build_line(build: dict[str, Any]) -> str:
 
 
 def _totals_line(totals: dict[str, Any]) -> str:
+    earlier = (f", {totals['from_earlier_build']} unchanged since an earlier build"
+               if totals["from_earlier_build"] else "")
     return (f"{plural(totals['notebooks'], 'notebook')}: {totals['ok']} ok, "
             f"{totals['failed']} failed, {totals['not_executed']} not executed; "
             f"{totals['executed_now']} executed by this build, {totals['from_cache']} reused "
-            "from the cache")
+            f"from the cache{earlier}")
+
+
+def _stopped_line(totals: dict[str, Any]) -> str | None:
+    if totals["build_failure"] is None:
+        return None
+    return (f"The build stopped before it finished ({totals['build_failure']}); this "
+            "report lists what it read.")
 
 
 def _time_line(totals: dict[str, Any]) -> str:
@@ -372,6 +389,9 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
     failed = style(f"{totals['failed']} failed", "red" if totals["failed"] else "green")
     lines.append("  " + _totals_line(totals).replace(f"{totals['failed']} failed", failed, 1))
     lines.append(f"  Total time: {_time_line(totals)}")
+    stopped = _stopped_line(totals)
+    if stopped:
+        lines.append("  " + style(stopped, "red"))
 
     if summary["slowest_notebooks"]:
         lines += ["", style(f"Slowest notebooks (top {top})", "bold")]
@@ -441,9 +461,12 @@ def _machines_markdown(machines: list[dict[str, Any]], prefix: str = "") -> list
 
 def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
     totals = summary["totals"]
-    mark = "❌" if totals["failed"] else "✅"
+    mark = "❌" if totals["failed"] or totals["build_failure"] else "✅"
     lines = [f"### {mark} Notebook execution: {md_text(_totals_line(totals))}", "",
              f"Total time: {md_text(_time_line(totals))}."]
+    stopped = _stopped_line(totals)
+    if stopped:
+        lines += ["", f"**{md_text(stopped)}**"]
     if summary["build"]:
         lines += ["", f"<sub>{md_text(_build_line(summary['build']))}</sub>"]
     if summary["failures"]:
@@ -490,7 +513,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         _emit(render_report_text(summary, Style(colour_enabled(args.no_color, sys.stdout)),
                                  args.top))
-    if summary["totals"]["failed"] and not args.exit_zero:
+    failed = summary["totals"]["failed"] or summary["totals"]["build_failure"]
+    if failed and not args.exit_zero:
         return EXIT_FAILED
     return EXIT_OK
 
@@ -770,9 +794,24 @@ def run_check(require: str | None, bench_size: str | None) -> dict[str, Any]:
     if bench_size:
         result["bench"] = bench.run_bench(bench_size)
     failed_tests = [t for t in tests if not t["ok"]]
-    result["ok"] = not failed_tests and (result["requirement"] is None
-                                         or result["requirement"]["ok"])
+    result["problems"] = jax_problems(machine["jax"])
+    result["ok"] = not failed_tests and not result["problems"] and (
+        result["requirement"] is None or result["requirement"]["ok"])
     return result
+
+
+def jax_problems(jax: dict[str, Any]) -> list[str]:
+    """Why JAX, although installed, cannot run anything here (empty when it can)."""
+    if not jax["installed"]:
+        if "jax" in (jax.get("distributions") or {}):
+            return [f"JAX is installed but cannot be imported ({jax['import_error']})"]
+        return []
+    if not any(state["usable"] for state in jax["backends"].values()):
+        reason = jax.get("init_error") or "no backend has a device"
+        platforms = jax.get("jax_platforms")
+        setting = f" with JAX_PLATFORMS={platforms!r}" if platforms else ""
+        return [f"JAX has no usable backend{setting}: {reason}"]
+    return []
 
 
 def _gib(value: float | None) -> str:
@@ -803,7 +842,9 @@ def render_check_text(data: dict[str, Any], style: Style) -> list[str]:
             f"nvidia-smi at {nvidia['nvidia_smi']}"
         lines.append(f"  NVIDIA driver  {dim('not found')} (no /proc/driver/nvidia/version; "
                      f"{missing})")
-    if not jax["installed"]:
+    if not jax["installed"] and data["problems"]:
+        lines.append(f"  JAX            {bad('cannot be imported')} ({jax['import_error']})")
+    elif not jax["installed"]:
         lines.append(f"  JAX            {bad('not installed')} ({jax['import_error']})")
         lines.append("                 the device test is skipped; install JAX to check "
                      "devices (pip install jax, or 'jax[cuda12]' for NVIDIA GPUs)")
@@ -853,6 +894,7 @@ def render_check_text(data: dict[str, Any], style: Style) -> list[str]:
     failed = [t for t in data["device_tests"] if not t["ok"]]
     if failed:
         lines.append(bad(f"The test computation failed on {len(failed)} device(s)."))
+    lines += [bad(problem) for problem in data["problems"]]
     if data["ok"] and requirement is None:
         lines.append(good("OK") if jax["installed"] else
                      "OK (JAX is not installed, so no device was tested)")

@@ -97,7 +97,7 @@ FAILS = notebook("Fails", "x = 1", "1 / 0")
 
 
 def test_pages_that_are_not_notebooks_are_not_listed_and_a_stopped_build_reports_its_failure(
-        tmp_path: Path) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     green = build_project("outcomes", tmp_path, files=book({
         "good": notebook("Good", "y = 2"), "status": STATUS_PAGE, "plain": KERNELSPEC_ONLY}))
     assert set(by_docname(status_of(green))) == {"good"}
@@ -121,6 +121,11 @@ def test_pages_that_are_not_notebooks_are_not_listed_and_a_stopped_build_reports
     assert build_case.find("error") is not None
     assert cases(suite)["fails"].find("failure").get("type") == "ZeroDivisionError"
     assert "the build stopped" in stopped.status
+    # the command line agrees: the report of a stopped build fails
+    from sphinx_gpu_admonition.cli import main
+
+    assert main(["report", str(stopped.outdir), "--no-color"]) == 1
+    assert "The build stopped before it finished" in capsys.readouterr().out
 
 
 def test_warnings_as_errors_never_leave_a_green_report(tmp_path: Path) -> None:

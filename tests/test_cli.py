@@ -491,8 +491,22 @@ def test_check_jax_platforms_excludes_gpu():
     assert "JAX_PLATFORMS='cpu' excludes the gpu backend" in reasons
 
 
+# JAX neither importable nor installed (its dist-info hidden too)
 _NO_JAX = ("import sys; sys.modules['jax'] = None; "
+           "import sphinx_gpu_admonition.bench as bench; bench.jax_distributions = dict; "
            "from sphinx_gpu_admonition.cli import main; raise SystemExit(main(sys.argv[1:]))")
+
+
+def test_check_fails_when_jax_platforms_selects_nothing():
+    completed = run_process("check", "--json", env={"JAX_PLATFORMS": "bogus"})
+    assert completed.returncode == 1
+    data = json.loads(completed.stdout)
+    assert data["ok"] is False
+    (problem,) = data["problems"]
+    assert "no usable backend with JAX_PLATFORMS='bogus'" in problem
+    text = run_process("check", env={"JAX_PLATFORMS": "bogus"})
+    assert text.returncode == 1 and "JAX has no usable backend" in text.stdout
+    assert "\nOK" not in text.stdout
 
 
 def test_check_without_jax():
@@ -509,19 +523,23 @@ def test_check_without_jax():
     assert "JAX is not installed" in required.stdout
 
 
-def test_check_without_jax_console_script(tmp_path):
+def test_check_when_installed_jax_cannot_be_imported_console_script(tmp_path):
     if not SCRIPT.exists():
         pytest.skip(f"no console script at {SCRIPT}")
     fake = tmp_path / "jax"
     fake.mkdir()
-    (fake / "__init__.py").write_text("raise ImportError('no JAX in this environment')\n")
+    (fake / "__init__.py").write_text("raise ImportError('a bad setting broke the import')\n")
     env = {"PYTHONPATH": str(tmp_path)}
     completed = run_process("check", "--json", "--bench", "--bench-size", "small", env=env,
                             script=True)
-    assert completed.returncode == 0, completed.stderr
+    # JAX is installed here, so a failing import is a broken setup, not "not installed"
+    assert completed.returncode == 1, completed.stderr
     data = json.loads(completed.stdout)
     assert data["jax"]["installed"] is False
-    assert "no JAX in this environment" in data["jax"]["import_error"]
+    assert "a bad setting broke the import" in data["jax"]["import_error"]
+    assert data["problems"] == [
+        f"JAX is installed but cannot be imported ({data['jax']['import_error']})"]
+    assert "cannot be imported" in run_process("check", env=env, script=True).stdout
     assert data["device_tests"] == []
     assert {r["name"] for r in data["bench"]["results"]} == {
         "python-loop", "numpy-matmul", "numpy-elementwise"}
