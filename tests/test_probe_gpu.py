@@ -84,28 +84,31 @@ def test_the_device_sync_waits_on_one_tiny_computation_per_gpu() -> None:
     per cell each one run and waited for; the live arrays are never listed."""
     log: list[tuple[str, str]] = []
 
-    class Array:
+    class Result:
         def __init__(self, device: str) -> None:
             self.device = device
 
-        def block_until_ready(self) -> Array:
+        def block_until_ready(self) -> Result:
             log.append(("wait", self.device))
             return self
 
-    class Program:
-        def __call__(self, zero: Array) -> Array:
-            log.append(("run", zero.device))
-            return Array(zero.device)
+    def jit(function, out_shardings):
+        device = out_shardings.device
 
-    def jit(function):
-        def lower(zero: Array):
-            log.append(("compile", zero.device))
-            return types.SimpleNamespace(compile=Program)
+        def run() -> Result:
+            log.append(("run", device))
+            return Result(device)
+
+        def lower():
+            log.append(("compile", device))
+            return types.SimpleNamespace(compile=lambda: run)
+
         return types.SimpleNamespace(lower=lower)
 
     fake_jax = types.SimpleNamespace(
         local_devices=lambda: ["gpu:0", "gpu:1"], jit=jit,
-        device_put=lambda value, device: Array(device),
+        sharding=types.SimpleNamespace(
+            SingleDeviceSharding=lambda device: types.SimpleNamespace(device=device)),
         live_arrays=lambda: pytest.fail("the live arrays were listed"))
     sync = kernel_probe._DeviceSync(fake_jax)
     assert log == [("compile", "gpu:0"), ("compile", "gpu:1")]

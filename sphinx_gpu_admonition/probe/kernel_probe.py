@@ -13,9 +13,11 @@ Rules, because this runs in every cell of every notebook:
 - be immune to the notebook: the clock, the JSON string encoder and the
   builtins are the ones of kernel start, so a cell patching
   ``time.perf_counter``, ``json.dumps`` or ``builtins.round`` changes nothing;
-- do as little as possible per cell: two clock reads and one buffered line.
-  Expensive facts (host, GPU, JAX devices, library versions) are read once,
-  or only when they changed.
+- do as little as possible per cell: two clock reads and one line written
+  (formatted directly; the source's first line and loop calls are bounded
+  string scans, the peak memory one ``getrusage``). Expensive facts (host,
+  GPU, JAX devices, library versions) are read once, or only when they
+  changed; the device sync is compiled once.
 
 The line protocol (kinds and keys below, ``PROBE_VERSION``) is imported by the
 Sphinx side (``capture.ProbeOutput``) from this file, so it is defined once.
@@ -66,6 +68,10 @@ KIND_END = "end"
 KEY_CALLBACKS_REGISTERED = "callbacks_registered"
 
 _INFINITY = float("inf")
+
+#: preparing the device sync is tried this often (then the live arrays are walked)
+_DEVICE_SYNC_ATTEMPTS = 2
+
 # Sequential JAX loop primitives whose per-iteration cost on a GPU is kernel-launch bound.
 _LOOP_CALL = re.compile(r"\b(?:jax\.)?(?:lax\.)?(scan|fori_loop|while_loop)\s*\(")
 _LOOP_NEEDS_LAX = {"scan"}  # a bare ``scan(`` is too common a name to count
@@ -331,19 +337,27 @@ class _DeviceSync:
     One tiny computation per device, compiled ahead of time here (outside any
     cell's time): a device runs its queue in order, so when the tiny result is
     ready, everything dispatched before it has finished. The cost does not
-    depend on how many arrays are alive (``jax.live_arrays()`` walks them all).
+    depend on how many arrays are alive (``jax.live_arrays()`` walks them all),
+    and the computations take no input, so no array of the probe stays alive
+    for a notebook to see.
     """
 
     def __init__(self, jax) -> None:
-        self._programs = []
-        for device in jax.local_devices():
-            zero = jax.device_put(0.0, device)
-            program = jax.jit(lambda value: value + 1).lower(zero).compile()
-            self._programs.append((program, zero))
+        self._programs = [
+            jax.jit(_scalar_zero, out_shardings=jax.sharding.SingleDeviceSharding(device))
+            .lower().compile()
+            for device in jax.local_devices()
+        ]
 
     def __call__(self) -> None:
-        for program, zero in self._programs:
-            program(zero).block_until_ready()
+        for program in self._programs:
+            program().block_until_ready()
+
+
+def _scalar_zero():
+    import jax.numpy  # imported by JAX already; traced once, when compiled
+
+    return jax.numpy.zeros((), "float32")
 
 
 def _json_counts(counts: dict[str, int]) -> str:
@@ -374,6 +388,7 @@ class Probe:
         self._jax_listening = False
         self._jax_recorded = False
         self._device_sync: _DeviceSync | None = None
+        self._device_sync_attempts = 0
         self._modules_seen = 0
         self._libraries: dict[str, str] = {}
         self._failed = False
@@ -512,13 +527,13 @@ class Probe:
         modules = sys.modules
         if "jax" in modules:
             self.listen_to_jax()
-            if not self._jax_recorded and _jax_backends_initialised():
-                self._jax_recorded = True
-                jax = modules["jax"]
-                self._write({KEY_KIND: KIND_JAX, "jax": jax_info()})
-                self._prepare_device_sync(jax)
-            elif self._jax_recorded and self._device_sync is None:
-                self._prepare_device_sync(modules["jax"])
+            if self._device_sync is None and _jax_backends_initialised():
+                if not self._jax_recorded:
+                    self._jax_recorded = True
+                    self._write({KEY_KIND: KIND_JAX, "jax": jax_info()})
+                if self._device_sync_attempts < _DEVICE_SYNC_ATTEMPTS:
+                    self._device_sync_attempts += 1
+                    self._prepare_device_sync(modules["jax"])
         if len(modules) != self._modules_seen:
             self._modules_seen = len(modules)
             libraries = _library_versions()
