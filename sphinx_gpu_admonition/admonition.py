@@ -25,11 +25,24 @@ Its body is, in order of preference: the directive's content, the
 ``:runtime:`` (or ``gpu_admonition_runtime = True``; ``:runtime: off`` opts a
 notice out) a sentence follows that says how long the page takes to run, and
 on what (see :mod:`.runtime`).
+
+The standard notice tells readers how to run the page on a GPU in Google Colab,
+with only the ways that exist on the page: the theme's launch button
+(sphinx-book-theme / quantecon-book-theme with ``launch_buttons.colab_url``)
+and a direct "Open this notebook in Colab" link (``gpu_colab_url``, or derived
+from ``html_theme_options`` ``repository_url`` for ``.ipynb`` sources).  The
+node's ``gpu_colab`` attribute says which (``"button"``, ``"link"``, ``"both"``
+or ``"none"``); :mod:`.page_info` warns about notebook pages with ``"none"``
+and makes the first paragraph (class ``gpu-notice-intro``) truthful once it
+knows where the page ran.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -53,6 +66,13 @@ RUNTIME_VALUES = {"": True, "on": True, "off": False}
 KIND_CLASSES = {"optional": "gpu-optional", "required": "gpu-required"}
 
 COLAB_URL = "https://colab.research.google.com/"
+#: Themes that show a Colab launch button with ``launch_buttons.colab_url``, and the
+#: step that tells readers where it is.
+LAUNCH_BUTTON_THEMES = ("sphinx_book_theme", "quantecon_book_theme")
+#: Class of the notice's first paragraph, which :mod:`.page_info` may make truthful.
+INTRO_CLASS = "gpu-notice-intro"
+COLAB_LINK_CLASS = "gpu-colab-link"
+_GITHUB_REPOSITORY = re.compile(r"^https?://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$")
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 CSS_FILE = "gpu-admonition.css"
 
@@ -61,20 +81,89 @@ def default_title() -> str:
     return str(_("GPU"))
 
 
-def default_notice(kind: str) -> list[nodes.Element]:
-    """The translated standard notice as markup-independent docutils nodes."""
+def intro_text(kind: str) -> str:
+    """The notice's claim about the lecture (the machine it was built on)."""
     if kind == "required":
-        intro = _(
+        return str(_(
             "This lecture was built using a machine with access to a GPU and needs "
             "one to run in a reasonable amount of time."
-        )
+        ))
+    return str(_(
+        "This lecture was built using a machine with access to a GPU, although "
+        "it will also run without one."
+    ))
+
+
+def _theme_options(config: Any) -> dict[str, Any]:
+    options = config["html_theme_options"] if "html_theme_options" in config else {}
+    return options if isinstance(options, dict) else {}
+
+
+def launch_button_theme(config: Any) -> str | None:
+    """The theme's name when its pages show a Colab launch button, else None."""
+    if config["html_theme"] not in LAUNCH_BUTTON_THEMES:
+        return None
+    options = _theme_options(config)
+    launch = options.get("launch_buttons")
+    if not isinstance(launch, dict) or not launch.get("colab_url"):
+        return None
+    # both themes build the button from a GitHub repository (QuantEcon's from the
+    # repository of its notebooks)
+    if not (options.get("repository_url") or options.get("nb_repository_url")):
+        return None
+    return str(config["html_theme"])
+
+
+def colab_link(config: Any, docname: str, source: Path) -> str | None:
+    """Colab's address of this page's notebook, or None when it is not known.
+
+    ``gpu_colab_url`` wins; otherwise the GitHub repository of
+    ``html_theme_options`` (which Jupyter Book fills from ``repository:``), but
+    only for ``.ipynb`` sources: Colab cannot open a MyST Markdown notebook.
+    """
+    template = get_config(config).colab_url
+    if template:
+        return template.replace("{path}", quote(docname))
+    options = _theme_options(config)
+    match = _GITHUB_REPOSITORY.match(str(options.get("repository_url") or ""))
+    if match is None:
+        return None
+    if source.suffix != ".ipynb" and not source.with_suffix(".ipynb").is_file():
+        return None
+    branch = str(options.get("repository_branch") or "main")
+    folder = str(options.get("path_to_docs") or "").strip("/")
+    path = f"{folder}/{docname}.ipynb" if folder else f"{docname}.ipynb"
+    org, repository = match.groups()
+    return (f"https://colab.research.google.com/github/{quote(org)}/{quote(repository)}"
+            f"/blob/{quote(branch)}/{quote(path)}")
+
+
+def colab_paths(button_theme: str | None, link: str | None) -> str:
+    """``"button"``, ``"link"``, ``"both"`` or ``"none"``: the ways to Colab on a page."""
+    if button_theme and link:
+        return "both"
+    return "button" if button_theme else "link" if link else "none"
+
+
+def _colab_reference(link: str) -> nodes.reference:
+    return nodes.reference("", str(_("Open this notebook in Colab")), refuri=link,
+                           classes=[COLAB_LINK_CLASS])
+
+
+def default_notice(kind: str, button_theme: str | None = None,
+                   link: str | None = None) -> list[nodes.Element]:
+    """The translated standard notice as markup-independent docutils nodes.
+
+    The how-to steps name the theme's launch button only when ``button_theme``
+    shows one; ``link`` (this page's notebook in Colab) is a step of its own,
+    or follows the steps when the button is there too.
+    """
+    if button_theme is None and link is None:
+        # Translators: keep {colab}, it becomes a link named "Google Colab".
+        colab = str(_("{colab} has a free tier with GPUs."))
     else:
-        intro = _(
-            "This lecture was built using a machine with access to a GPU, although "
-            "it will also run without one."
-        )
-    # Translators: keep {colab}, it becomes a link named "Google Colab".
-    colab = str(_("{colab} has a free tier with GPUs that you can access as follows:"))
+        # Translators: keep {colab}, it becomes a link named "Google Colab".
+        colab = str(_("{colab} has a free tier with GPUs that you can access as follows:"))
     before, placeholder, after = colab.partition("{colab}")
     if not placeholder:  # a translation lost the placeholder: keep the link anyway
         before, after = "", " " + colab
@@ -84,14 +173,24 @@ def default_notice(kind: str) -> list[nodes.Element]:
     how += nodes.reference("", "Google Colab", refuri=COLAB_URL)
     if after:
         how += nodes.Text(after)
-    steps = nodes.enumerated_list("", enumtype="arabic", prefix="", suffix=".")
-    for step in (
-        _('Click on the "play" icon top right'),
-        _("Select Colab"),
-        _("Set the runtime environment to include a GPU"),
-    ):
-        steps += nodes.list_item("", nodes.paragraph("", str(step)))
-    return [nodes.paragraph("", str(intro)), how, steps]
+    result: list[nodes.Element] = [nodes.paragraph("", intro_text(kind), classes=[INTRO_CLASS]),
+                                   how]
+    steps: list[nodes.Element] = []
+    if button_theme == "quantecon_book_theme":
+        steps += [nodes.paragraph("", str(_('Click on the "play" icon top right'))),
+                  nodes.paragraph("", str(_("Select Colab")))]
+    elif button_theme:
+        steps += [nodes.paragraph("", str(_('Click on the "launch" icon (a rocket) top right'))),
+                  nodes.paragraph("", str(_("Select Colab")))]
+    elif link:
+        steps.append(nodes.paragraph("", "", _colab_reference(link)))
+    if steps:
+        steps.append(nodes.paragraph("", str(_("Set the runtime environment to include a GPU"))))
+        result.append(nodes.enumerated_list("", *(nodes.list_item("", step) for step in steps),
+                                            enumtype="arabic", prefix="", suffix="."))
+    if button_theme and link:
+        result.append(nodes.paragraph("", "", _colab_reference(link)))
+    return result
 
 
 def _flag(argument: str | None) -> None:
@@ -140,6 +239,7 @@ class GpuDirective(SphinxDirective):
         title = nodes.title(title_text, "", *title_nodes)
         self.set_source_info(title)
 
+        colab = None  # a body of the author's own: no claim about ways to Colab
         if self.content:
             body = self.parse_content_to_nodes()
         else:
@@ -149,12 +249,18 @@ class GpuDirective(SphinxDirective):
             if configured:
                 body = self.parse_text_to_nodes(configured, offset=self.content_offset)
             else:
-                body = default_notice(kind)
+                button_theme = launch_button_theme(self.config)
+                link = colab_link(self.config, self.env.docname,
+                                  Path(self.env.doc2path(self.env.docname)))
+                body = default_notice(kind, button_theme, link)
+                colab = colab_paths(button_theme, link)
 
         classes = [*BASE_CLASSES, *config.admonition_class, *self.options.get("class", []),
                    KIND_CLASSES[kind]]
         node = nodes.admonition("", title, *body, classes=list(dict.fromkeys(classes)))
         node["gpu_kind"] = kind
+        if colab is not None:
+            node["gpu_colab"] = colab
         requested = self._runtime_option()
         if requested if requested is not None else config.admonition_runtime:
             node += notice_paragraph(self.env.docname, requested=bool(requested))

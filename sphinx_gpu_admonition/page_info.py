@@ -2,7 +2,12 @@
 
 At ``doctree-read`` (the record of the page is complete then) a builder-neutral
 container is inserted at the configured position, and the ``gpu`` admonitions
-of the page get an "executed on" sentence.  An HTML-only post-transform turns
+of the page get an "executed on" sentence.  A notice is written for a GPU: when
+the kernel ran without one, its standard first sentence ("built using a machine
+with access to a GPU") is replaced by one that is true of this copy, the
+sentence says "without a GPU", and the build warns unless
+``gpu_expected_backend`` says that this is expected.  A notebook page whose
+notice offers no way to Colab warns (``gpu_admonition.colab``).  An HTML-only post-transform turns
 the container into a ``<details>`` element; other builders show it as a line
 and a field list.  ``html-page-context`` adds ``<meta>`` tags with the same facts.
 """
@@ -17,6 +22,8 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
+from ._mystnb import is_notebook
+from .admonition import INTRO_CLASS
 from .capture import get_record
 from .config import get_config
 from .formatting import format_date, format_seconds
@@ -153,17 +160,63 @@ def _check_backend(app: Sphinx, docname: str, record: NotebookRecord,
          "backend", location=admonitions[0])
 
 
+def written_for_gpu_text(kind: str) -> str:
+    """The notice's first sentence for a copy that ran without a GPU."""
+    if kind == "required":
+        return str(_("This lecture was written for a GPU and needs one to run in a "
+                     "reasonable amount of time."))
+    return str(_("This lecture was written for a GPU, although it will also run "
+                 "without one."))
+
+
+def ran_on_gpu(record: NotebookRecord) -> bool:
+    return _backend_family(record.environment.backend) == "gpu"
+
+
+def executed_on_sentence(record: NotebookRecord) -> str:
+    if ran_on_gpu(record):
+        return _("This page was executed on %s.") % device_sentence(record)
+    return _("This page was executed on %s, not on a GPU.") % device_sentence(record)
+
+
+def _make_notices_truthful(record: NotebookRecord, admonitions: list[nodes.Element]) -> None:
+    """A standard notice must not claim a GPU for a copy that ran without one."""
+    if record.capture != "ok" or ran_on_gpu(record):
+        return
+    for admonition in admonitions:
+        for paragraph in list(admonition.findall(nodes.paragraph)):
+            if INTRO_CLASS in paragraph["classes"]:
+                paragraph.replace_self(nodes.paragraph(
+                    "", written_for_gpu_text(admonition.get("gpu_kind", "optional")),
+                    classes=paragraph["classes"]))
+
+
+def _check_colab(app: Sphinx, docname: str, doctree: nodes.document,
+                 admonitions: list[nodes.Element]) -> None:
+    without = [a for a in admonitions if a.get("gpu_colab") == "none"]
+    if not without or not is_notebook(app.env, docname, doctree):
+        return
+    warn(logger, "the gpu notice of this notebook page offers no way to open it in Colab: "
+                 "the theme shows no Colab launch button (html_theme_options launch_buttons "
+                 "colab_url with sphinx-book-theme or quantecon-book-theme) and there is no "
+                 "link to its notebook (set gpu_colab_url, e.g. 'https://colab.research."
+                 "google.com/github/ORG/REPO/blob/main/{path}.ipynb')",
+         "colab", location=without[0])
+
+
 def add_page_info(app: Sphinx, doctree: nodes.document) -> None:
     docname = app.env.docname
+    admonitions = _admonitions(doctree)
+    _check_colab(app, docname, doctree, admonitions)
     record = get_record(app.env, docname)
     if record is None or not record.executed:
         return
-    admonitions = _admonitions(doctree)
     _check_backend(app, docname, record, admonitions)
+    _make_notices_truthful(record, admonitions)
     position = get_config(app.config).execution_info
     if position == "off" or record.capture != "ok":
         return
-    sentence = _("This page was executed on %s.") % device_sentence(record)
+    sentence = executed_on_sentence(record)
     for admonition in admonitions:
         admonition += nodes.paragraph(text=sentence, classes=[EXECUTED_ON_CLASS])
     if position == "admonition":

@@ -61,8 +61,12 @@ def test_top_position_puts_the_line_under_the_title(expecting_gpu: ProjectBuild)
     first_after_title = section.find_all(recursive=False)[1]
     assert "gpu-execution-info" in first_after_title.get("class", [])
     assert first_after_title.summary.get_text().startswith("Executed on CPU: ")
-    sentence = page.select_one(".gpu-admonition .gpu-executed-on").get_text()
-    assert sentence.startswith("This page was executed on CPU: ")
+    notice = page.select_one(".gpu-admonition")
+    # one voice: written for a GPU, this copy ran without one
+    assert notice.select_one("p.gpu-notice-intro").get_text() == (
+        "This lecture was written for a GPU, although it will also run without one.")
+    sentence = notice.select_one(".gpu-executed-on").get_text()
+    assert sentence.startswith("This page was executed on CPU: ") and sentence.endswith(", not on a GPU.")
 
 
 @pytest.mark.parametrize("position", ["bottom", "admonition", "off"])
@@ -107,3 +111,47 @@ def test_hostile_environment_text_is_escaped() -> None:
     parsed = BeautifulSoup(markup, "html.parser")
     assert parsed.find("script") is None and parsed.find("b") is None
     assert hostile in parsed.summary.get_text()
+
+
+def _notice(kind: str = "optional"):
+    from sphinx_gpu_admonition.admonition import default_notice
+    from docutils import nodes
+
+    node = nodes.admonition("", nodes.title(text="GPU"), *default_notice(kind),
+                            classes=["gpu-admonition"])
+    node["gpu_kind"] = kind
+    return node
+
+
+def _record(backend: str | None, capture: str = "ok"):
+    from sphinx_gpu_admonition.record import Environment, NotebookRecord
+
+    environment = Environment.from_dict({
+        "host": {"cpu": "AMD EPYC 7763", "cores": 4},
+        "jax": {"backend": backend, "version": "0.4.35",
+                "devices": [{"platform": "gpu", "kind": "NVIDIA H200"}] if backend else []}})
+    return NotebookRecord(docname="x", status="ok", provenance="executed", capture=capture,
+                          environment=environment)
+
+
+@pytest.mark.parametrize(("backend", "capture", "kind", "intro", "sentence"), [
+    # on a GPU the author's claim is true and stays
+    ("cuda", "ok", "optional", "built using a machine with access to a GPU, although",
+     "This page was executed on CUDA: NVIDIA H200 (JAX 0.4.35)."),
+    ("cpu", "ok", "required", "written for a GPU and needs one",
+     "This page was executed on CPU: AMD EPYC 7763, 4 cores (JAX 0.4.35), not on a GPU."),
+    (None, "ok", "optional", "written for a GPU, although",
+     "This page was executed on CPU: AMD EPYC 7763, 4 cores, not on a GPU."),
+    # nothing known: nothing said about this copy
+    (None, "missing", "optional", "built using a machine with access to a GPU, although",
+     None),
+])
+def test_notice_states_where_this_copy_ran(backend, capture, kind, intro, sentence) -> None:
+    from sphinx_gpu_admonition.page_info import _make_notices_truthful, executed_on_sentence
+
+    notice = _notice(kind)
+    record = _record(backend, capture)
+    _make_notices_truthful(record, [notice])
+    assert intro in notice[1].astext() and "gpu-notice-intro" in notice[1]["classes"]
+    if sentence is not None:
+        assert executed_on_sentence(record) == sentence
