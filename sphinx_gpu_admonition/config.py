@@ -84,6 +84,15 @@ def _optional_text(value: Any) -> str | None:
     return value
 
 
+def _colab_template(value: Any) -> str | None:
+    if value is None:
+        return None
+    if (not isinstance(value, str) or "{path}" not in value
+            or not value.startswith(("https://", "http://"))):
+        raise ConfigValueError("must be an http(s) address containing {path}, or None")
+    return value
+
+
 def _text(value: Any) -> str:
     if not isinstance(value, str):
         raise ConfigValueError("must be a string")
@@ -176,9 +185,14 @@ class GpuConfig:
         "bottom", (str,), _one_of(EXECUTION_INFO_POSITIONS),
         "Where an executed page says what it ran on: top, bottom, admonition, off.")
     expected_backend: str | None = _option(
-        None, (str, type(None)), _optional_one_of(BACKENDS),
+        "gpu", (str, type(None)), _optional_one_of(BACKENDS),
         "JAX backend that pages with a {gpu} directive must execute on; anything "
-        "else warns (gpu_admonition.backend).")
+        "else warns (gpu_admonition.backend). None switches the check off.")
+    colab_url: str | None = _option(
+        None, (str, type(None)), _colab_template,
+        "Address of a page's notebook in Colab, with {path} for the page's path without "
+        "suffix; the gpu notice links to it. None derives it from html_theme_options "
+        "repository_url for .ipynb sources.")
     capture: bool = _option(
         True, (bool,), _flag,
         "Measure cells, backend and device inside each kernel.")

@@ -1230,10 +1230,34 @@ class CellAnchorsAndBadges(SphinxPostTransform):
         seconds = {cell.index: cell.seconds for cell in record.cells}
         for node in cells:
             flags = flagged.get(node["cell_index"])
-            if flags:
+            if flags and not is_shell_or_magic(_cell_source(node)):
                 node.insert(0, nodes.raw("", badge_html(seconds[node["cell_index"]], flags,
                                                         href, labels), format="html"))
         _add_assets(self.document, "css")
+
+
+def _cell_source(cell: nodes.Element) -> str:
+    block = next(iter(cell.findall(nodes.literal_block)), None)
+    return block.astext() if block is not None else ""
+
+
+#: Cell magics whose body is shell script, not Python.
+SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script", "%%system")
+
+
+def is_shell_or_magic(source: str) -> bool:
+    """A cell of only ``!pip install ...`` / ``%magic`` lines (and comments), a
+    ``%%bash`` cell, or ``%%capture`` around such lines: its time is the machine's
+    (downloads, installs), not the lecture's, so readers get no badge on it."""
+    lines = [line.strip() for line in source.splitlines()]
+    code = [line for line in lines if line and not line.startswith("#")]
+    if not code:
+        return False
+    if code[0].split()[0] in SHELL_CELL_MAGICS:
+        return True
+    if code[0].split()[0] == "%%capture":
+        code = code[1:]
+    return all(line.startswith(("!", "%")) for line in code)
 
 
 def badge_html(seconds: float, flags: list[Flag], href: str | None, labels: Labels) -> str:

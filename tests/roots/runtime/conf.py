@@ -11,3 +11,6 @@ gpu_runtime_sources = ["gpu-status.json", "old-status.json", "missing.json", "br
 # Every notice states the run time, unless it says :runtime: off.
 gpu_admonition_runtime = True
 show_warning_types = True
+# The notebooks run on the test machine's CPU, and the notices link to Colab.
+gpu_expected_backend = None
+gpu_colab_url = "https://colab.research.google.com/github/example/notebooks/blob/main/{path}.ipynb"
