@@ -78,7 +78,7 @@ class Sizes:
     big_book: int | None  # notebooks of the second cache-hit book (--full)
 
 
-QUICK = Sizes(notebooks=2, cells=3, repeats=1, page_notebooks=50, page_cells=10, big_book=None)
+QUICK = Sizes(notebooks=1, cells=2, repeats=1, page_notebooks=50, page_cells=10, big_book=None)
 DEFAULT = Sizes(notebooks=20, cells=30, repeats=3, page_notebooks=1000, page_cells=100,
                 big_book=None)
 
@@ -270,29 +270,22 @@ SORT_SCRIPT = """() => {
 }"""
 
 
-def browser_times(url: str, repeats: int, details: bool) -> dict[str, list[float]]:
-    from playwright.sync_api import sync_playwright
-
-    times: dict[str, list[float]] = {"load": [], "sort": [], "details": []}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium"),
-                                    args=CHROMIUM_ARGS)
-        try:
-            for _ in range(repeats):
-                page = browser.new_page()
-                start = time.perf_counter()
-                page.goto(url, wait_until="load")
-                times["load"].append(time.perf_counter() - start)
-                times["sort"].append(page.evaluate(SORT_SCRIPT) / 1e3)
-                if details:
-                    start = time.perf_counter()
-                    page.locator("tbody.gpu-status-notebook details > summary").first.click()
-                    page.locator("table.gpu-status-cell-table").first.wait_for()
-                    times["details"].append(time.perf_counter() - start)
-                page.close()
-        finally:
-            browser.close()
-    return times
+def page_times(browser: object, url: str, details: bool) -> dict[str, float]:
+    """One load of ``url``, one sort, and (``details``) the first details opened."""
+    page = browser.new_page()
+    try:
+        start = time.perf_counter()
+        page.goto(url, wait_until="load")
+        times = {"load": time.perf_counter() - start,
+                 "sort": page.evaluate(SORT_SCRIPT) / 1e3}
+        if details:
+            start = time.perf_counter()
+            page.locator("tbody.gpu-status-notebook details > summary").first.click()
+            page.locator("table.gpu-status-cell-table").first.wait_for()
+            times["details"] = time.perf_counter() - start
+        return times
+    finally:
+        page.close()
 
 
 def status_page_rows(folder: Path, sizes: Sizes, repeats: int) -> list[Row]:
@@ -306,16 +299,21 @@ def status_page_rows(folder: Path, sizes: Sizes, repeats: int) -> list[Row]:
     if shutil.which("chromium") is None:
         rows.append(Row("status page in Chromium", "no chromium", "–", "–", "–"))
         return rows
-    with serving(folder) as base:
-        with_cells: dict[str, list[float]] = {"load": [], "sort": [], "details": []}
-        plain: dict[str, list[float]] = {"load": [], "sort": [], "details": []}
-        for _ in range(repeats):  # interleaved, one page load of each per round
-            for key, value in browser_times(f"{base}/cells/{bench_status_page.PAGE}", 1,
-                                            True).items():
-                with_cells[key] += value
-            for key, value in browser_times(f"{base}/plain/{bench_status_page.PAGE}", 1,
-                                            False).items():
-                plain[key] += value
+    from playwright.sync_api import sync_playwright
+
+    runs: dict[str, list[dict[str, float]]] = {"cells": [], "plain": []}
+    with serving(folder) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"),
+                                    args=CHROMIUM_ARGS)
+        try:
+            for round_ in range(repeats):  # interleaved, the order swapped every round
+                for name in (("cells", "plain") if round_ % 2 == 0 else ("plain", "cells")):
+                    runs[name].append(page_times(browser, f"{base}/{name}/"
+                                                 f"{bench_status_page.PAGE}", name == "cells"))
+        finally:
+            browser.close()
+    with_cells = {key: [run[key] for run in runs["cells"]] for key in runs["cells"][0]}
+    plain = {key: [run[key] for run in runs["plain"]] for key in runs["plain"][0]}
     rows += [
         Row(f"status page load in Chromium, {label}", f"{median(with_cells['load']):.2f} s",
             f"{median(plain['load']):.2f} s", spread(ratios(with_cells["load"], plain["load"])),

@@ -1,0 +1,48 @@
+"""``benchmarks/run.py --quick``: the benchmark command runs and prints its table.
+
+A smoke test with tiny sizes (one notebook of two cells, one round): it
+checks the table's structure and the one non-timing result the benchmark
+reports (``-j 2`` writes the same ``execution-status.json`` as a serial build),
+never a timing value.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RUN = Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"
+
+pytestmark = pytest.mark.slow
+
+MEASURES = ("forced build", "-j 2 vs serial", "environment pickle",
+            "all-cache-hit -E rebuild", "status page HTML")
+
+
+def test_quick_benchmark_prints_one_table(tmp_path: Path) -> None:
+    rows_file = tmp_path / "rows.json"
+    done = subprocess.run([sys.executable, str(RUN), "--quick", "--json", str(rows_file)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    # the machine, then a Markdown table, then the probe benchmark (or why not)
+    assert "CPUs" in lines[0]
+    table = [line for line in lines if line.startswith("|")]
+    assert [cell.strip() for cell in table[0].split("|")[1:-1]] == [
+        "measure", "with the extension", "reference (without)", "ratio median (min-max)",
+        "target"]
+    assert set(table[1]) <= {"|", "-"}
+    rows = json.loads(rows_file.read_text(encoding="utf-8"))
+    assert len(table) == len(rows) + 2
+    for measure in MEASURES:
+        assert sum(row["measure"].startswith(measure) for row in rows) == 1, measure
+    for row in rows:
+        assert row["ratio"] == "–" or float(row["ratio"].split()[0].rstrip(";")) > 0
+    parallel = next(row for row in rows if row["measure"].startswith("-j 2"))
+    assert parallel["target"].endswith("same JSON apart from times: yes")
+    after_table = done.stdout.split(table[-1], 1)[1]
+    assert "probe" in after_table
