@@ -9,6 +9,7 @@ build tests; the rest runs the probe's pieces in this process.
 from __future__ import annotations
 
 import json
+import logging
 import types
 from pathlib import Path
 from typing import Any
@@ -235,3 +236,13 @@ def test_the_end_line_tells_whether_the_callbacks_were_removed(tmp_path: Path) -
     assert len(read.cells) == 1
     assert read.errors == ["the notebook removed the probe's IPython callbacks; "
                            "the cells after that were not measured"]
+
+
+def test_preparing_the_device_sync_adds_nothing_to_the_cell_output(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """With ``jax_log_compiles`` on, compiling the sync would log into the cell."""
+    jax = pytest.importorskip("jax")
+    with jax.log_compiles(True), caplog.at_level(logging.WARNING):
+        kernel_probe._DeviceSync(jax)()
+        assert jax.config.jax_log_compiles  # the notebook's setting is kept
+    assert not [r for r in caplog.records if "_scalar_zero" in r.getMessage()]

@@ -343,11 +343,15 @@ class _DeviceSync:
     """
 
     def __init__(self, jax) -> None:
-        self._programs = [
-            jax.jit(_scalar_zero, out_shardings=jax.sharding.SingleDeviceSharding(device))
-            .lower().compile()
-            for device in jax.local_devices()
-        ]
+        # with jax_log_compiles on, compiling would log into the cell's output
+        quiet = jax.log_compiles(False) if hasattr(jax, "log_compiles") else \
+            contextlib.nullcontext()
+        with quiet:
+            self._programs = [
+                jax.jit(_scalar_zero, out_shardings=jax.sharding.SingleDeviceSharding(device))
+                .lower().compile()
+                for device in jax.local_devices()
+            ]
 
     def __call__(self) -> None:
         for program in self._programs:
