@@ -16,6 +16,8 @@ spread (min-max).
   not grow with the book (``--full`` adds a 500-notebook book);
 - ``-j 2``: the forced build with two processes against the serial one, and
   whether both write the same ``execution-status.json`` apart from times;
+- cache-hit lookups: finding the jupyter-cache record of each hit, in caches of
+  20 and 500 records, against listing every record per notebook (as before);
 - environment pickle: bytes the extension adds to ``environment.pickle`` per
   code cell (with minus without, over the number of cells);
 - status page: 1,000 notebooks x 100 cells (synthetic records, rendered as a
@@ -76,11 +78,13 @@ class Sizes:
     page_notebooks: int
     page_cells: int
     big_book: int | None  # notebooks of the second cache-hit book (--full)
+    big_cache: int  # records of the larger cache for the lookup measure
 
 
-QUICK = Sizes(notebooks=1, cells=2, repeats=1, page_notebooks=50, page_cells=10, big_book=None)
+QUICK = Sizes(notebooks=1, cells=2, repeats=1, page_notebooks=50, page_cells=10, big_book=None,
+              big_cache=20)
 DEFAULT = Sizes(notebooks=20, cells=30, repeats=3, page_notebooks=1000, page_cells=100,
-                big_book=None)
+                big_book=None, big_cache=500)
 
 
 def spread(values: list[float], digits: int = 2) -> str:
@@ -240,6 +244,43 @@ def cache_hit_rebuilds(folder: Path, notebooks: int, cells: int, repeats: int) -
                f"; {per_notebook:+.1f} ms/nb", "<= 1.02; same ms/nb at any size")
 
 
+def hit_lookups(folder: Path, records: int) -> Row:
+    """Finding the cache record of every hit of a book of ``records`` notebooks: the
+    extension's index against listing every record per notebook (what it did before)."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    from sphinx_gpu_admonition import _mystnb
+
+    cache = get_cache(str(folder / "cache"))
+    for n in range(records):
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"x = {n}")])
+        cache.cache_notebook_bundle(CacheBundleIn(notebook, f"/book/nb{n}.ipynb"),
+                                    check_validity=False)
+    created = [r.created.timestamp() for r in cache.list_cache_records()]
+
+    def indexed() -> float:
+        _mystnb._CACHE_INDEXES.clear()  # a new build in a new process
+        start = time.perf_counter()
+        for timestamp in created:
+            _mystnb.hit_record_key(folder / "cache", timestamp)
+        return (time.perf_counter() - start) / records
+
+    def listing() -> float:
+        start = time.perf_counter()
+        for timestamp in created:
+            next(r.hashkey for r in get_cache(str(folder / "cache")).list_cache_records()
+                 if abs(r.created.timestamp() - timestamp) < 1e-6)
+        return (time.perf_counter() - start) / records
+
+    times = interleaved({"indexed": indexed, "listing": listing}, 3)
+    return Row(f"cache-hit record lookup per notebook, {records} records",
+               f"{median(times['indexed']) * 1e3:.3f} ms",
+               f"{median(times['listing']) * 1e3:.2f} ms (listing all, before)",
+               spread(ratios(times["indexed"], times["listing"]), 4), "flat in book size")
+
+
 @contextlib.contextmanager
 def serving(folder: Path) -> Iterator[str]:
     class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -388,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(environment_bytes_per_cell(builds, sizes))
         rows.append(cache_hit_rebuilds(folder / "hits", sizes.notebooks, sizes.cells,
                                        max(sizes.repeats, 3 if not args.quick else 1)))
+        for records in (sizes.notebooks, sizes.big_cache):
+            rows.append(hit_lookups(folder / f"lookups-{records}", records))
         if sizes.big_book:
             rows.append(cache_hit_rebuilds(folder / "hits-big", sizes.big_book, sizes.cells,
                                            sizes.repeats))

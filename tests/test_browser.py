@@ -5,8 +5,8 @@ is served over http.server on 127.0.0.1.  Checks: a click on a header sorts and
 updates aria-sort, Enter and Space on a header button sort, the filter hides
 rows, opening a notebook's details renders its cells from the JSON data file
 beside the page (sortable), a badge's link opens its row, no console errors
-from our script, and hostile names and first lines stay text (no dialog).  A synthetic 1,000-notebook page is
-sorted too; its time is printed, never asserted.
+from our script, and hostile names and first lines stay text (no dialog).  A
+synthetic 1,000-notebook page is sorted too; its time is printed, never asserted.
 """
 
 from __future__ import annotations
