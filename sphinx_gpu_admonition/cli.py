@@ -1,4 +1,4 @@
-"""The ``sphinx-gpu-admonition`` command line: ``check``, ``report`` and ``compare``.
+"""The ``sphinx-gpu-admonition`` command line: ``check``, ``report``, ``compare``, ``merge``.
 
 Each subcommand builds one plain-data summary (what ``--json`` prints) and
 renders it as aligned text (colour only on a terminal) or, where a pull-request
@@ -19,10 +19,11 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from . import __version__
-from .analysis import Thresholds, analyse
+from .analysis import BuildAnalysis, Thresholds, analyse
 from .formatting import format_seconds
 from .record import (
     BUILD_FAILED,
@@ -54,6 +55,7 @@ exit codes:
      report: the build has failed notebooks (error, timeout, dead kernel) or
      stopped before it finished;
      compare: --fail-above is given and a notebook or cell regressed past it
+     (beyond the machine factor)
   {EXIT_USAGE}  bad input or usage: missing file, not JSON, unsupported schema version,
      a field of the wrong type or out of range, build folder without
      execution-status.json, unknown option
@@ -506,6 +508,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     thresholds = dataclasses.replace(_DEFAULTS, slow_cell_seconds=args.slow_cell_seconds,
                                      slow_cell_min_seconds=args.min_seconds)
     summary = summarise_report(report, args.build, thresholds, args.top)
+    if _github(args):
+        _write_github(report, analyse(report, thresholds),
+                      render_report_markdown(summary, args.top), status_json=args.build)
     if args.json:
         _emit_json(summary)
     elif args.markdown:
@@ -555,11 +560,16 @@ def summary_sentence(label_a: str, label_b: str, ratio: float | None, count: int
 
 def summarise_compare(a: StatusReport, b: StatusReport, source_a: str, source_b: str,
                       label_a: str | None, label_b: str | None, fail_above: float | None,
-                      min_seconds: float, top: int) -> dict[str, Any]:
+                      min_seconds: float, top: int,
+                      regression_ratio: float = _DEFAULTS.regression_ratio) -> dict[str, Any]:
+    """``--fail-above`` regressions and the notebooks slower than ``a`` are judged after
+    dividing by the machine factor (:class:`.analysis.MachineFactor`)."""
     thresholds = dataclasses.replace(
         _DEFAULTS, slow_cell_min_seconds=min_seconds,
-        regression_ratio=fail_above if fail_above is not None else _DEFAULTS.regression_ratio)
+        regression_ratio=fail_above if fail_above is not None else regression_ratio)
     analysis = analyse(b, thresholds, baseline=a)
+    machine = analysis.machine
+    assert machine is not None
     auto_a, auto_b = _build_label(a), _build_label(b)
     if auto_a is None or auto_b is None or auto_a == auto_b:
         auto_a, auto_b = "the baseline", "the new build"
@@ -567,9 +577,9 @@ def summarise_compare(a: StatusReport, b: StatusReport, source_a: str, source_b:
     label_b = label_b or auto_b
     a_by_name = a.by_docname()
 
-    def regressed(seconds: float | None, ratio: float | None) -> bool:
-        return (fail_above is not None and ratio is not None and seconds is not None
-                and seconds >= min_seconds and ratio > fail_above)
+    def regressed(seconds: float | None, relative_ratio: float | None) -> bool:
+        return (fail_above is not None and relative_ratio is not None and seconds is not None
+                and seconds >= min_seconds and relative_ratio > fail_above)
 
     notebooks: list[dict[str, Any]] = []
     cells: list[dict[str, Any]] = []
@@ -582,6 +592,7 @@ def summarise_compare(a: StatusReport, b: StatusReport, source_a: str, source_b:
         b_seconds = nb.seconds if nb.executed else None
         a_seconds = comp.baseline_seconds
         ratio = comp.ratio if b_seconds is not None else None
+        relative = comp.relative_ratio if b_seconds is not None else None
         if comp.state == "compared" and a_seconds is not None and b_seconds is not None:
             common += 1
             common_a += a_seconds
@@ -595,7 +606,8 @@ def summarise_compare(a: StatusReport, b: StatusReport, source_a: str, source_b:
             "a_device": comp.baseline_device,
             "b_device": nb.environment.device_label if nb.capture == "ok" else None,
             "a_status": old.status if old else None, "b_status": nb.status,
-            "regression": regressed(b_seconds, ratio),
+            "machine_factor": comp.machine_factor, "relative_ratio": relative,
+            "regression": regressed(b_seconds, relative),
         })
         for position, cell in enumerate(nb.cells):
             cell_comp = comp.cells.get(position)
@@ -607,7 +619,8 @@ def summarise_compare(a: StatusReport, b: StatusReport, source_a: str, source_b:
                 "state": cell_comp.state if cell_comp else "new",
                 "a_seconds": before, "b_seconds": cell.seconds, "ratio": cell_ratio,
                 "change_seconds": cell.seconds - before if before is not None else None,
-                "regression": regressed(cell.seconds, cell_ratio),
+                "regression": regressed(cell.seconds,
+                                        cell_comp.relative_ratio if cell_comp else None),
             })
         for index, seconds, first_line in comp.gone_cells:
             cells.append({"docname": nb.docname, "index": index, "execution_count": None,
@@ -635,6 +648,7 @@ def summarise_compare(a: StatusReport, b: StatusReport, source_a: str, source_b:
     notebooks.sort(key=order)
     cells.sort(key=order)
     ratio = common_b / common_a if common and common_a > 0 else None
+    slower = [item.notebook.docname for item in analysis.regressed]
     regressions = [
         f"{row['docname']}" + (f" {cell_label(row['index'], row['execution_count'])}"
                                if "index" in row else "")
@@ -650,6 +664,13 @@ def summarise_compare(a: StatusReport, b: StatusReport, source_a: str, source_b:
             "b_seconds": common_b,
             "text": summary_sentence(label_a, label_b, ratio, common, common_a, common_b),
         },
+        "machine": {
+            "factor": machine.factor, "source": machine.source,
+            "text": _capitalised(machine.sentence(len(slower), f"the machine of {label_b}")),
+        },
+        #: notebooks slower than A beyond the machine factor (by --fail-above, else the
+        #: default regression ratio) and at least --min-seconds
+        "slower_notebooks": slower,
         "notebooks": notebooks,
         "cells": cells[:top] if top else cells,
         "cells_total": len(cells),
@@ -660,6 +681,10 @@ def summarise_compare(a: StatusReport, b: StatusReport, source_a: str, source_b:
         "min_seconds": min_seconds,
         "regressions": regressions,
     }
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _ratio_cell(row: dict[str, Any], style: Style) -> Cell:
@@ -679,7 +704,8 @@ def render_compare_text(data: dict[str, Any], style: Style) -> list[str]:
              f"{fmt_seconds(a['seconds'])}]",
              f"  B (new):      {b['source']}  [{b['label']}, {b['notebooks']} notebooks, "
              f"{fmt_seconds(b['seconds'])}]",
-             "", "  " + style(data["summary"]["text"], "bold")]
+             "", "  " + style(data["summary"]["text"], "bold"),
+             "  " + data["machine"]["text"]]
     lines += ["", style("Notebooks (largest change first)", "bold")]
     rows = [[row["docname"], fmt_seconds(row["a_seconds"]), fmt_seconds(row["b_seconds"]),
              _ratio_cell(row, style), fmt_change(row["a_seconds"], row["b_seconds"]),
@@ -731,7 +757,7 @@ def _state(row: dict[str, Any]) -> str:
 def render_compare_markdown(data: dict[str, Any]) -> list[str]:
     a, b = data["baseline"], data["new"]
     summary = data["summary"]["text"]
-    lines = [f"### {md_text(summary)}", ""]
+    lines = [f"### {md_text(summary)}", "", f"**{md_text(data['machine']['text'])}**", ""]
     if data["fail_above"] is not None:
         count = len(data["regressions"])
         lines += [(f"❌ **{count} regression{'s' if count != 1 else ''}** " if count else
@@ -773,6 +799,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     b = _read(args.new)
     data = summarise_compare(a, b, args.baseline, args.new, args.label_a, args.label_b,
                              args.fail_above, args.min_seconds, args.top)
+    if _github(args):
+        thresholds = dataclasses.replace(
+            _DEFAULTS, slow_cell_min_seconds=args.min_seconds,
+            regression_ratio=args.fail_above or _DEFAULTS.regression_ratio)
+        _write_github(b, analyse(b, thresholds, baseline=a), render_compare_markdown(data),
+                      status_json=args.new)
     if args.json:
         _emit_json(data)
     elif args.markdown:
@@ -780,6 +812,72 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         _emit(render_compare_text(data, Style(colour_enabled(args.no_color, sys.stdout))))
     return EXIT_FAILED if data["regressions"] else EXIT_OK
+
+
+# -- GitHub Actions ---------------------------------------------------------------------------
+def _github(args: argparse.Namespace) -> bool:
+    from . import github
+
+    return github.enabled(True if args.github else "auto") and not args.no_github
+
+
+def github_summary(report: StatusReport, analysis: BuildAnalysis,
+                   baseline: StatusReport | None, source: str = "this build") -> list[str]:
+    """The job summary of a build: the ``report --markdown`` page, and the comparison
+    with the baseline when there is one."""
+    thresholds = Thresholds()
+    lines = render_report_markdown(summarise_report(report, source, thresholds, 5), 5)
+    if baseline is not None and analysis.machine is not None:
+        data = summarise_compare(baseline, report, "the baseline", source, None, None, None,
+                                 thresholds.slow_cell_min_seconds, 15)
+        lines += ["", *render_compare_markdown(data)]
+    return lines
+
+
+def _write_github(report: StatusReport, analysis: BuildAnalysis, markdown: list[str],
+                  status_json: str) -> None:
+    """Annotations (standard error), the job summary and the step outputs."""
+    from . import github
+
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    github.write_annotations(github.annotations(report, analysis, workspace), sys.stderr)
+    try:
+        github.append_summary(markdown)
+        github.append_outputs(github.output_values(report, analysis, status_json, None))
+    except OSError as error:
+        raise UsageError(f"cannot write the GitHub Actions summary or outputs: "
+                         f"{error.filename or ''} {error.strerror or error}") from error
+
+
+# -- merge ----------------------------------------------------------------------------------------
+def cmd_merge(args: argparse.Namespace) -> int:
+    from .merge import merge_reports, write_report
+
+    inputs = [(path, _read(path)) for path in args.inputs]
+    merged, conflicts = merge_reports(inputs)
+    for conflict in conflicts:
+        print(f"{PROG}: conflict: {_one_line(conflict.message())}", file=sys.stderr)
+    try:
+        write_report(Path(args.output), merged)
+    except OSError as error:
+        raise UsageError(f"{args.output}: {error.strerror or error}") from error
+    sources = merged.build["merged_from"]
+    print(f"{args.output}: {plural(len(merged.notebooks), 'notebook')} from "
+          + ", ".join(f"{s['source']} ({len(s['notebooks'])})" for s in sources)
+          + (f"; {plural(len(conflicts), 'conflict')}" if conflicts else ""))
+    return EXIT_OK
+
+
+def cmd_merge_cache(args: argparse.Namespace) -> int:
+    from .merge import CacheError, merge_caches
+
+    try:
+        copied = merge_caches(Path(args.output), [Path(p) for p in args.inputs])
+    except CacheError as error:
+        raise UsageError(str(error)) from error
+    print(f"{args.output}: {plural(len(copied), 'notebook')} copied from "
+          f"{plural(len(args.inputs), 'cache')}")
+    return EXIT_OK
 
 
 # -- check ----------------------------------------------------------------------------------------
@@ -1024,6 +1122,7 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--markdown", action="store_true",
                         help="print GitHub Markdown (for a pull-request comment or "
                              "$GITHUB_STEP_SUMMARY)")
+    _add_github_options(report)
     report.set_defaults(run=cmd_report)
 
     compare = commands.add_parser(
@@ -1054,8 +1153,69 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--json", action="store_true", help="print JSON")
     output.add_argument("--markdown", action="store_true",
                         help="print GitHub Markdown (for a pull-request comment)")
+    _add_github_options(compare)
     compare.set_defaults(run=cmd_compare)
+
+    merge = commands.add_parser(
+        "merge", formatter_class=formatter, epilog=EXIT_CODES,
+        help="combine the status files of several jobs (a sharded build) into one",
+        description=_wrap(
+            "Write one execution-status.json made of several: each notebook from the "
+            "job that executed it (executed, then cache, then an earlier build, then not "
+            "executed).  A notebook executed by two jobs is a conflict, reported on "
+            "stderr: a failure wins, then the latest execution, then the earlier input.  "
+            "The result fails when any input failed; each notebook keeps its machine."))
+    merge.add_argument("output", metavar="OUT_JSON", help="the merged file to write")
+    merge.add_argument("inputs", metavar="IN", nargs="+",
+                       help="execution-status.json files or build folders holding one")
+    merge.set_defaults(run=cmd_merge)
+
+    merge_cache = commands.add_parser(
+        "merge-cache", formatter_class=formatter, epilog=EXIT_CODES,
+        help="copy the notebooks of several jupyter-caches into one",
+        description=_wrap(
+            "Copy every notebook of the IN jupyter-caches (with the capture data saved "
+            "beside them) into the jupyter-cache OUT, created when missing, so that one "
+            "build renders the notebooks all shards executed from the cache."))
+    merge_cache.add_argument("output", metavar="OUT_CACHE", help="the jupyter-cache folder")
+    merge_cache.add_argument("inputs", metavar="IN_CACHE", nargs="+",
+                             help="jupyter-cache folders (nb_execution_cache_path)")
+    merge_cache.set_defaults(run=cmd_merge_cache)
+
+    migrate = commands.add_parser(
+        "migrate", formatter_class=formatter, epilog=EXIT_CODES,
+        help="rewrite a Jupyter Book's GPU notice includes and {nb-exec-table} for this "
+             "extension",
+        description=_wrap(
+            "Rewrite {include} _admonition/gpu.md (MyST or rST) to a {gpu} directive and "
+            "{nb-exec-table} to {execution-status} in BOOK's sources, and add "
+            "sphinx_gpu_admonition to _config.yml's sphinx: extra_extensions.  Reports "
+            "what changed per file; never touches files outside BOOK or in _build."))
+    migrate.add_argument("book", metavar="BOOK", help="the book's folder (with _config.yml)")
+    migrate.add_argument("--dry-run", action="store_true",
+                         help="print unified diffs of the changes and change nothing")
+    migrate.set_defaults(run=cmd_migrate)
     return parser
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from .migrate import migrate, report_lines
+
+    book = Path(args.book)
+    if not book.is_dir():
+        raise UsageError(f"{book}: not a folder")
+    _emit(report_lines(migrate(book, dry_run=args.dry_run), book, args.dry_run))
+    return EXIT_OK
+
+
+def _add_github_options(command: argparse.ArgumentParser) -> None:
+    group = command.add_mutually_exclusive_group()
+    group.add_argument("--github", action="store_true",
+                       help="GitHub Actions output: annotations on stderr, a job summary in "
+                            "$GITHUB_STEP_SUMMARY, step outputs in $GITHUB_OUTPUT (default "
+                            "when GITHUB_ACTIONS is 'true')")
+    group.add_argument("--no-github", action="store_true",
+                       help="no GitHub Actions output, even when GITHUB_ACTIONS is 'true'")
 
 
 def _utf8_safe(stream: TextIO) -> None:
@@ -1096,4 +1256,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 __all__ = ["main", "build_parser", "summarise_report", "summarise_compare", "run_check",
-           "md_code", "md_text"]
+           "md_code", "md_text", "github_summary"]

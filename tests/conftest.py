@@ -262,3 +262,28 @@ def status_book(tmp_path_factory: pytest.TempPathFactory) -> StatusBook:
     text = sphinx_build(srcdir, builddir, "text", STATUS_BOOK_CONFIG)
     latex = sphinx_build(srcdir, builddir, "latex", STATUS_BOOK_CONFIG)
     return StatusBook(srcdir, builddir, html, text, latex)
+
+
+# -- the QuantEcon-style book (tests/test_migrate.py, test_public_pages.py) ------------
+
+
+@dataclasses.dataclass
+class QuantEconBook:
+    """tests/roots/quantecon migrated by the real command, built on this machine's CPU
+    with ``gpu_expected_backend: cpu`` (see tests/quantecon_book.py); ``cache`` is its
+    jupyter-cache, so further builds of ``book`` reuse the executions."""
+
+    book: Path
+    cache: Path
+    html: ProjectBuild
+
+
+@pytest.fixture(scope="session")
+def quantecon_book(tmp_path_factory: pytest.TempPathFactory) -> QuantEconBook:
+    import quantecon_book as helpers
+
+    dest = tmp_path_factory.mktemp("quantecon")
+    book = helpers.migrated_copy(dest / "copy")
+    cache = dest / "cache"
+    html = helpers.build(book, dest / "cpu", cache, gpu_expected_backend="cpu")
+    return QuantEconBook(book, cache, html)
