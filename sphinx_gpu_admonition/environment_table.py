@@ -5,6 +5,10 @@ It replaces the hand-written ``!nvidia-smi``, ``!conda list`` and
 (:class:`~.record.Environment`): host CPU, cores and memory, GPU name, memory
 and driver, the JAX backend and devices, Python and library versions.
 
+The "Libraries" row of a machine is the union of the libraries every notebook
+that ran there imported (the ``!conda list`` cell it replaces listed them all);
+a library seen at several versions shows each (``numpy 2.1.3 / 2.2.0``).
+
 When the notebooks ran on different machines (for example outputs reused from
 a cache built on a GPU runner, next to notebooks executed on a laptop), there is
 one table per machine (:meth:`~.record.StatusReport.machines`), each listing
@@ -18,12 +22,14 @@ translator is involved), plain docutils tables for every other builder.
 
 from __future__ import annotations
 
+import dataclasses
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from packaging.version import InvalidVersion, Version
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
@@ -90,9 +96,36 @@ def _env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     return sorted(environment_pages(env) & env.found_docs)
 
 
-def machine_rows(environment: Environment) -> list[tuple[str, str]]:
-    """(label, value) rows of one machine, as the per-page details show them."""
+def _version_key(version: str) -> tuple[int, Any]:
+    try:
+        return (0, Version(version))
+    except InvalidVersion:
+        return (1, version)
+
+
+def imported_libraries(records: Iterable[NotebookRecord]) -> dict[str, str]:
+    """Every library the notebooks imported, with each version seen (oldest first)."""
+    versions: dict[str, set[str]] = {}
+    for record in records:
+        for name, version in record.environment.libraries.items():
+            versions.setdefault(name, set()).add(version)
+    return {name: " / ".join(sorted(seen, key=_version_key))
+            for name, seen in sorted(versions.items())}
+
+
+def machine_rows(environment: Environment,
+                 records: Iterable[NotebookRecord] = ()) -> list[tuple[str, str]]:
+    """(label, value) rows of one machine, as the per-page details show them; with the
+    machine's ``records``, the libraries are those of all of them."""
+    records = list(records)
+    if records:
+        environment = dataclasses.replace(environment, libraries=imported_libraries(records))
     return environment_fields(NotebookRecord(docname="", status="ok", environment=environment))
+
+
+def _records_of(report: StatusReport, docnames: list[str]) -> list[NotebookRecord]:
+    records = report.by_docname()
+    return [records[docname] for docname in docnames if docname in records]
 
 
 def machine_title(environment: Environment, number: int, count: int) -> str:
@@ -157,7 +190,7 @@ def environment_table_nodes(report: StatusReport, fromdoc: str, known_docs: set[
         group += nodes.colspec(colwidth=60)
         body = nodes.tbody()
         group += body
-        for label, value in machine_rows(environment):
+        for label, value in machine_rows(environment, _records_of(report, docnames)):
             body += _row(label, nodes.Text(value))
         if len(machines) > 1:
             links: list[nodes.Node] = []
@@ -184,7 +217,7 @@ def environment_html(report: StatusReport, page_uri: Callable[[str], str | None]
         caption = machine_title(environment, number, len(machines))
         out.append(f'<table class="gpu-environment-table" id="{table_id(placeholder, number)}">'
                    f"<caption>{html.escape(caption)}</caption><tbody>")
-        for label, value in machine_rows(environment):
+        for label, value in machine_rows(environment, _records_of(report, docnames)):
             out.append(f'<tr><th scope="row">{html.escape(label)}</th>'
                        f"<td>{html.escape(value)}</td></tr>")
         if len(machines) > 1:

@@ -105,3 +105,21 @@ def test_two_directives_on_one_page_have_distinct_ids(status_book: StatusBook):
     assert len(ids) == len(set(ids))
     # the first directive keeps the short form that links point at
     assert tables[0]["id"] == "gpu-environment-1"
+
+
+def test_a_machine_lists_every_library_its_notebooks_imported():
+    """The !conda list replacement: the union over the machine's notebooks, not one
+    notebook's imports; a library seen at two versions shows both."""
+    environments = [copy.deepcopy(GPU_ENVIRONMENT) for _ in range(3)]
+    environments[0]["libraries"] = {"numpy": "2.1.3", "matplotlib": "3.9.2", "sympy": "1.13"}
+    environments[1]["libraries"] = {"numpy": "2.2.0", "numba": "0.60.0", "quantecon": "0.7.2"}
+    environments[2]["libraries"] = {"numpy": "2.10.0", "scipy": "1.14.1", "jax": "0.4.35"}
+    report = StatusReport([
+        NotebookRecord.from_dict({"docname": f"lecture{n}", "status": "ok", "capture": "ok",
+                                  "environment": env}) for n, env in enumerate(environments)])
+    (table,) = BeautifulSoup(environment_html(report, lambda d: None), "lxml").select("table")
+    assert rows_of(table)["Libraries"] == (
+        "matplotlib 3.9.2, numba 0.60.0, numpy 2.1.3 / 2.2.0 / 2.10.0, quantecon 0.7.2, "
+        "scipy 1.14.1, sympy 1.13")
+    (docutils_table,) = environment_table_nodes(report, "status", set())
+    assert "numpy 2.1.3 / 2.2.0 / 2.10.0" in docutils_table.astext()
