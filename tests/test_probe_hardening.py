@@ -58,7 +58,7 @@ JAX = HEADER.format(extra="") + "# JAX, then the callbacks removed\n\n" + code_c
     "import jax, jax.numpy as jnp\ndouble = jax.jit(lambda v: v * 2)\n"
     "double(jnp.ones(3)).block_until_ready()",
     "from jax import lax\n\n@jax.jit\ndef churn(x):\n"
-    "    return lax.fori_loop(0, 600, lambda i, a: jnp.tanh(a @ a), x)\n\n"
+    "    return lax.fori_loop(0, 300, lambda i, a: jnp.tanh(a @ a), x)\n\n"
     "start = jnp.ones((300, 300)) / 300\nchurn(start).block_until_ready()\n"
     "walks = []\n_live_arrays = jax.live_arrays\n"
     "jax.live_arrays = lambda *args: walks.append(1) or _live_arrays(*args)",
