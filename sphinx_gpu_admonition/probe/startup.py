@@ -64,18 +64,21 @@ def _sphinx_gpu_admonition_run_user_startup(shell, path, namespace, warn):
     them in a book build: they also become a warning of the build.
     """
     import contextlib
-    import os
 
-    if not os.path.isfile(path):
-        warn(f"PYTHONSTARTUP file {path} does not exist")
+    from IPython.utils.path import filefind
+
+    try:  # where IPython itself looks for it
+        full_path = filefind(path, [".", shell.ipython_dir])
+    except OSError:
+        warn(f"the PYTHONSTARTUP file {path} does not exist")
         return
     saved_file = namespace.get("__file__")
     namespace["__file__"] = path
     try:
-        if path.endswith((".ipy", ".ipynb")):
-            shell.safe_execfile_ipy(path, raise_exceptions=True)
+        if full_path.endswith((".ipy", ".ipynb")):
+            shell.safe_execfile_ipy(full_path, raise_exceptions=True)
         else:
-            shell.safe_execfile(path, namespace, raise_exceptions=True)
+            shell.safe_execfile(full_path, namespace, raise_exceptions=True)
     except (Exception, SystemExit) as error:
         with contextlib.suppress(Exception):
             shell.showtraceback()
