@@ -313,8 +313,11 @@ def test_bad_input_warns_with_location_and_build_succeeds(build_root):
 def test_docs_page_builds_without_warnings(build_root):
     """docs/admonition.md renders every example live: it must build cleanly."""
     page = (DOCS / "admonition.md").read_text(encoding="utf-8")
-    index = "# Docs\n\n```{toctree}\nmyst\nrest\nnotebook\nadmonition\nruntime\njax-demo\n```\n"
-    linked = {"runtime.md": "(runtime-docs)=\n# Run time\n", "jax-demo.md": "# JAX\n"}
+    index = ("# Docs\n\n```{toctree}\nmyst\nrest\nnotebook\nadmonition\nruntime\njax-demo\n"
+             "configuration\n```\n")
+    linked = {"runtime.md": "(runtime-docs)=\n# Run time\n", "jax-demo.md": "# JAX\n",
+              "configuration.md": "# Options\n\n(gpu_expected_backend)=\n## a\n\n"
+                                  "(gpu_colab_url)=\n## b\n"}
     build = build_root("admonition", files={"index.md": index, "admonition.md": page, **linked},
                        confoverrides={"nitpicky": True})
     assert build.warning_lines == [], build.warnings
