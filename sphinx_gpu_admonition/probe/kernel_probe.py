@@ -500,7 +500,7 @@ class Probe:
         if result is None:  # the run was cancelled before it produced a result
             self._running = self._started = None
             return
-        if result.info is not self._running:
+        if getattr(result, "info", None) is not self._running:
             return  # a nested run, or an empty cell (no pre_run_cell)
         self._running = None
         started = self._started
