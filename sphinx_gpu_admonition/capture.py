@@ -16,10 +16,11 @@ Flow for one notebook page:
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import json
 import os
-import re
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,6 +35,7 @@ from sphinx.util import logging
 from . import _mystnb
 from .config import get_config
 from .envdata import env_data
+from .formatting import error_message
 from .probe import ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, KERNEL_PROBE_FILE, STARTUP_FILE
 from .probe import kernel_probe as protocol
 from .record import (
@@ -135,7 +137,7 @@ class ProbeOutput:
     def __init__(self, lines: Iterator[dict[str, Any]]):
         self.started: float | None = None
         self.environment: dict[str, Any] = {}
-        self.cells: list[dict[str, Any]] = []
+        self.cells: list[CellRecord] = []  # index None until matched with the page
         #: the capture failed ("capture: failed" and one warning)
         self.errors: list[str] = []
         #: worth a warning; the capture itself is fine
@@ -176,13 +178,12 @@ class ProbeOutput:
                                 gpus=item.get("gpus") or [])
 
     def _read_cell(self, item: dict[str, Any]) -> None:
+        # one bad value loses that cell, never the notebook (and its failure)
         try:
-            CellRecord.from_dict({**item, "index": None})
+            self.cells.append(CellRecord.from_dict({**item, "index": None}))
         except SchemaError as error:
             self.warnings.append(f"dropped the measurement of cell "
                                  f"{item.get('execution_count')!r}: {error}")
-            return
-        self.cells.append(item)
 
 
 # -- building a record ---------------------------------------------------------------
@@ -192,26 +193,11 @@ def _title(doctree: nodes.document) -> str:
     return ""
 
 
-_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def _error_message(traceback: str | None) -> str:
-    """The exception line of a traceback, without terminal colours."""
-    text = _CONTROL.sub("", _ANSI_ESCAPE.sub("", traceback or ""))
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    message = lines[-1] if lines else ""
-    return message[:300]
-
-
 def _cells(probe: ProbeOutput, doctree: nodes.document) -> list[CellRecord]:
     index_of = {count: index for index, count, _ in _mystnb.code_cells(doctree)
                 if count is not None}
-    cells = []
-    for item in probe.cells:
-        count = item.get("execution_count")
-        cells.append(CellRecord.from_dict({**item, "index": index_of.get(count)}))
-    return cells
+    return [dataclasses.replace(cell, index=index_of.get(cell.execution_count))
+            for cell in probe.cells]
 
 
 def _died_in(cells: list[CellRecord], doctree: nodes.document) -> int | None:
@@ -267,7 +253,7 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
             error_type = failing.error
         record.error = ErrorInfo(
             type=error_type,
-            message=_error_message(result.traceback),
+            message=error_message(result.traceback),
             cell_index=failing.index if failing and record.status != KERNEL_DIED
             else _died_in(record.cells, doctree),
             execution_count=failing.execution_count if failing else None,
@@ -276,31 +262,6 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
         key = _mystnb.newest_record_key(cache_path, env.doc2path(docname))
         if key:
             _save_sidecar(cache_path / SIDECAR_FOLDER / f"{key}.json", docname, record)
-    return record
-
-
-def crash_record(app: Sphinx, docname: str, error: BaseException) -> NotebookRecord | None:
-    """The record of a notebook whose kernel died and took the build down with it.
-
-    MyST-NB (through jupyter-cache) does not catch ``DeadKernelError``, so the
-    document is never read; the probe's lines still say which cells finished.
-    """
-    chain: list[BaseException] = []
-    while error is not None and error not in chain:
-        chain.append(error)
-        error = error.__cause__ or error.__context__ or getattr(error, "orig_exc", None)
-    dead = next((e for e in chain if type(e).__name__ == "DeadKernelError"), None)
-    if dead is None:
-        return None
-    probe = ProbeOutput(_probe_lines(output_file(app, docname)))
-    record = NotebookRecord(docname=docname, status=KERNEL_DIED, provenance=EXECUTED,
-                            method=_mystnb.execution_mode(app.env))
-    _fill_from_probe(probe, nodes.document("", None), record)
-    last = max((c.execution_count or 0 for c in record.cells), default=0)
-    record.error = ErrorInfo(type="DeadKernelError", message=_error_message(str(dead)),
-                             execution_count=last + 1)
-    if probe.started is not None:
-        record.executed_at = _mystnb.timestamp_to_iso(probe.started)
     return record
 
 
@@ -313,7 +274,10 @@ def _fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
         return
     record.capture = "failed" if probe.errors else "ok"
     record.capture_message = probe.errors[0] if probe.errors else None
-    record.environment = Environment.from_dict(probe.environment)
+    try:
+        record.environment = Environment.from_dict(probe.environment)
+    except SchemaError as error:
+        probe.warnings.append(f"the kernel's environment was dropped: {error}")
     record.cells = _cells(probe, doctree)
     peaks = [c.peak_memory_mb for c in record.cells if c.peak_memory_mb is not None]
     record.peak_memory_mb = max(peaks, default=None)
@@ -358,8 +322,13 @@ def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord) -> N
 def atomic_write(path: Path, text: str) -> None:
     """Write ``text`` so that readers never see a half-written file."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # never leave a temporary file behind
+            temporary.unlink(missing_ok=True)
+        raise
 
 
 # -- events ------------------------------------------------------------------------
@@ -387,6 +356,8 @@ class ExecutionRecordCollector(EnvironmentCollector):
             warn(logger, f"could not read the execution data: {type(error).__name__}: {error}",
                  "capture", location=docname)
             return
+        if not record.cells and not _mystnb.code_cells(doctree):
+            return  # executed, but without code (a status page with notebook front matter)
         stored_records(env)[docname] = record.to_dict()
         env.metadata[docname].update(page_metadata(record))
 

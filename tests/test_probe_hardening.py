@@ -163,7 +163,7 @@ def cell(count: int, seconds: Any, pid: int = 10) -> dict[str, Any]:
 def test_lines_of_another_process_are_ignored() -> None:
     child_start = {**START, "pid": 11}
     output = read_lines([START, cell(1, 0.5), child_start, cell(1, 9.0, pid=11), cell(2, 0.1)])
-    assert [(c["execution_count"], c["seconds"]) for c in output.cells] == [(1, 0.5), (2, 0.1)]
+    assert [(c.execution_count, c.seconds) for c in output.cells] == [(1, 0.5), (2, 0.1)]
     assert not output.errors and not output.warnings
 
 
@@ -174,10 +174,28 @@ def test_negative_and_non_finite_times_are_dropped_with_a_warning(tmp_path: Path
              json.dumps(cell(4, "1.5"))]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     output = capture.ProbeOutput(capture._probe_lines(path))
-    assert [c["execution_count"] for c in output.cells] == [2]
+    assert [c.execution_count for c in output.cells] == [2]
     assert len(output.warnings) == 2  # cells 1 and 4; the NaN line is not JSON at all
     assert "cell 1" in output.warnings[0] and "-1591.06" in output.warnings[0]
     assert not output.errors  # the capture still worked
+
+
+def test_one_bad_value_loses_that_cell_never_the_notebook() -> None:
+    from docutils import nodes
+
+    from sphinx_gpu_admonition.record import NotebookRecord
+
+    # an exception class named with a lone surrogate, a library version that is no text
+    bad_cell = {**cell(2, 0.2), "error": "\ud800"}
+    output = read_lines([START, cell(1, 0.5), bad_cell, cell(3, 0.1),
+                         {"kind": "libraries", "pid": 10, "libraries": {"numpy": 2}}])
+    record = NotebookRecord(docname="hostile", status="error")
+    capture._fill_from_probe(output, nodes.document("", None), record)
+    assert [c.execution_count for c in record.cells] == [1, 3]
+    assert record.capture == "ok"
+    assert len(output.warnings) == 2
+    assert any("cell 2" in w and "lone surrogate" in w for w in output.warnings)
+    assert any("environment was dropped" in w for w in output.warnings)
 
 
 def test_another_probe_version_is_one_capture_error() -> None:
@@ -217,8 +235,8 @@ def test_a_non_finite_compile_duration_is_dropped_with_one_warning(tmp_path: Pat
     run_cell(probe, 1, compiles)
     read = capture.ProbeOutput(capture._probe_lines(output))
     (measured,) = read.cells
-    assert measured["compile_seconds"] == 0.25
-    assert measured["compilations"] == {"g": 1}
+    assert measured.compile_seconds == 0.25
+    assert measured.compilations == {"g": 1}
     assert len(read.warnings) == 1 and "compile duration" in read.warnings[0]
 
 
