@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from .calibration import build_seconds, calibration_ratio, median_ratio
 from .formatting import format_seconds
 from .record import CellRecord, NotebookRecord, StatusReport
 
@@ -53,6 +54,14 @@ class CellComparison:
     ratio: float | None
     #: "compared", "new" (not in the baseline)
     state: str
+    #: how much slower the machine was (see :class:`MachineFactor`); ratios are
+    #: judged after dividing by it
+    machine_factor: float = 1.0
+
+    @property
+    def relative_ratio(self) -> float | None:
+        """The ratio beyond the machine's own slowdown."""
+        return None if self.ratio is None else self.ratio / self.machine_factor
 
 
 @dataclasses.dataclass
@@ -67,6 +76,74 @@ class NotebookComparison:
     cells: dict[int, CellComparison] = dataclasses.field(default_factory=dict)
     #: baseline cells with no counterpart in this build: (index, seconds, first line)
     gone_cells: list[tuple[int | None, float, str]] = dataclasses.field(default_factory=list)
+    machine_factor: float = 1.0
+
+    @property
+    def relative_ratio(self) -> float | None:
+        """The ratio beyond the machine's own slowdown."""
+        return None if self.ratio is None else self.ratio / self.machine_factor
+
+
+@dataclasses.dataclass(frozen=True)
+class MachineFactor:
+    """How many times slower the new build's machine was than the baseline's, overall.
+
+    From the builds' calibrations (:mod:`.calibration`) when both have one, else the
+    median ratio of the notebooks executed in both on the same backend (at least
+    three), else unknown (``factor`` None: ratios are judged as they are).
+    """
+
+    factor: float | None
+    #: "calibration", "notebooks" or "unknown"
+    source: str
+
+    def sentence(self, slower: int, machine: str = "this runner") -> str:
+        """``"this runner was 1.9x slower overall; 1 notebook slower beyond that"``."""
+        noun = "notebook" if slower == 1 else "notebooks"
+        factor = self.factor
+        if factor is None:
+            return (f"the speed of {machine} is unknown (no calibration, fewer than three "
+                    f"notebooks in both builds); {slower} {noun} slower than the baseline")
+        if abs(factor - 1) < 0.05:
+            speed = f"{machine} was about as fast as the baseline's"
+        elif factor > 1:
+            speed = f"{machine} was {factor:.1f}x slower overall"
+        else:
+            speed = f"{machine} was {1 / factor:.1f}x faster overall"
+        return f"{speed}; {slower} {noun} slower beyond that"
+
+
+def _same_machine_kind(current: NotebookRecord, baseline: NotebookRecord) -> bool:
+    """Whether a difference in time is machine speed, not a change of device (CPU to GPU)."""
+    return current.environment.backend == baseline.environment.backend
+
+
+def machine_factor(report: StatusReport, baseline: StatusReport) -> MachineFactor:
+    before = baseline.by_docname()
+    pairs = [(nb, before[nb.docname]) for nb in report.notebooks
+             if nb.docname in before and nb.executed and before[nb.docname].executed
+             and _same_machine_kind(nb, before[nb.docname])]
+    per_notebook = [calibration_ratio(nb.calibration_seconds, old.calibration_seconds)
+                    for nb, old in pairs]
+    known = [r for r in per_notebook if r is not None]
+    if known:
+        return MachineFactor(median_ratio(known) or sum(known) / len(known), "calibration")
+    build_ratio = calibration_ratio(build_seconds(report.build), build_seconds(baseline.build))
+    if build_ratio is not None:
+        return MachineFactor(build_ratio, "calibration")
+    median = median_ratio(nb.seconds / old.seconds for nb, old in pairs if old.seconds > 0)
+    if median is not None:
+        return MachineFactor(median, "notebooks")
+    return MachineFactor(None, "unknown")
+
+
+def notebook_machine_factor(current: NotebookRecord, baseline: NotebookRecord,
+                            overall: MachineFactor) -> float:
+    """The factor for one notebook: its own machines' calibrations where both are known."""
+    if not _same_machine_kind(current, baseline):
+        return 1.0
+    own = calibration_ratio(current.calibration_seconds, baseline.calibration_seconds)
+    return own or overall.factor or 1.0
 
 
 def _ratio(now: float, before: float | None) -> float | None:
@@ -80,9 +157,14 @@ def _cell_key(cell: CellRecord) -> int | None:
 
 
 def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
-                      thresholds: Thresholds) -> NotebookComparison:
+                      thresholds: Thresholds,
+                      overall: MachineFactor = MachineFactor(None, "unknown"),
+                      ) -> NotebookComparison:
+    """``current`` against ``baseline``; a regression is slower beyond the machine factor
+    (``overall``, or the two notebooks' own calibrations) and past the minimum time."""
     if baseline is None:
         return NotebookComparison(None, None, None, None, "new")
+    factor = notebook_machine_factor(current, baseline, overall)
     before_cells = {_cell_key(c): c for c in baseline.cells}
     cells: dict[int, CellComparison] = {}
     for position, cell in enumerate(current.cells):
@@ -91,11 +173,11 @@ def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
             cells[position] = CellComparison(None, None, "new")
         else:
             cells[position] = CellComparison(old.seconds, _ratio(cell.seconds, old.seconds),
-                                             "compared")
+                                             "compared", factor)
     ratio = _ratio(current.seconds, baseline.seconds) if baseline.executed else None
     regression = (
         ratio is not None and current.seconds >= thresholds.slow_cell_min_seconds
-        and ratio >= thresholds.regression_ratio
+        and ratio / factor >= thresholds.regression_ratio
     )
     return NotebookComparison(
         baseline_seconds=baseline.seconds if baseline.executed else None,
@@ -106,6 +188,7 @@ def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
         regression=regression,
         cells=cells,
         gone_cells=[(c.index, c.seconds, c.first_line) for c in before_cells.values()],
+        machine_factor=factor,
     )
 
 
@@ -123,10 +206,13 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
     total = notebook.cells_seconds
     if total > 0 and len(notebook.cells) > 1 and seconds / total >= thresholds.slow_cell_share:
         flags.append(Flag("share", f"{seconds / total:.0%} of the notebook's cell time"))
-    if (comparison is not None and comparison.ratio is not None
-            and comparison.ratio >= thresholds.regression_ratio):
+    relative = comparison.relative_ratio if comparison is not None else None
+    if comparison is not None and relative is not None and relative >= thresholds.regression_ratio:
+        beyond = (f"; {relative:.1f}x beyond the machine's {comparison.machine_factor:.1f}x"
+                  if abs(comparison.machine_factor - 1) >= 0.05 else "")
         flags.append(Flag("regression", f"{comparison.ratio:.1f}x slower than the baseline "
-                                        f"({format_seconds(comparison.baseline_seconds or 0)})"))
+                                        f"({format_seconds(comparison.baseline_seconds or 0)})"
+                                        f"{beyond}"))
     if not flags:
         return flags
     if (cell.compile_seconds and seconds > 0  # a 0 s cell: --min-seconds 0
@@ -178,11 +264,14 @@ class NotebookAnalysis:
 
 
 def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
-                     baseline: dict[str, NotebookRecord] | None = None) -> NotebookAnalysis:
+                     baseline: dict[str, NotebookRecord] | None = None,
+                     machine: MachineFactor = MachineFactor(None, "unknown"),
+                     ) -> NotebookAnalysis:
     """Flags of one notebook; ``baseline`` maps docnames to the baseline's records."""
     comparison = None
     if baseline is not None:
-        comparison = compare_notebooks(notebook, baseline.get(notebook.docname), thresholds)
+        comparison = compare_notebooks(notebook, baseline.get(notebook.docname), thresholds,
+                                       machine)
     compilations = notebook.compilations_by_function()
     flags = [
         flag_cell(cell, notebook, thresholds,
@@ -198,6 +287,13 @@ class BuildAnalysis:
     #: notebooks only in the baseline
     gone: list[NotebookRecord]
     baseline: StatusReport | None
+    #: the new machine's speed relative to the baseline's (None without a baseline)
+    machine: MachineFactor | None = None
+
+    @property
+    def regressed(self) -> list[NotebookAnalysis]:
+        """Notebooks slower than the baseline beyond the machine factor."""
+        return [a for a in self.notebooks if a.comparison is not None and a.comparison.regression]
 
     def to_dict(self) -> dict[str, Any]:
         data = {a.notebook.docname: a.to_dict() for a in self.notebooks}
@@ -211,9 +307,12 @@ class BuildAnalysis:
 def analyse(report: StatusReport, thresholds: Thresholds,
             baseline: StatusReport | None = None) -> BuildAnalysis:
     by_docname = baseline.by_docname() if baseline is not None else None
-    analyses = [analyse_notebook(nb, thresholds, by_docname) for nb in report.notebooks]
+    machine = machine_factor(report, baseline) if baseline is not None else None
+    analyses = [analyse_notebook(nb, thresholds, by_docname,
+                                 machine or MachineFactor(None, "unknown"))
+                for nb in report.notebooks]
     gone: list[NotebookRecord] = []
     if baseline is not None:
         present = {nb.docname for nb in report.notebooks}
         gone = [nb for nb in baseline.notebooks if nb.docname not in present]
-    return BuildAnalysis(analyses, gone, baseline)
+    return BuildAnalysis(analyses, gone, baseline, machine)

@@ -32,7 +32,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
-from . import _mystnb
+from . import _mystnb, calibration
 from .config import get_config
 from .envdata import env_data
 from .formatting import error_message
@@ -234,6 +234,8 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
     if cache_path is not None and result.succeeded and not probe.seen:
         hit_key = _mystnb.hit_record_key(cache_path, result.mtime)
     record.provenance = CACHE if hit_key else EXECUTED
+    if not hit_key:  # a cache hit keeps the calibration of the build that executed it
+        record.calibration_seconds = (calibration.of_build(app) or {}).get("seconds")
 
     if hit_key:
         _restore_from_sidecar(cache_path / SIDECAR_FOLDER / f"{hit_key}.json", docname, record)

@@ -113,6 +113,12 @@ def _flag(value: Any) -> bool:
     return value
 
 
+def _auto_or_flag(value: Any) -> str | bool:
+    if value != "auto" and not isinstance(value, bool):
+        raise ConfigValueError("must be 'auto', True or False")
+    return value
+
+
 def _paths(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
@@ -213,7 +219,8 @@ class GpuConfig:
         "A function compiled at least this many times in a notebook gets a recompile hint.")
     regression_ratio: float = _option(
         1.5, (int, float), _ratio_above_one,
-        "A cell or notebook this many times slower than the baseline is a regression.")
+        "A cell or notebook this many times slower than the baseline, beyond the "
+        "machine's own slowdown (its calibration), is a regression.")
     status_baseline: str | None = _option(
         None, (str, type(None)), _optional_text,
         "Path (relative to the source folder) of a previous build's execution-status.json.")
@@ -230,6 +237,11 @@ class GpuConfig:
         "File name of the JUnit XML in the output folder; None disables it.", "")
     status_console: bool = _option(
         True, (bool,), _flag, "Print a short execution summary at the end of the build.", "")
+    github_annotations: str | bool = _option(
+        "auto", (str, bool), _auto_or_flag,
+        "GitHub Actions output at the end of the build: annotations at the source of "
+        "failed, flagged and regressed cells, a job summary and step outputs; 'auto': "
+        "when GITHUB_ACTIONS is 'true'.", "")
     warn_slow_cells: bool = _option(
         False, (bool,), _flag,
         "Warn (gpu_admonition.slow_cell) for every flagged cell, so -W fails on them.", "")

@@ -199,6 +199,9 @@ class CellRecord(Loadable):
     loops: list[str] = dataclasses.field(default_factory=list)
     #: resident memory of the kernel process after the cell (peak so far)
     peak_memory_mb: float | None = None
+    #: line of the cell in the source file (text notebooks; None for .ipynb sources),
+    #: so that CI annotations point at it from the JSON alone
+    line: int | None = dataclasses.field(default=None, metadata={"minimum": 1})
 
     @property
     def compilation_count(self) -> int:
@@ -234,6 +237,12 @@ class NotebookRecord(Loadable):
     capture: str = choices(CAPTURE_STATES, default="missing")
     capture_message: str | None = None
     peak_memory_mb: float | None = None
+    #: the source file, relative to the repository root when the build knew it
+    #: (``GITHUB_WORKSPACE`` or the current folder), for CI annotations
+    source: str | None = None
+    #: the machine calibration (:mod:`.calibration`) of the build that executed the
+    #: notebook, so that merged builds keep the speed of each notebook's machine
+    calibration_seconds: float | None = None
 
     @property
     def cells_seconds(self) -> float:
@@ -580,7 +589,7 @@ def read_status(path: str | Path) -> StatusReport:
 #: A record saved beside a cached notebook; the version is bumped whenever the record
 #: model changes, so a cache restored from another release is never misread.
 SIDECAR_ID = "sphinx-gpu-admonition/capture-sidecar"
-SIDECAR_VERSION = 1
+SIDECAR_VERSION = 2
 
 
 def sidecar_dict(record: NotebookRecord) -> dict[str, Any]:

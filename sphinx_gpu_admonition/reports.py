@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.util import logging
 
-from . import __version__, _mystnb
+from . import __version__, _mystnb, calibration, github
 from .analysis import BuildAnalysis, analyse
 from .baseline import get_baseline, thresholds
 from .capture import all_records, atomic_write
@@ -35,7 +36,7 @@ from .record import (
     StatusReport,
     sorted_slowest_first,
 )
-from .status_page import build_analysis
+from .status_page import build_analysis, cell_lines
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
@@ -72,6 +73,8 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
     ``failure`` is the exception that stopped the build.
     """
     records = {nb.docname: nb for nb in all_records(app.env) + (extra or [])}
+    for record in records.values():
+        _locate_source(app, record)
     report = StatusReport(
         notebooks=[records[name] for name in sorted(records)],
         build={
@@ -83,13 +86,39 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
             "generator": f"sphinx-gpu-admonition {__version__}",
             "outcome": BUILD_FAILED if failure is not None else BUILD_SUCCEEDED,
             "failure": failure_text(failure) if failure is not None else None,
+            "calibration": calibration.of_build(app),
         },
     )
+    if report.build["calibration"] is None:  # the build stopped before builder-inited
+        del report.build["calibration"]
     # the build's own analysis unless a crashed notebook joins the records
     analysis = (analyse(report, thresholds(app), get_baseline(app)) if extra
                 else build_analysis(app))
     report.analysis = analysis.to_dict()
     return report, analysis
+
+
+def repository_path(path: Path) -> str:
+    """``path`` relative to the repository root (``GITHUB_WORKSPACE``, else the current
+    folder) when it lies inside it, else absolute: how CI annotations name files."""
+    root = Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
+    path = path.resolve()
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _locate_source(app: Sphinx, record: NotebookRecord) -> None:
+    """The record's source file and, for text notebooks, each cell's line (the lines
+    the status page's warnings use): what annotations need, from the JSON alone."""
+    source = Path(app.env.doc2path(record.docname))
+    record.source = repository_path(source)
+    if source.suffix == ".ipynb":  # a line of the JSON file would mean nothing to a reader
+        return
+    lines = cell_lines(app.env).get(record.docname, {})
+    for cell in record.cells:
+        cell.line = lines.get(cell.index) if cell.index is not None else None
 
 
 #: characters XML 1.0 cannot hold, even escaped (control characters, lone surrogates)
@@ -214,6 +243,30 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
     if config.status_console:
         for line in summary_lines(report, analysis):
             logger.info(line)
+    if github.enabled(config.github_annotations):
+        _write_github(app, report)
+
+
+def _write_github(app: Sphinx, report: StatusReport) -> None:
+    """Annotations, job summary and step outputs for GitHub Actions."""
+    from .cli import github_summary  # the same Markdown as ``report --markdown``
+
+    config = get_config(app.config)
+    baseline = get_baseline(app)
+    # analysed again: the build's shared analysis holds records without source lines
+    analysis = analyse(report, thresholds(app), baseline)
+    github.write_annotations(github.annotations(report, analysis), sys.stderr)
+    outdir = Path(app.outdir)
+    values = github.output_values(
+        report, analysis,
+        repository_path(outdir / config.status_json) if config.status_json else None,
+        repository_path(outdir / config.status_junit) if config.status_junit else None)
+    try:
+        github.append_summary(github_summary(report, analysis, baseline))
+        github.append_outputs(values)
+    except OSError as error:
+        warn(logger, f"could not write the GitHub Actions job summary or outputs: {error}",
+             "output")
 
 
 def _remove_previous_reports(app: Sphinx) -> None:
@@ -230,5 +283,6 @@ def _remove_previous_reports(app: Sphinx) -> None:
 
 
 def setup_reports(app: Sphinx) -> Any:
+    calibration.setup_calibration(app)
     app.connect("builder-inited", _remove_previous_reports)
     app.connect("build-finished", write_reports)

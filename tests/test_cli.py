@@ -605,3 +605,87 @@ def test_summary_sentence():
         "GPU build is 3.2x faster than CPU build overall (12.5 s vs 40.0 s, 4 notebooks in both)")
     assert "slower" in cli.summary_sentence("A", "B", 2.0, 1, 1.0, 2.0)
     assert "about as long" in cli.summary_sentence("A", "B", 1.01, 1, 1.0, 1.01)
+
+
+# -- the machine factor (noise-aware comparison) -----------------------------------------------
+def _timed_report(seconds: dict[str, float], calibration: float | None = None,
+                  backend: str | None = None) -> StatusReport:
+    from sphinx_gpu_admonition.record import Environment, JaxInfo
+
+    build = {} if calibration is None else {"calibration": {"seconds": calibration,
+                                                            "workload": 1}}
+    return StatusReport([NotebookRecord(
+        docname=name, status="ok", provenance="executed", runtime_seconds=time,
+        capture="ok", environment=Environment(jax=JaxInfo(backend=backend)))
+        for name, time in seconds.items()], build)
+
+
+def _compare(a: StatusReport, b: StatusReport, **options) -> dict:
+    return cli.summarise_compare(a, b, "a.json", "b.json", None, None,
+                                 options.get("fail_above"), 1.0, 0)
+
+
+def test_a_uniformly_slower_machine_is_not_a_regression():
+    a = _timed_report({"x": 10.0, "y": 20.0, "z": 5.0}, calibration=0.02)
+    b = _timed_report({"x": 19.0, "y": 41.0, "z": 9.5}, calibration=0.04)
+    data = _compare(a, b, fail_above=1.5)
+    assert data["machine"]["source"] == "calibration"
+    assert data["machine"]["text"] == ("The machine of the new build was 2.0x slower overall; "
+                                       "0 notebooks slower beyond that")
+    assert data["slower_notebooks"] == [] and data["regressions"] == []
+    # the same times on an equally fast machine are regressions
+    same_speed = _compare(a, _timed_report({"x": 19.0, "y": 41.0, "z": 9.5}, 0.02),
+                          fail_above=1.5)
+    assert same_speed["slower_notebooks"] == ["x", "y", "z"]
+
+
+def test_a_notebook_slower_beyond_the_machine_is_a_regression():
+    a = _timed_report({"x": 10.0, "y": 20.0, "z": 5.0}, calibration=0.02)
+    b = _timed_report({"x": 20.0, "y": 40.0, "z": 30.0}, calibration=0.04)
+    data = _compare(a, b, fail_above=1.5)
+    assert data["slower_notebooks"] == ["z"]
+    assert data["machine"]["text"].endswith("; 1 notebook slower beyond that")
+    assert [row["docname"] for row in data["notebooks"] if row["regression"]] == ["z"]
+
+
+def test_without_calibration_the_median_notebook_is_the_machine():
+    a = _timed_report({"w": 10.0, "x": 10.0, "y": 10.0, "z": 10.0})
+    b = _timed_report({"w": 18.0, "x": 20.0, "y": 22.0, "z": 60.0})
+    data = _compare(a, b)
+    assert data["machine"]["source"] == "notebooks"
+    assert data["slower_notebooks"] == ["z"]
+    # with fewer than three notebooks in both, one slow notebook cannot excuse itself
+    few = _compare(_timed_report({"z": 10.0, "w": 10.0}), _timed_report({"z": 60.0, "w": 10.0}))
+    assert few["machine"]["factor"] is None
+    assert few["slower_notebooks"] == ["z"]
+    assert "unknown" in few["machine"]["text"]
+
+
+def test_the_machine_factor_never_excuses_a_change_of_backend():
+    a = _timed_report({"x": 10.0, "y": 10.0, "z": 10.0}, calibration=0.02, backend="gpu")
+    b = _timed_report({"x": 40.0, "y": 40.0, "z": 40.0}, calibration=0.04, backend="cpu")
+    data = _compare(a, b)
+    assert data["slower_notebooks"] == ["x", "y", "z"]  # a GPU to CPU change is hardware
+
+
+def test_report_and_compare_write_github_output_from_the_json(run_cli, builds, tmp_path,
+                                                              monkeypatch):
+    summary, outputs = tmp_path / "summary.md", tmp_path / "outputs"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    quiet = run_cli("report", str(builds["a"]))  # not on GitHub: nothing written
+    assert "::" not in quiet.err and not summary.exists()
+    completed = run_cli("report", str(builds["a"]), "--github")
+    assert completed.returncode == 1
+    errors = [line for line in completed.err.splitlines() if line.startswith("::error ")]
+    assert len(errors) == 1 and ",title=Notebook failed%3A failing::" in errors[0]
+    assert "file=" in errors[0] and "failing.md" in errors[0]
+    assert summary.read_text().startswith("### ❌ Notebook execution: 4 notebooks")
+    assert "failed=1" in outputs.read_text().splitlines()
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    compared = run_cli("compare", str(builds["a"]), str(builds["b"]), "--markdown")
+    assert "::error " in compared.err and "::" not in compared.stdout  # stdout: the comment
+    assert "slower beyond that" in summary.read_text().split("### ❌ Notebook execution")[1]
+    assert "::" not in run_cli("compare", str(builds["a"]), str(builds["b"]),
+                               "--no-github").err

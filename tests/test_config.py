@@ -27,6 +27,7 @@ WRONG = {
     "status_json": "out/status.json",
     "status_junit": True,
     "status_console": 1,
+    "github_annotations": "yes",
     "warn_slow_cells": "false",
     "warn_regressions": None,
 }

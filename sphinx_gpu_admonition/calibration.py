@@ -1,0 +1,92 @@
+"""How fast the build's machine is: a small fixed workload, timed once per build.
+
+CI runners of one type differ in speed from run to run (a noisy neighbour, a
+throttled CPU).  A notebook that is 1.9x slower on a runner that is 1.9x slower
+overall did not regress.  Each build times :func:`workload` in the builder process
+at ``builder-inited`` (about 50 ms, best of :data:`RUNS`) and stores it as
+``build.calibration``; every notebook the build executes keeps the time in
+``calibration_seconds``, so a merged build knows the speed of each notebook's
+machine.  :func:`machine_factor` turns two builds into one factor that
+:mod:`.analysis` divides ratios by before it calls a notebook regressed.
+
+The workload is pure Python (interpreter speed is what most notebook time on a
+CPU depends on, and it needs no third-party package); bump
+:data:`WORKLOAD_VERSION` whenever it changes, since times of different workloads
+are not comparable.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from sphinx.application import Sphinx
+
+WORKLOAD_VERSION = 1
+#: runs of the workload; the best one is kept (the least disturbed by the scheduler)
+RUNS = 3
+_SIZE = 100_000
+_ATTRIBUTE = "_gpu_admonition_calibration"
+#: the median notebook ratio is the machine factor only with at least this many
+#: notebooks on both sides: with fewer, one regressed notebook would be its own excuse
+MIN_NOTEBOOKS_FOR_MEDIAN = 3
+
+
+def workload() -> int:
+    """A fixed mix of integer arithmetic, float arithmetic and dict / list work."""
+    total = 0
+    table: dict[int, float] = {}
+    for i in range(_SIZE):
+        total = (total * 31 + i) % 1_000_003
+        table[i % 997] = table.get(i % 997, 0.0) + (i ** 0.5) / (1 + total)
+    items = sorted(table.items(), key=lambda kv: kv[1])
+    return total + len(items)
+
+
+def measure(runs: int = RUNS) -> dict[str, Any]:
+    """``{"seconds": best time of the workload, "workload": WORKLOAD_VERSION}``."""
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        workload()
+        best = min(best, time.perf_counter() - start)
+    return {"seconds": best, "workload": WORKLOAD_VERSION}
+
+
+def of_build(app: Sphinx) -> dict[str, Any] | None:
+    """This build's calibration (measured at ``builder-inited``), None before that."""
+    return getattr(app, _ATTRIBUTE, None)
+
+
+def _calibrate(app: Sphinx) -> None:
+    setattr(app, _ATTRIBUTE, measure())
+
+
+def setup_calibration(app: Sphinx) -> None:
+    app.connect("builder-inited", _calibrate)
+
+
+def build_seconds(build: dict[str, Any]) -> float | None:
+    """The calibration time a status document's ``build`` states, if it is this workload's."""
+    calibration = build.get("calibration")
+    if not isinstance(calibration, dict) or calibration.get("workload") != WORKLOAD_VERSION:
+        return None
+    seconds = calibration.get("seconds")
+    return seconds if isinstance(seconds, (int, float)) and seconds > 0 else None
+
+
+def calibration_ratio(now: float | None, before: float | None) -> float | None:
+    """How many times slower the machine of ``now`` was (None when either is unknown)."""
+    if not now or not before or now <= 0 or before <= 0:
+        return None
+    return now / before
+
+
+def median_ratio(ratios: Iterable[float]) -> float | None:
+    """The median of notebook ratios, None with fewer than :data:`MIN_NOTEBOOKS_FOR_MEDIAN`."""
+    values = [r for r in ratios if r > 0]
+    if len(values) < MIN_NOTEBOOKS_FOR_MEDIAN:
+        return None
+    return statistics.median(values)

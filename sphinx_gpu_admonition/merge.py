@@ -1,0 +1,174 @@
+"""Combine the work of several CI jobs: status files and jupyter-caches.
+
+A book that outgrows one runner executes a share of its notebooks in each job of
+a matrix (``nb_execution_excludepatterns`` per shard), each into its own
+jupyter-cache.  :func:`merge_reports` makes one ``execution-status.json`` of the
+jobs' files, and :func:`merge_caches` one jupyter-cache of their caches, so that a
+final build renders every notebook from the cache with the capture data (and
+machine) of the job that executed it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import statistics
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .calibration import WORKLOAD_VERSION, build_seconds
+from .capture import SIDECAR_FOLDER, atomic_write
+from .record import (
+    BUILD_FAILED,
+    BUILD_SUCCEEDED,
+    CACHE,
+    EARLIER_BUILD,
+    EXECUTED,
+    NOT_EXECUTED,
+    NotebookRecord,
+    StatusReport,
+)
+from .reports import _build_time
+
+#: which job's record of a notebook counts: the one that executed it, then one that
+#: reused the cache, then an earlier build's, then one that did not execute it
+PROVENANCE_RANK = {EXECUTED: 3, CACHE: 2, EARLIER_BUILD: 1, NOT_EXECUTED: 0}
+
+
+@dataclasses.dataclass
+class Conflict:
+    """A notebook executed by more than one job."""
+
+    docname: str
+    #: the inputs that executed it, in the order given
+    sources: list[str]
+    chosen: str
+
+    def message(self) -> str:
+        return (f"{self.docname} was executed in {len(self.sources)} jobs "
+                f"({', '.join(self.sources)}); using {self.chosen}")
+
+
+def _executed_time(record: NotebookRecord) -> float:
+    try:
+        return datetime.fromisoformat(record.executed_at or "").timestamp()
+    except ValueError:
+        return float("-inf")
+
+
+def _pick(candidates: list[tuple[int, str, NotebookRecord]]) -> tuple[int, str, NotebookRecord]:
+    """The record that counts among (input position, source, record) of one notebook.
+
+    The best provenance wins.  Among executions (a conflict) a failure wins, so that
+    a merge never hides one, then the latest execution, then the earlier input; the
+    result does not depend on the order of the inputs beyond that last tie.
+    """
+    return min(candidates, key=lambda item: (
+        -PROVENANCE_RANK[item[2].provenance], not item[2].failed,
+        -_executed_time(item[2]), item[0]))
+
+
+def merge_reports(inputs: list[tuple[str, StatusReport]]) -> tuple[StatusReport, list[Conflict]]:
+    """One report of ``(source name, report)`` pairs, and the conflicts resolved."""
+    candidates: dict[str, list[tuple[int, str, NotebookRecord]]] = {}
+    for position, (source, report) in enumerate(inputs):
+        for record in report.notebooks:
+            candidates.setdefault(record.docname, []).append((position, source, record))
+    chosen: dict[str, tuple[int, str, NotebookRecord]] = {}
+    conflicts: list[Conflict] = []
+    for docname in sorted(candidates):
+        position, source, record = chosen[docname] = _pick(candidates[docname])
+        executed = [s for _, s, r in candidates[docname] if r.provenance == EXECUTED]
+        if len(executed) > 1:
+            conflicts.append(Conflict(docname, executed, source))
+    analysis: dict[str, Any] = {}
+    for docname, (position, _, _) in chosen.items():
+        entry = inputs[position][1].analysis.get(docname)
+        if entry is not None:
+            analysis[docname] = entry
+    merged = StatusReport(notebooks=[chosen[name][2] for name in sorted(chosen)],
+                          build=_merged_build(inputs, chosen), analysis=analysis)
+    return merged, conflicts
+
+
+def _merged_build(inputs: list[tuple[str, StatusReport]],
+                  chosen: dict[str, tuple[int, str, NotebookRecord]]) -> dict[str, Any]:
+    builds = [report.build for _, report in inputs]
+    first = builds[0] if builds else {}
+    failures = [f"{source}: {report.build.get('failure') or 'the build stopped'}"
+                for source, report in inputs if report.build.get("outcome") == BUILD_FAILED]
+    build: dict[str, Any] = {
+        "created": _build_time(),
+        "project": first.get("project"),
+        "builder": first.get("builder", ""),
+        "execution_mode": first.get("execution_mode"),
+        "sphinx": first.get("sphinx", ""),
+        "generator": f"sphinx-gpu-admonition {__version__} (merge)",
+        "outcome": BUILD_FAILED if failures else BUILD_SUCCEEDED,
+        "failure": "; ".join(failures) or None,
+        "merged_from": [{
+            "source": source, "created": report.build.get("created"),
+            "outcome": report.build.get("outcome"),
+            "notebooks": sorted(name for name, (position, _, _) in chosen.items()
+                                if position == index),
+        } for index, (source, report) in enumerate(inputs)],
+    }
+    # one speed for the whole: the median of the jobs' calibrations (each notebook
+    # keeps its own job's in calibration_seconds, which comparisons prefer)
+    seconds = [s for s in (build_seconds(b) for b in builds) if s is not None]
+    if seconds:
+        build["calibration"] = {"seconds": statistics.median(seconds),
+                                "workload": WORKLOAD_VERSION}
+    return build
+
+
+def write_report(path: Path, report: StatusReport) -> None:
+    import json
+
+    atomic_write(path, json.dumps(report.to_dict(), indent=1, sort_keys=True,
+                                  ensure_ascii=False))
+
+
+# -- jupyter-caches ---------------------------------------------------------------------------
+class CacheError(ValueError):
+    """A folder that is not a jupyter-cache."""
+
+
+def merge_caches(target: Path, sources: list[Path]) -> list[str]:
+    """Copy every notebook cached in ``sources`` into the jupyter-cache ``target``
+    (created when missing), with the capture data saved beside it.
+
+    Goes through jupyter-cache's API (``get_cache_bundle`` / ``cache_notebook_bundle``),
+    which keeps each notebook's hash, outputs, artifacts and ``execution_seconds``:
+    a build on ``target`` then hits for all of them.  A notebook already in
+    ``target`` (same hash, so the same code) is kept.  Returns the sources of the
+    notebooks copied (``uri`` as the cache recorded it).
+    """
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    for source in sources:
+        if not (source / "global.db").is_file():
+            raise CacheError(f"{source}: not a jupyter-cache (no global.db)")
+    out = get_cache(str(target))
+    present = {record.hashkey for record in out.list_cache_records()}
+    copied: list[str] = []
+    for source in sources:
+        cache = get_cache(str(source))
+        for record in cache.list_cache_records():
+            if record.hashkey in present:
+                continue
+            bundle = cache.get_cache_bundle(record.pk)
+            out.cache_notebook_bundle(
+                CacheBundleIn(bundle.nb, record.uri, artifacts=bundle.artifacts,
+                              data=dict(record.data or {})),
+                check_validity=False)
+            present.add(record.hashkey)
+            copied.append(record.uri)
+            sidecar = source / SIDECAR_FOLDER / f"{record.hashkey}.json"
+            if sidecar.is_file():
+                (target / SIDECAR_FOLDER).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(sidecar, target / SIDECAR_FOLDER / sidecar.name)
+    return copied

@@ -1,0 +1,97 @@
+"""GitHub Actions output as pure functions: escaping, annotations, summary, outputs.
+
+The end-to-end run (a real Sphinx build and the command line on GitHub
+variables) is tests/test_workflow.py; these tests cover what it cannot reach
+cheaply: escaping of hostile text, the annotation limit, .ipynb sources, the
+output file format and the ``auto`` switch.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sphinx_gpu_admonition import github
+from sphinx_gpu_admonition.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.record import CellRecord, ErrorInfo, NotebookRecord, StatusReport
+
+
+def _notebook(docname: str, source: str | None, cells: list[tuple[float, int | None]],
+              **fields: object) -> NotebookRecord:
+    return NotebookRecord(
+        docname=docname, status=fields.pop("status", "ok"), provenance="executed",
+        source=source, capture="ok",
+        cells=[CellRecord(index=i, execution_count=i + 1, seconds=s, first_line=f"step_{i}()",
+                          line=line) for i, (s, line) in enumerate(cells)], **fields)
+
+
+def test_escaping_follows_the_runner() -> None:
+    assert github.escape_data("50% done\r\nnext") == "50%25 done%0D%0Anext"
+    assert github.escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+    # a title cannot end the properties or the command early
+    line = github.command("warning", "x::y", file="a,b.md", title="t: u")
+    assert line == "::warning file=a%2Cb.md,title=t%3A u::x::y"
+    assert github.command("notice", "plain") == "::notice::plain"
+
+
+def test_failure_and_flagged_cells_are_annotated_at_their_lines() -> None:
+    failed = _notebook("lectures/bad", "lectures/bad.md", [(0.1, 10), (0.0, 14)],
+                       status="error", error=ErrorInfo("ValueError", "bad: value", 1, 2))
+    failed.cells[1].error = "ValueError"
+    slow = _notebook("lectures/slow", "lectures/slow.md", [(12.0, 8), (0.1, 20)])
+    report = StatusReport([failed, slow])
+    lines = github.annotations(report, analyse(report, Thresholds()))
+    assert lines[0] == ("::error file=lectures/bad.md,line=14,title=Notebook failed%3A "
+                        "lectures/bad::error in cell 1: ValueError: bad: value")
+    assert lines[1].startswith("::warning file=lectures/slow.md,line=8,title=Slow cell 0 of "
+                               "lectures/slow (12")
+    assert lines[1].endswith("%0Astep_0()")
+    assert len(lines) == 2
+
+
+def test_ipynb_sources_are_annotated_at_the_file() -> None:
+    notebook = _notebook("nb", "lectures/nb.ipynb", [(12.0, None)])
+    report = StatusReport([notebook])
+    (line,) = github.annotations(report, analyse(report, Thresholds()))
+    assert line.startswith("::warning file=lectures/nb.ipynb,title=")
+
+
+def test_absolute_sources_are_made_relative_to_the_workspace(tmp_path) -> None:
+    inside = str(tmp_path / "repo" / "lectures" / "a.md")
+    assert github.annotation_file(inside, str(tmp_path / "repo")) == "lectures/a.md"
+    assert github.annotation_file("/elsewhere/a.md", str(tmp_path)) == "/elsewhere/a.md"
+    assert github.annotation_file(None) is None
+
+
+def test_annotations_stop_at_the_limit_with_a_notice() -> None:
+    notebooks = [_notebook(f"nb{i:02d}", f"nb{i:02d}.md", [(11.0, 3)]) for i in range(60)]
+    report = StatusReport(notebooks)
+    lines = github.annotations(report, analyse(report, Thresholds()))
+    assert len(lines) == github.MAX_ANNOTATIONS
+    assert lines[-1].startswith("::notice title=More execution annotations::11 more")
+
+
+def test_outputs_and_summary_append_to_the_runner_files(tmp_path) -> None:
+    outputs, summary = tmp_path / "out", tmp_path / "summary.md"
+    environ = {"GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(summary)}
+    outputs.write_text("earlier=1\n")
+    github.append_outputs({"failed": 2, "status-json": "a b.json", "text": "two\nlines"},
+                          environ)
+    lines = outputs.read_text().splitlines()
+    assert lines[:3] == ["earlier=1", "failed=2", "status-json=a b.json"]
+    delimiter = lines[3].split("<<", 1)[1]
+    assert lines[3] == f"text<<{delimiter}" and lines[4:] == ["two", "lines", delimiter]
+    github.append_summary(["### one"], environ)
+    github.append_summary(["### two"], environ)
+    assert summary.read_text() == "### one\n\n### two\n\n"
+    assert github.append_outputs({"x": 1}, {}) is None  # not on GitHub: nothing written
+
+
+@pytest.mark.parametrize(("setting", "environ", "expected"), [
+    ("auto", {"GITHUB_ACTIONS": "true"}, True),
+    ("auto", {}, False),
+    ("auto", {"GITHUB_ACTIONS": "false"}, False),
+    (True, {}, True),
+    (False, {"GITHUB_ACTIONS": "true"}, False),
+])
+def test_auto_means_on_github_actions(setting, environ, expected) -> None:
+    assert github.enabled(setting, environ) is expected

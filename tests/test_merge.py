@@ -1,0 +1,127 @@
+"""``merge`` and ``merge-cache``: several jobs' work combined into one.
+
+The rules run in-process on small reports; the real sharded build (two shards,
+their caches merged, a site built from the merged cache) is tests/test_workflow.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sphinx_gpu_admonition import cli
+from sphinx_gpu_admonition.merge import merge_reports
+from sphinx_gpu_admonition.record import (
+    Environment,
+    Host,
+    NotebookRecord,
+    StatusReport,
+    read_status,
+)
+
+
+def _record(docname: str, provenance: str, status: str = "ok", cpu: str = "cpu A",
+            executed_at: str | None = None, calibration: float | None = None
+            ) -> NotebookRecord:
+    return NotebookRecord(
+        docname=docname, status=status, provenance=provenance, runtime_seconds=1.0,
+        executed_at=executed_at, capture="ok" if provenance != "none" else "missing",
+        environment=Environment(host=Host(cpu=cpu)), calibration_seconds=calibration)
+
+
+def _report(*records: NotebookRecord, outcome: str = "succeeded",
+            calibration: float | None = None) -> StatusReport:
+    build = {"created": "2026-11-30T10:00:00+00:00", "outcome": outcome, "builder": "html",
+             "sphinx": "9.0"}
+    if calibration is not None:
+        build["calibration"] = {"seconds": calibration, "workload": 1}
+    return StatusReport(list(records), build)
+
+
+def test_each_notebook_comes_from_the_job_that_executed_it() -> None:
+    shard_1 = _report(_record("a", "executed", cpu="cpu 1", calibration=0.02),
+                      _record("b", "none", status="excluded"), calibration=0.02)
+    shard_2 = _report(_record("a", "none", status="excluded"),
+                      _record("b", "executed", cpu="cpu 2", calibration=0.04),
+                      _record("c", "cache", cpu="cpu 0"), calibration=0.04)
+    merged, conflicts = merge_reports([("one.json", shard_1), ("two.json", shard_2)])
+    assert conflicts == []
+    by_name = merged.by_docname()
+    assert [nb.docname for nb in merged.notebooks] == ["a", "b", "c"]
+    assert by_name["a"].environment.host.cpu == "cpu 1"  # machines kept per notebook
+    assert by_name["b"].environment.host.cpu == "cpu 2"
+    assert by_name["b"].calibration_seconds == 0.04
+    assert by_name["c"].provenance == "cache"
+    assert len(merged.machines()) == 3
+    assert merged.build["outcome"] == "succeeded"
+    assert merged.build["calibration"] == {"seconds": pytest.approx(0.03), "workload": 1}
+    assert [(m["source"], m["notebooks"]) for m in merged.build["merged_from"]] == [
+        ("one.json", ["a"]), ("two.json", ["b", "c"])]
+
+
+def test_provenance_order_executed_cache_earlier_build_none() -> None:
+    for better, worse in [("executed", "cache"), ("cache", "earlier_build"),
+                          ("earlier_build", "none")]:
+        for order in ((better, worse), (worse, better)):
+            inputs = [(p, _report(_record("a", p, status="ok" if p != "none"
+                                          else "excluded"))) for p in order]
+            merged, _ = merge_reports(inputs)
+            assert merged.notebooks[0].provenance == better
+
+
+def test_a_notebook_executed_twice_is_a_conflict_resolved_the_same_way() -> None:
+    early = _record("a", "executed", cpu="early", executed_at="2026-11-30T10:00:00+00:00")
+    late = _record("a", "executed", cpu="late", executed_at="2026-11-30T11:00:00+00:00")
+    failed = _record("a", "executed", status="error", cpu="failed",
+                     executed_at="2026-11-30T09:00:00+00:00")
+    for inputs in ([early, late], [late, early]):
+        merged, conflicts = merge_reports([(f"job{i}", _report(r))
+                                           for i, r in enumerate(inputs)])
+        assert merged.notebooks[0].environment.host.cpu == "late"  # the latest execution
+        assert len(conflicts) == 1 and conflicts[0].sources == ["job0", "job1"]
+    merged, conflicts = merge_reports([("x", _report(late)), ("y", _report(failed))])
+    assert merged.notebooks[0].status == "error"  # a failure is never hidden
+    assert conflicts[0].message() == "a was executed in 2 jobs (x, y); using y"
+
+
+def test_the_merge_fails_when_any_job_failed() -> None:
+    merged, _ = merge_reports([("ok.json", _report(_record("a", "executed"))),
+                               ("stopped.json", _report(_record("b", "executed"),
+                                                        outcome="failed"))])
+    assert merged.build["outcome"] == "failed"
+    assert merged.build["failure"] == "stopped.json: the build stopped"
+
+
+def _write(path: Path, report: StatusReport) -> str:
+    path.write_text(json.dumps(report.to_dict()), encoding="utf-8")
+    return str(path)
+
+
+def test_the_merged_file_is_read_everywhere_a_status_file_is(tmp_path, capsys) -> None:
+    one = _write(tmp_path / "one.json",
+                 _report(_record("a", "executed", executed_at="2026-11-30T10:00:00+00:00")))
+    two = _write(tmp_path / "two.json",
+                 _report(_record("a", "executed", executed_at="2026-11-30T11:00:00+00:00"),
+                         _record("b", "executed")))
+    out = tmp_path / "merged.json"
+    assert cli.main(["merge", str(out), one, two]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ("sphinx-gpu-admonition: conflict: a was executed in 2 jobs "
+                            f"({one}, {two}); using {two}\n")
+    assert captured.out.startswith(f"{out}: 2 notebooks from ")
+    merged = read_status(out)  # the validated loader of report, compare and the baseline
+    assert [nb.docname for nb in merged.notebooks] == ["a", "b"]
+    assert cli.main(["report", str(out), "--no-github"]) == 0
+    assert cli.main(["compare", one, str(out), "--no-github"]) == 0
+
+
+def test_bad_inputs_are_one_error_line(tmp_path, capsys) -> None:
+    (tmp_path / "not-json.json").write_text("{")
+    assert cli.main(["merge", str(tmp_path / "out.json"), str(tmp_path / "not-json.json")]) == 2
+    assert "not JSON" in capsys.readouterr().err
+    assert not (tmp_path / "out.json").exists()
+    assert cli.main(["merge-cache", str(tmp_path / "cache"), str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (f"sphinx-gpu-admonition: error: {tmp_path}: not a "
+                                       "jupyter-cache (no global.db)\n")
