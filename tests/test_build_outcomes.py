@@ -194,13 +194,17 @@ def test_a_rebuild_that_executes_nothing_says_so_and_an_interrupted_build_leaves
     assert not (interrupted.outdir / "execution-status.junit.xml").exists()
 
 
-def test_expected_backend_cannot_be_checked_without_capture(tmp_path: Path) -> None:
+def test_checks_that_cannot_be_made_say_so(tmp_path: Path) -> None:
     page = HEADER + "# GPU page\n\n```{gpu}\n```\n\n```{code-cell} ipython3\nx = 1\n```\n"
-    build = build_project("outcomes", tmp_path, files=book({"gpu_page": page}),
-                          confoverrides={"gpu_capture": False, "gpu_expected_backend": "gpu"})
+    build = build_project("outcomes", tmp_path, files=book({"gpu_page": page}), confoverrides={
+        "gpu_capture": False, "gpu_expected_backend": "gpu",
+        # the build's own output: it would change every page on every build
+        "gpu_status_baseline": "../_build/html/execution-status.json"})
     lines = [line for line in build.warning_lines if "gpu_expected_backend" in line]
     assert len(lines) == 1
     assert "cannot check" in lines[0] and "gpu_page.md" in lines[0]
+    baseline = [line for line in build.warning_lines if "gpu_status_baseline" in line]
+    assert len(baseline) == 1 and "this build's own output" in baseline[0]
 
 
 @pytest.mark.parametrize("traceback, expected", [

@@ -314,6 +314,9 @@ def test_a_cell_that_times_out(tmp_path: Path) -> None:
     assert record["error"]["type"] == "CellTimeoutError"
     assert record["error"]["cell_index"] == 2
     assert record["cells"][-1]["error"] == "KeyboardInterrupt"  # nbclient interrupted it
+    # nbclient's own words, not the "-----" line that ends its message
+    assert "A cell timed out while it was being executed, after 2 seconds" in \
+        record["error"]["message"]
 
 
 def test_a_kernel_that_dies_is_reported_although_myst_nb_stops_the_build(
