@@ -101,41 +101,54 @@ def _theme_options(config: Any) -> dict[str, Any]:
 
 def launch_button_theme(config: Any) -> str | None:
     """The theme's name when its pages show a Colab launch button, else None."""
-    if config["html_theme"] not in LAUNCH_BUTTON_THEMES:
+    theme = config["html_theme"]
+    if theme not in LAUNCH_BUTTON_THEMES:
         return None
     options = _theme_options(config)
     launch = options.get("launch_buttons")
     if not isinstance(launch, dict) or not launch.get("colab_url"):
         return None
-    # both themes build the button from a GitHub repository (QuantEcon's from the
-    # repository of its notebooks)
-    if not (options.get("repository_url") or options.get("nb_repository_url")):
-        return None
-    return str(config["html_theme"])
+    # sphinx-book-theme builds its buttons from the GitHub repository of the
+    # sources; quantecon-book-theme from the repository of the notebooks
+    # (its "play" icon appears only with nb_repository_url)
+    if theme == "quantecon_book_theme":
+        repository = options.get("nb_repository_url")
+    else:
+        repository = _GITHUB_REPOSITORY.match(str(options.get("repository_url") or ""))
+    return str(theme) if repository else None
+
+
+def _colab_address(org: str, repository: str, branch: str, path: str) -> str:
+    return (f"https://colab.research.google.com/github/{quote(org)}/{quote(repository)}"
+            f"/blob/{quote(branch)}/{quote(path)}")
 
 
 def colab_link(config: Any, docname: str, source: Path) -> str | None:
     """Colab's address of this page's notebook, or None when it is not known.
 
-    ``gpu_colab_url`` wins; otherwise the GitHub repository of
-    ``html_theme_options`` (which Jupyter Book fills from ``repository:``), but
-    only for ``.ipynb`` sources: Colab cannot open a MyST Markdown notebook.
+    ``gpu_colab_url`` wins; then quantecon-book-theme's repository of notebooks
+    (``nb_repository_url``, ``nb_branch``, ``nb_path_to_notebooks``, as its own
+    launch button does); then the GitHub repository of ``html_theme_options``
+    (which Jupyter Book fills from ``repository:``), but only for ``.ipynb``
+    sources: Colab cannot open a MyST Markdown notebook.
     """
     template = get_config(config).colab_url
     if template:
         return template.replace("{path}", quote(docname))
     options = _theme_options(config)
+    notebooks = _GITHUB_REPOSITORY.match(str(options.get("nb_repository_url") or ""))
+    if notebooks is not None and config["html_theme"] == "quantecon_book_theme":
+        folder = str(options.get("nb_path_to_notebooks") or "").strip("/")
+        return _colab_address(*notebooks.groups(), str(options.get("nb_branch") or "main"),
+                              f"{folder}/{docname}.ipynb" if folder else f"{docname}.ipynb")
     match = _GITHUB_REPOSITORY.match(str(options.get("repository_url") or ""))
     if match is None:
         return None
     if source.suffix != ".ipynb" and not source.with_suffix(".ipynb").is_file():
         return None
-    branch = str(options.get("repository_branch") or "main")
     folder = str(options.get("path_to_docs") or "").strip("/")
-    path = f"{folder}/{docname}.ipynb" if folder else f"{docname}.ipynb"
-    org, repository = match.groups()
-    return (f"https://colab.research.google.com/github/{quote(org)}/{quote(repository)}"
-            f"/blob/{quote(branch)}/{quote(path)}")
+    return _colab_address(*match.groups(), str(options.get("repository_branch") or "main"),
+                          f"{folder}/{docname}.ipynb" if folder else f"{docname}.ipynb")
 
 
 def colab_paths(button_theme: str | None, link: str | None) -> str:

@@ -350,9 +350,15 @@ def notice_text(nodes_: list) -> str:
     return " ".join(n.astext() for n in nodes_)
 
 
+QUANTECON_THEME = {**BOOK_THEME,
+                   "nb_repository_url": "https://github.com/QuantEcon/lecture-jax.notebooks"}
+
+
 @pytest.mark.parametrize(("theme", "options", "expected"), [
     ("sphinx_book_theme", BOOK_THEME, "sphinx_book_theme"),
-    ("quantecon_book_theme", BOOK_THEME, "quantecon_book_theme"),
+    ("quantecon_book_theme", QUANTECON_THEME, "quantecon_book_theme"),
+    # quantecon-book-theme shows its "play" icon only for a repository of notebooks
+    ("quantecon_book_theme", BOOK_THEME, None),
     ("alabaster", BOOK_THEME, None),  # the option means nothing to other themes
     ("sphinx_book_theme", {**BOOK_THEME, "launch_buttons": {"colab_url": ""}}, None),
     ("sphinx_book_theme", {"launch_buttons": BOOK_THEME["launch_buttons"]}, None),
@@ -378,6 +384,10 @@ def test_colab_link_from_the_template_or_the_repository(tmp_path):
     assert colab_link(FakeConfig(options=BOOK_THEME), "autodiff", notebook) == (
         "https://colab.research.google.com/github/QuantEcon/lecture-jax/blob/main/"
         "lectures/autodiff.ipynb")
+    # quantecon-book-theme: the notebooks repository, whatever the source's format
+    assert colab_link(FakeConfig("quantecon_book_theme", QUANTECON_THEME), "jax_intro",
+                      markdown) == ("https://colab.research.google.com/github/QuantEcon/"
+                                    "lecture-jax.notebooks/blob/main/jax_intro.ipynb")
     gitlab = {"repository_url": "https://gitlab.com/a/b"}
     assert colab_link(FakeConfig(options=gitlab), "autodiff", notebook) is None
 
