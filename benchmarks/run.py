@@ -56,9 +56,10 @@ sys.path.insert(0, str(HERE))
 
 import bench_status_page  # noqa: E402 - beside this file
 
-TIME_KEYS = {"seconds", "runtime_seconds", "compile_seconds", "executed_at", "created",
-             "peak_memory_mb", "started", "time", "timestamp", "mtime", "ratio",
-             "baseline_seconds"}
+#: keys of execution-status.json whose values differ between two runs of the same
+#: book (besides every "...seconds" key)
+TIME_KEYS = {"executed_at", "created", "peak_memory_mb", "started", "time", "timestamp",
+             "mtime", "ratio"}
 
 
 @dataclasses.dataclass
@@ -167,7 +168,7 @@ def without_times(data: object) -> object:
     """``execution-status.json`` without anything that differs between two runs."""
     if isinstance(data, dict):
         return {k: without_times(v) for k, v in data.items()
-                if k not in TIME_KEYS and k != "build"}
+                if k not in TIME_KEYS and not k.endswith("seconds") and k != "build"}
     if isinstance(data, list):
         return [without_times(v) for v in data]
     return data
