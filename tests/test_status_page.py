@@ -415,6 +415,32 @@ def test_render_html_escapes_everything():
     assert (cell_entry["l"], cell_entry["e"]) == (hostile, "<i>Bad</i>")
 
 
+def test_cells_data_file_beside_the_page(tmp_path, caplog):
+    from types import SimpleNamespace
+
+    from sphinx_gpu_admonition.status_page import write_cells_data
+
+    records = [NotebookRecord.from_dict({
+        "docname": "a", "status": "ok", "capture": "ok", "runtime_seconds": 1.0,
+        "cells": [{"index": 0, "execution_count": 1, "seconds": 0.5, "first_line": "</script>"}],
+    })]
+    analysis = analyse(StatusReport(records), Thresholds())
+    builder = SimpleNamespace(get_outfilename=lambda docname: str(tmp_path / f"{docname}.html"))
+    src = write_cells_data(builder, "status", analysis)
+    data_file = tmp_path / "status.gpu-cells.json"
+    assert src.startswith("status.gpu-cells.json?v=")
+    assert json.loads(data_file.read_text("utf-8")) == json.loads(json.dumps(cells_data(analysis)))
+    written = data_file.stat().st_mtime_ns
+    assert write_cells_data(builder, "status", analysis) == src  # same content: not rewritten
+    assert data_file.stat().st_mtime_ns == written
+    # a builder without a file per page, and a file that cannot be written: no details
+    assert write_cells_data(SimpleNamespace(), "status", analysis) is None
+    blocked = SimpleNamespace(get_outfilename=lambda d: str(tmp_path / "blocked" / "s.html"))
+    (tmp_path / "blocked" / "s.gpu-cells.json").mkdir(parents=True)
+    assert write_cells_data(blocked, "status", analysis) is None
+    assert "could not write the per-cell data" in caplog.text
+
+
 def test_empty_book():
     markup = render_html(analyse(StatusReport([]), Thresholds()), StatusOptions(),
                          lambda d: None)
