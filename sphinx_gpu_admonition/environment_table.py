@@ -9,6 +9,12 @@ The "Libraries" row of a machine is the union of the libraries every notebook
 that ran there imported (the ``!conda list`` cell it replaces listed them all);
 a library seen at several versions shows each (``numpy 2.1.3 / 2.2.0``).
 
+With the ``:packages:`` flag, the table of the machine this build executed
+notebooks on is followed by every distribution installed in the kernel's
+environment (what ``!conda list`` printed), collapsed in HTML: read once per
+build and kernel executable, by one ``importlib.metadata`` call in a
+subprocess of that executable, never inside the notebooks' kernels.
+
 When the notebooks ran on different machines (for example outputs reused from
 a cache built on a GPU runner, next to notebooks executed on a laptop), there is
 one table per machine (:meth:`~.record.StatusReport.machines`), each listing
@@ -23,7 +29,12 @@ translator is involved), plain docutils tables for every other builder.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -35,12 +46,14 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from .capture import all_records
 from .envdata import env_data
+from .warnings import warn
 from .page_info import environment_fields
-from .record import Environment, NotebookRecord, StatusReport
+from .record import EXECUTED, Environment, NotebookRecord, StatusReport
 from .status_page import (
     ASSETS_ATTRIBUTE,
     app_of,
@@ -50,6 +63,9 @@ from .status_page import (
 )
 
 ENVIRONMENT_PAGES = "gpu_environment_pages"
+PACKAGES_CLASS = "gpu-environment-packages"
+
+logger = logging.getLogger(__name__)
 
 
 class execution_environment_placeholder(nodes.container):  # noqa: N801 - docutils style
@@ -67,12 +83,14 @@ class ExecutionEnvironmentDirective(SphinxDirective):
     option_spec = {
         "class": directives.class_option,
         "name": directives.unchanged,
+        "packages": directives.flag,
     }
 
     def run(self) -> list[nodes.Node]:
         environment_pages(self.env).add(self.env.docname)
         node = execution_environment_placeholder(
             classes=["gpu-execution-environment", *self.options.get("class", [])])
+        node["packages"] = "packages" in self.options
         self.set_source_info(node)
         self.add_name(node)
         return [node]
@@ -128,6 +146,108 @@ def _records_of(report: StatusReport, docnames: list[str]) -> list[NotebookRecor
     return [records[docname] for docname in docnames if docname in records]
 
 
+# -- the kernel's installed distributions (the `!conda list` replacement) ------------------
+_DISTRIBUTIONS_SCRIPT = (
+    "import importlib.metadata as m, json\n"
+    "seen = {}\n"
+    "for d in m.distributions():\n"
+    "    name = d.metadata['Name']\n"
+    "    if name and name not in seen:\n"
+    "        seen[name] = d.version\n"
+    "print(json.dumps(sorted(seen.items(), key=lambda item: item[0].lower())))\n"
+)
+#: ``argv[0]`` values that jupyter_client replaces by its own interpreter
+_NATIVE_PYTHON = {"python", f"python{sys.version_info[0]}",
+                  f"python{sys.version_info[0]}.{sys.version_info[1]}"}
+
+
+@functools.lru_cache(maxsize=16)
+def kernel_executable(kernel_name: str) -> str | None:
+    """The Python executable jupyter_client starts for ``kernel_name`` (None: unknown,
+    or not a Python kernel)."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        argv = KernelSpecManager().get_kernel_spec(kernel_name).argv
+    except (NoSuchKernel, OSError, ValueError):
+        return None
+    if not argv:
+        return None
+    if argv[0] in _NATIVE_PYTHON:
+        return sys.executable
+    return argv[0] if "python" in os.path.basename(argv[0]).lower() else None
+
+
+@functools.lru_cache(maxsize=16)
+def installed_distributions(executable: str) -> tuple[tuple[str, str], ...] | str:
+    """(name, version) of every distribution ``executable`` sees, or why not."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
+    try:
+        done = subprocess.run([executable, "-c", _DISTRIBUTIONS_SCRIPT], capture_output=True,
+                              text=True, timeout=120, env=environment, check=False)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"{executable}: {error}"
+    if done.returncode != 0:
+        return f"{executable} exited with {done.returncode}"
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        return f"{executable} printed no package list"
+    if not isinstance(data, list) or not all(
+            isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)
+            for item in data):
+        return f"{executable} printed no package list"
+    return tuple((name, version) for name, version in data)
+
+
+def _kernel_name(env: BuildEnvironment, docname: str) -> str:
+    kernelspec = env.metadata.get(docname, {}).get("kernelspec")
+    name = kernelspec.get("name") if isinstance(kernelspec, dict) else None
+    return name if isinstance(name, str) and name else "python3"
+
+
+def build_machine_packages(env: BuildEnvironment, report: StatusReport,
+                           location: nodes.Node) -> dict[str, tuple[str, tuple[tuple[str, str], ...]]]:
+    """Machine id -> (kernel executable, its distributions), for the machines this
+    build executed notebooks on (their kernels' environment is this machine's)."""
+    result: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {}
+    for record in report.notebooks:
+        if record.capture != "ok" or record.provenance != EXECUTED:
+            continue
+        machine = record.environment.machine_id
+        executable = kernel_executable(_kernel_name(env, record.docname))
+        if machine in result or executable is None:
+            continue
+        packages = installed_distributions(executable)
+        if isinstance(packages, str):
+            warn(logger, f"cannot list the packages of the kernel's environment: {packages}",
+                 "capture", location=location)
+            continue
+        result[machine] = (executable, packages)
+    return result
+
+
+def packages_summary(count: int) -> str:
+    return translate("Installed packages in the kernel's environment (%d)") % count
+
+
+def packages_html(executable: str, packages: tuple[tuple[str, str], ...]) -> str:
+    rows = "".join(f"<tr><td>{html.escape(name)}</td><td>{html.escape(version)}</td></tr>"
+                   for name, version in packages)
+    return (f'<details class="{PACKAGES_CLASS}"><summary>'
+            f"{html.escape(packages_summary(len(packages)))}</summary>"
+            f"<p><code>{html.escape(executable)}</code></p>"
+            f'<table class="gpu-environment-packages-table"><tbody>{rows}</tbody></table>'
+            "</details>")
+
+
+def packages_node(executable: str, packages: tuple[tuple[str, str], ...]) -> nodes.Node:
+    container = nodes.container(classes=[PACKAGES_CLASS])
+    container += nodes.paragraph(text=f"{packages_summary(len(packages))}: {executable}")
+    container += nodes.paragraph(text=", ".join(f"{n} {v}" for n, v in packages))
+    return container
+
+
 def machine_title(environment: Environment, number: int, count: int) -> str:
     label = environment.device_label
     if count == 1:
@@ -172,7 +292,8 @@ def table_id(placeholder: int, machine: int) -> str:
 
 
 def environment_table_nodes(report: StatusReport, fromdoc: str, known_docs: set[str],
-                            placeholder: int = 0) -> list[nodes.Node]:
+                            placeholder: int = 0,
+                            packages: dict[str, Any] | None = None) -> list[nodes.Node]:
     """One two-column table per machine; the notebooks each ran when there are several."""
     machines = _machines(report)
     if not machines:
@@ -202,11 +323,13 @@ def environment_table_nodes(report: StatusReport, fromdoc: str, known_docs: set[
                 links.append(_doc_reference(fromdoc, docname, title, known_docs))
             body += _row(translate("Notebooks (%d)") % len(docnames), *links)
         result.append(table)
+        if packages and environment.machine_id in packages:
+            result.append(packages_node(*packages[environment.machine_id]))
     return result
 
 
 def environment_html(report: StatusReport, page_uri: Callable[[str], str | None],
-                     placeholder: int = 0) -> str:
+                     placeholder: int = 0, packages: dict[str, Any] | None = None) -> str:
     """The same tables as escaped HTML (row headers are ``<th scope="row">``)."""
     machines = _machines(report)
     if not machines:
@@ -233,6 +356,8 @@ def environment_html(report: StatusReport, page_uri: Callable[[str], str | None]
             out.append(f'<tr><th scope="row">{html.escape(label)}</th>'
                        f'<td>{", ".join(links)}</td></tr>')
         out.append("</tbody></table>")
+        if packages and environment.machine_id in packages:
+            out.append(packages_html(*packages[environment.machine_id]))
     return "".join(out)
 
 
@@ -261,7 +386,9 @@ class EnvironmentTableToHtml(SphinxPostTransform):
             return builder.get_relative_uri(fromdoc, docname) if docname in known else None
 
         for position, node in enumerate(placeholders):
-            markup = environment_html(report, page_uri, position)
+            packages = (build_machine_packages(self.env, report, node)
+                        if node.get("packages") else None)
+            markup = environment_html(report, page_uri, position, packages)
             classes = " ".join(html.escape(c) for c in ["docutils", "container",
                                                           *node["classes"]])
             ident = f' id="{html.escape(node["ids"][0])}"' if node["ids"] else ""
@@ -283,14 +410,24 @@ class EnvironmentTableToNodes(SphinxPostTransform):
         known = set(self.env.all_docs)
         for position, node in enumerate(placeholders):
             container = nodes.container(classes=node["classes"], ids=node["ids"])
+            packages = (build_machine_packages(self.env, report, node)
+                        if node.get("packages") else None)
             container.extend(environment_table_nodes(report, self.env.docname, known,
-                                                     position))
+                                                     position, packages))
             node.replace_self(container)
         _mark_css(self.document)
 
 
+def _forget_packages(app: Sphinx) -> None:
+    """Each build reads the installed packages again (a long-lived process such as
+    sphinx-autobuild may see them change)."""
+    kernel_executable.cache_clear()
+    installed_distributions.cache_clear()
+
+
 def setup_environment_table(app: Sphinx) -> None:
     setup_change_tracking(app)
+    app.connect("builder-inited", _forget_packages)
     app.add_directive("execution-environment", ExecutionEnvironmentDirective)
     app.add_env_collector(EnvironmentPagesCollector)
     app.connect("env-updated", _env_updated)

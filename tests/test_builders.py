@@ -20,14 +20,16 @@ OTHER_BUILDERS = ("latex", "text", "man", "jupyter")
 # Texts every output must contain, per source page (man and singlehtml put all
 # pages in one file; the others write one file per page).
 NOTICE = [
-    "This lecture was built using a machine with access to a GPU, although it will "
-    "also run without one.",
+    # every page: the executed notebook says "written for a GPU" (it ran on the CPU),
+    # the others keep "built using a machine with access to a GPU"
+    "although it will also run without one.",
     "This lecture was built using a machine with access to a GPU and needs one to run "
     "in a reasonable amount of time.",
+    "This lecture was written for a GPU, although it will also run without one.",
     "has a free tier with GPUs that you can access as follows:",
     "Google Colab",
-    "icon top right",
-    "Select Colab",
+    # the root links each page's notebook in Colab (gpu_colab_url); no launch button
+    "Open this notebook in Colab",
     "Set the runtime environment to include a GPU",
 ]
 TITLES = ["Needs a", "fast", "Accelerator", "wanted"]

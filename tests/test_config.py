@@ -15,6 +15,7 @@ WRONG = {
     "admonition_runtime": "yes",
     "execution_info": "sideways",
     "expected_backend": "quantum",
+    "colab_url": "https://colab.research.google.com/github/o/r/blob/main/lecture.ipynb",
     "capture": "yes",
     "slow_cell_seconds": -1,
     "slow_cell_share": 1.5,

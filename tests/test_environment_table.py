@@ -123,3 +123,31 @@ def test_a_machine_lists_every_library_its_notebooks_imported():
         "scipy 1.14.1, sympy 1.13")
     (docutils_table,) = environment_table_nodes(report, "status", set())
     assert "numpy 2.1.3 / 2.2.0 / 2.10.0" in docutils_table.astext()
+
+
+def test_installed_packages_are_collapsed_and_escaped():
+    from sphinx_gpu_admonition.environment_table import packages_html, packages_node
+
+    packages = (("numpy", "2.2.0"), ("<b>evil</b>", "1<script>"))
+    markup = packages_html("/opt/py<3>/bin/python", packages)
+    details = BeautifulSoup(markup, "lxml").select_one("details.gpu-environment-packages")
+    assert details.get("open") is None
+    assert details.summary.get_text() == "Installed packages in the kernel's environment (2)"
+    assert details.find("b") is None and details.find("script") is None
+    assert [td.get_text() for td in details.select("td")] == [
+        "numpy", "2.2.0", "<b>evil</b>", "1<script>"]
+    assert "numpy 2.2.0, <b>evil</b> 1<script>" in packages_node("python", packages).astext()
+
+
+def test_the_package_list_of_a_real_interpreter():
+    """One subprocess of this interpreter; a missing one is a reason, not an exception."""
+    import sys
+
+    import jax
+
+    from sphinx_gpu_admonition.environment_table import installed_distributions
+
+    listed = dict(installed_distributions(sys.executable))
+    assert listed["jax"] == jax.__version__
+    reason = installed_distributions("/nonexistent/python")
+    assert isinstance(reason, str) and "/nonexistent/python" in reason

@@ -176,6 +176,15 @@ def test_migrated_book_builds_warning_free_with_a_cpu_expectation(quantecon_book
     status = BeautifulSoup(quantecon_book.html.read("status.html"), "html.parser")
     names = [n.get_text(strip=True) for n in status.select(".gpu-status-docname")]
     assert sorted(names) == ["jax_intro", "numpy_intro"]
+    # the !conda list replacement: every installed distribution, collapsed
+    (packages,) = status.select("details.gpu-environment-packages")
+    assert packages.get("open") is None
+    installed = {tr.td.get_text(): tr.select("td")[1].get_text() for tr in packages.select("tr")}
+    import jax
+    import sphinx
+
+    assert installed["jax"] == jax.__version__ and installed["Sphinx"] == sphinx.__version__
+    assert f"({len(installed)})" in packages.summary.get_text()
 
 
 def test_default_settings_warn_only_that_the_gpu_lecture_ran_without_a_gpu(

@@ -155,3 +155,18 @@ def test_notice_states_where_this_copy_ran(backend, capture, kind, intro, senten
     assert intro in notice[1].astext() and "gpu-notice-intro" in notice[1]["classes"]
     if sentence is not None:
         assert executed_on_sentence(record) == sentence
+
+
+@pytest.mark.parametrize(("source", "shell_only"), [
+    ("!pip install quantecon", True),
+    ("# install\n!pip install -q jax\n%load_ext autoreload", True),
+    ("%%capture\n!pip install quantecon", True),
+    ("%%bash\npip install quantecon\nnvidia-smi", True),
+    ("%%time\nx = sum(range(10**7))", False),  # the lecture's own work, timed
+    ("import jax\n!nvidia-smi", False),
+    ("", False),
+])
+def test_no_badge_on_cells_that_only_run_shell_commands_or_magics(source, shell_only) -> None:
+    from sphinx_gpu_admonition.status_page import is_shell_or_magic
+
+    assert is_shell_or_magic(source) is shell_only
