@@ -262,7 +262,7 @@ def hit_lookups(folder: Path, records: int) -> Row:
     created = [r.created.timestamp() for r in cache.list_cache_records()]
 
     def indexed() -> float:
-        _mystnb._CACHE_INDEXES.clear()  # a new build in a new process
+        _mystnb._CACHE_DATABASES.clear()  # a new build in a new process
         start = time.perf_counter()
         for timestamp in created:
             _mystnb.hit_record_key(folder / "cache", timestamp)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -89,63 +89,59 @@ def _created_key(timestamp: float) -> int:
     return round(timestamp * 1_000_000)
 
 
-class _CacheIndex:
-    """The records of one jupyter-cache, read once and re-read only when needed.
+class _CacheDatabase:
+    """One jupyter-cache's database, opened once per process; indexed queries only.
 
-    Looking a hit up by listing every record for every notebook made a book's
-    cost grow with the square of its size; this index lists them once per
-    process and again only when a time is missing *and* the database file
-    changed since (a record added by an execution, here or in another process).
+    Listing every record for every notebook made a book's cost grow with the
+    square of its size (and with ``-j N`` each reading process is a new one):
+    here a hit is one query on the records' creation time and a fresh execution
+    one query on the notebook's source path, whatever the size of the cache.
     """
 
     def __init__(self, cache_path: Path):
         from jupyter_cache import get_cache
 
         self.cache = get_cache(str(cache_path))
-        self.database = cache_path / "global.db"
-        self.read_signature: tuple[int, int] | None = None
-        self.key_by_created: dict[int, str] = {}
 
-    def _signature(self) -> tuple[int, int] | None:
-        try:
-            stat = self.database.stat()
-        except OSError:
-            return None
-        return stat.st_mtime_ns, stat.st_size
+    def _query(self, condition: Any) -> list[Any]:
+        """(hashkey, created) of the records matching ``condition`` (one SQL query)."""
+        from jupyter_cache.cache.db import NbCacheRecord
+        from sqlalchemy import select
 
-    def _refresh(self) -> bool:
-        signature = self._signature()
-        if signature is not None and signature == self.read_signature:
-            return False
-        records = self.cache.list_cache_records()
-        self.key_by_created = {_created_key(r.created.timestamp()): r.hashkey for r in records}
-        self.read_signature = signature
-        return True
+        with self.cache.db.connect() as connection:
+            return list(connection.execute(
+                select(NbCacheRecord.hashkey, NbCacheRecord.created).where(condition)))
 
     def key_created_at(self, timestamp: float) -> str | None:
-        key = self.key_by_created.get(_created_key(timestamp))
-        if key is None and self._refresh():
-            key = self.key_by_created.get(_created_key(timestamp))
-        return key
+        from jupyter_cache.cache.db import NbCacheRecord
+
+        # the database keeps the naive datetime that ``timestamp`` was made from;
+        # a window around it, then the exact match, whatever the rounding
+        moment = datetime.fromtimestamp(timestamp)
+        window = timedelta(seconds=1)
+        wanted = _created_key(timestamp)
+        candidates = self._query(NbCacheRecord.created.between(moment - window,
+                                                               moment + window))
+        return next((hashkey for hashkey, created in candidates
+                     if _created_key(created.timestamp()) == wanted), None)
 
     def newest_key_of(self, uri: str) -> str | None:
         from jupyter_cache.cache.db import NbCacheRecord
 
-        # one indexed query for this notebook's records, not a listing of all of them
-        mine = NbCacheRecord.records_from_uri(uri, self.cache.db)
-        return max(mine, key=lambda r: r.created).hashkey if mine else None
+        mine = self._query(NbCacheRecord.uri == uri)
+        return max(mine, key=lambda row: row[1])[0] if mine else None
 
 
 #: (cache folder, process id) -> index; a forked process opens its own database
-_CACHE_INDEXES: dict[tuple[str, int], _CacheIndex] = {}
+_CACHE_DATABASES: dict[tuple[str, int], _CacheDatabase] = {}
 
 
-def _cache_index(cache_path: Path) -> _CacheIndex:
+def _cache_database(cache_path: Path) -> _CacheDatabase:
     key = (str(Path(cache_path).resolve()), os.getpid())
-    index = _CACHE_INDEXES.get(key)
-    if index is None:
-        index = _CACHE_INDEXES[key] = _CacheIndex(Path(cache_path))
-    return index
+    database = _CACHE_DATABASES.get(key)
+    if database is None:
+        database = _CACHE_DATABASES[key] = _CacheDatabase(Path(cache_path))
+    return database
 
 
 def hit_record_key(cache_path: Path, mtime: float | None) -> str | None:
@@ -157,7 +153,7 @@ def hit_record_key(cache_path: Path, mtime: float | None) -> str | None:
     if mtime is None:
         return None
     try:
-        return _cache_index(cache_path).key_created_at(mtime)
+        return _cache_database(cache_path).key_created_at(mtime)
     except Exception:  # an unreadable cache: report the notebook as executed
         return None
 
@@ -165,7 +161,7 @@ def hit_record_key(cache_path: Path, mtime: float | None) -> str | None:
 def newest_record_key(cache_path: Path, source_path: str) -> str | None:
     """The jupyter-cache hash of the notebook just executed and cached from this source."""
     try:
-        return _cache_index(cache_path).newest_key_of(str(source_path))
+        return _cache_database(cache_path).newest_key_of(str(source_path))
     except Exception:
         return None
 
