@@ -90,7 +90,7 @@ def _created_key(timestamp: float) -> int:
 
 
 class _CacheDatabase:
-    """One jupyter-cache's database, opened once per process; indexed queries only.
+    """One jupyter-cache's database, opened once per process; one SQL query per lookup.
 
     Listing every record for every notebook made a book's cost grow with the
     square of its size (and with ``-j N`` each reading process is a new one):
