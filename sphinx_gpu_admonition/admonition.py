@@ -95,7 +95,7 @@ def intro_text(kind: str) -> str:
 
 
 def _theme_options(config: Any) -> dict[str, Any]:
-    options = config["html_theme_options"] if "html_theme_options" in config else {}
+    options = config["html_theme_options"]
     return options if isinstance(options, dict) else {}
 
 

@@ -51,7 +51,6 @@ from sphinx.util.docutils import SphinxDirective
 
 from .capture import all_records
 from .envdata import env_data
-from .warnings import warn
 from .page_info import environment_fields
 from .record import EXECUTED, Environment, NotebookRecord, StatusReport
 from .status_page import (
@@ -61,6 +60,7 @@ from .status_page import (
     setup_change_tracking,
     translate,
 )
+from .warnings import warn
 
 ENVIRONMENT_PAGES = "gpu_environment_pages"
 PACKAGES_CLASS = "gpu-environment-packages"
@@ -206,11 +206,14 @@ def _kernel_name(env: BuildEnvironment, docname: str) -> str:
     return name if isinstance(name, str) and name else "python3"
 
 
+Packages = tuple[tuple[str, str], ...]
+
+
 def build_machine_packages(env: BuildEnvironment, report: StatusReport,
-                           location: nodes.Node) -> dict[str, tuple[str, tuple[tuple[str, str], ...]]]:
+                           location: nodes.Node) -> dict[str, tuple[str, Packages]]:
     """Machine id -> (kernel executable, its distributions), for the machines this
     build executed notebooks on (their kernels' environment is this machine's)."""
-    result: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {}
+    result: dict[str, tuple[str, Packages]] = {}
     for record in report.notebooks:
         if record.capture != "ok" or record.provenance != EXECUTED:
             continue

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import ROOTS, ProjectBuild, _ANSI
+from conftest import _ANSI, ROOTS, ProjectBuild
 
 ROOT = ROOTS / "quantecon"
 BOOK = "lectures"

@@ -66,7 +66,8 @@ def test_top_position_puts_the_line_under_the_title(expecting_gpu: ProjectBuild)
     assert notice.select_one("p.gpu-notice-intro").get_text() == (
         "This lecture was written for a GPU, although it will also run without one.")
     sentence = notice.select_one(".gpu-executed-on").get_text()
-    assert sentence.startswith("This page was executed on CPU: ") and sentence.endswith(", not on a GPU.")
+    assert sentence.startswith("This page was executed on CPU: ")
+    assert sentence.endswith(", not on a GPU.")
 
 
 @pytest.mark.parametrize("position", ["bottom", "admonition", "off"])
@@ -114,8 +115,9 @@ def test_hostile_environment_text_is_escaped() -> None:
 
 
 def _notice(kind: str = "optional"):
-    from sphinx_gpu_admonition.admonition import default_notice
     from docutils import nodes
+
+    from sphinx_gpu_admonition.admonition import default_notice
 
     node = nodes.admonition("", nodes.title(text="GPU"), *default_notice(kind),
                             classes=["gpu-admonition"])
