@@ -420,3 +420,16 @@ def test_notice_steps_name_only_what_the_page_has(button, link, steps, after):
     assert colab_paths(button, link) == {(True, True): "both", (True, False): "button",
                                          (False, True): "link", (False, False): "none"}[
         (bool(button), bool(link))]
+
+
+def test_a_notebook_page_without_a_way_to_colab_warns(build_root):
+    """No launch button, no link: the notebook page warns at its directive; pages that
+    are not notebooks do not (nothing to open in Colab). No kernel: execution off."""
+    build = build_root("admonition", confoverrides={"gpu_colab_url": None,
+                                                    "nb_execution_mode": "off"})
+    colab = [w for w in build.warning_lines if "[gpu_admonition.colab]" in w]
+    assert len(colab) == 1, build.warnings
+    assert "notebook.md:14:" in colab[0] and "gpu_colab_url" in colab[0]
+    notice = admonitions(build, "notebook.html")[0]
+    assert "Google Colab has a free tier with GPUs." in text_of(notice)
+    assert notice.select("ol") == [] and "icon" not in text_of(notice)
