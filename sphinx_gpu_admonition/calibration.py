@@ -3,11 +3,15 @@
 CI runners of one type differ in speed from run to run (a noisy neighbour, a
 throttled CPU).  A notebook that is 1.9x slower on a runner that is 1.9x slower
 overall did not regress.  Each build times :func:`workload` in the builder process
-at ``builder-inited`` (about 50 ms, best of :data:`RUNS`) and stores it as
-``build.calibration``; every notebook the build executes keeps the time in
-``calibration_seconds``, so a merged build knows the speed of each notebook's
-machine.  :func:`machine_factor` turns two builds into one factor that
+at ``builder-inited`` (about 0.1 s) and stores it as ``build.calibration``; right
+after each notebook it executes, it times it again (about 30 ms) and keeps that in
+the notebook's ``calibration_seconds``: the load of a runner changes during a
+build, and a merged build needs the speed of each notebook's machine.
+:func:`.analysis.machine_factor` turns two builds into the factor that
 :mod:`.analysis` divides ratios by before it calls a notebook regressed.
+
+Times are the median of a few runs: a sustained load (what slows a notebook) is
+measured, a single preemption is not.
 
 The workload is pure Python (interpreter speed is what most notebook time on a
 CPU depends on, and it needs no third-party package); bump
@@ -25,9 +29,10 @@ from typing import Any
 from sphinx.application import Sphinx
 
 WORKLOAD_VERSION = 1
-#: runs of the workload; the best one is kept (the least disturbed by the scheduler)
-RUNS = 3
-_SIZE = 100_000
+#: runs of the workload at the start of a build, and after each executed notebook
+BUILD_RUNS = 7
+NOTEBOOK_RUNS = 3
+_SIZE = 50_000
 _ATTRIBUTE = "_gpu_admonition_calibration"
 #: the median notebook ratio is the machine factor only with at least this many
 #: notebooks on both sides: with fewer, one regressed notebook would be its own excuse
@@ -45,14 +50,19 @@ def workload() -> int:
     return total + len(items)
 
 
-def measure(runs: int = RUNS) -> dict[str, Any]:
-    """``{"seconds": best time of the workload, "workload": WORKLOAD_VERSION}``."""
-    best = float("inf")
+def measure(runs: int = BUILD_RUNS) -> dict[str, Any]:
+    """``{"seconds": median time of the workload, "workload": WORKLOAD_VERSION}``."""
+    times = []
     for _ in range(runs):
         start = time.perf_counter()
         workload()
-        best = min(best, time.perf_counter() - start)
-    return {"seconds": best, "workload": WORKLOAD_VERSION}
+        times.append(time.perf_counter() - start)
+    return {"seconds": statistics.median(times), "workload": WORKLOAD_VERSION}
+
+
+def after_notebook() -> float:
+    """The machine's speed right after a notebook ran (its ``calibration_seconds``)."""
+    return measure(NOTEBOOK_RUNS)["seconds"]
 
 
 def of_build(app: Sphinx) -> dict[str, Any] | None:

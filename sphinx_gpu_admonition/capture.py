@@ -235,7 +235,7 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
         hit_key = _mystnb.hit_record_key(cache_path, result.mtime)
     record.provenance = CACHE if hit_key else EXECUTED
     if not hit_key:  # a cache hit keeps the calibration of the build that executed it
-        record.calibration_seconds = (calibration.of_build(app) or {}).get("seconds")
+        record.calibration_seconds = calibration.after_notebook()
 
     if hit_key:
         _restore_from_sidecar(cache_path / SIDECAR_FOLDER / f"{hit_key}.json", docname, record)
@@ -319,6 +319,7 @@ def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord) -> N
     record.cells = saved.cells
     record.peak_memory_mb = saved.peak_memory_mb
     record.executed_at = saved.executed_at or record.executed_at
+    record.calibration_seconds = saved.calibration_seconds  # the machine that ran it
 
 
 def atomic_write(path: Path, text: str) -> None:

@@ -240,8 +240,8 @@ class NotebookRecord(Loadable):
     #: the source file, relative to the repository root when the build knew it
     #: (``GITHUB_WORKSPACE`` or the current folder), for CI annotations
     source: str | None = None
-    #: the machine calibration (:mod:`.calibration`) of the build that executed the
-    #: notebook, so that merged builds keep the speed of each notebook's machine
+    #: the machine calibration (:mod:`.calibration`) measured right after the notebook
+    #: was executed: the runner's speed when it ran, kept by merges and cache hits
     calibration_seconds: float | None = None
 
     @property

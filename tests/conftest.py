@@ -101,6 +101,17 @@ def build_project(
     )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _outside_github_actions() -> Any:
+    """The suite's builds never write annotations or summaries into the GitHub Actions
+    run that tests them (tests that want GitHub output set the variables themselves)."""
+    patch = pytest.MonkeyPatch()
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_WORKSPACE"):
+        patch.delenv(name, raising=False)
+    yield
+    patch.undo()
+
+
 @pytest.fixture
 def build_root(tmp_path: Path) -> Callable[..., ProjectBuild]:
     """``build_root(root, builder="html", confoverrides=None, files=None, conf_append="")``."""

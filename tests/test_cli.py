@@ -675,17 +675,17 @@ def test_report_and_compare_write_github_output_from_the_json(run_cli, builds, t
     monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     quiet = run_cli("report", str(builds["a"]))  # not on GitHub: nothing written
-    assert "::" not in quiet.err and not summary.exists()
+    assert "::" not in quiet.stderr and not summary.exists()
     completed = run_cli("report", str(builds["a"]), "--github")
     assert completed.returncode == 1
-    errors = [line for line in completed.err.splitlines() if line.startswith("::error ")]
+    errors = [line for line in completed.stderr.splitlines() if line.startswith("::error ")]
     assert len(errors) == 1 and ",title=Notebook failed%3A failing::" in errors[0]
     assert "file=" in errors[0] and "failing.md" in errors[0]
     assert summary.read_text().startswith("### ❌ Notebook execution: 4 notebooks")
     assert "failed=1" in outputs.read_text().splitlines()
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     compared = run_cli("compare", str(builds["a"]), str(builds["b"]), "--markdown")
-    assert "::error " in compared.err and "::" not in compared.stdout  # stdout: the comment
+    assert "::error " in compared.stderr and "::" not in compared.stdout  # stdout: the comment
     assert "slower beyond that" in summary.read_text().split("### ❌ Notebook execution")[1]
     assert "::" not in run_cli("compare", str(builds["a"]), str(builds["b"]),
-                               "--no-github").err
+                               "--no-github").stderr
