@@ -166,14 +166,14 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
-def source_files(book: Path) -> Iterator[Path]:
-    """MyST / rST sources of the book: not in _build or hidden folders, not the notice
-    file itself, and nothing a link leads out of the book."""
+def source_files(book: Path, suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> Iterator[Path]:
+    """Sources of the book: not in _build or hidden folders, not the notice file
+    itself, and nothing a link leads out of the book."""
     for path in sorted(book.rglob("*")):
         relative = path.relative_to(book).parts
         if any(part.startswith(".") or part in SKIPPED_FOLDERS for part in relative[:-1]):
             continue
-        if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
+        if path.suffix not in suffixes or not path.is_file():
             continue
         if _GPU_NOTICE_PATH.match(path.relative_to(book).as_posix()) or not _inside(path, book):
             continue
@@ -266,13 +266,22 @@ def migrate(book: Path, dry_run: bool = False) -> MigrationResult:
         rewritten, what = rewrite_source(text, book, path)
         if what:
             changes.append(FileChange(path, what, text, rewritten))
+    notes = []
+    # .ipynb sources are JSON: rewriting them here would reformat the whole file
+    for path in source_files(book, (".ipynb",)):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "_admonition/gpu.md" in text or "nb-exec-table" in text:
+            notes.append(f"{path.relative_to(book).as_posix()}: a notebook that includes "
+                         "_admonition/gpu.md or uses {nb-exec-table}: edit it in Jupyter")
     config, note = migrate_config(book)
     if config is not None:
         changes.append(config)
+    if note:
+        notes.append(note)
     if not dry_run:
         for change in changes:
             change.path.write_text(change.after, encoding="utf-8")
-    return MigrationResult(changes, [note] if note else [])
+    return MigrationResult(changes, notes)
 
 
 def report_lines(result: MigrationResult, book: Path, dry_run: bool) -> list[str]:
