@@ -1117,10 +1117,12 @@ def write_cells_data(builder: Any, docname: str, analysis: BuildAnalysis) -> str
     Written here, in the main process, together with the page that uses it; left
     untouched when unchanged.  The URL carries a digest of the content, so that a
     browser never shows the cells of an older build.  None (no per-cell details)
-    for builders without an output file per page, or when it cannot be written.
+    for builders without an output file per page, for packaged HTML (EPUB, HTML
+    help: ``embedded``; EPUB would warn about the unknown file type), or when it
+    cannot be written.
     """
     get_outfilename = getattr(builder, "get_outfilename", None)
-    if get_outfilename is None or not analysis.notebooks:
+    if get_outfilename is None or getattr(builder, "embedded", False) or not analysis.notebooks:
         return None
     page = Path(get_outfilename(docname))
     path = page.with_name(page.stem + CELLS_DATA_SUFFIX)

@@ -433,8 +433,11 @@ def test_cells_data_file_beside_the_page(tmp_path, caplog):
     written = data_file.stat().st_mtime_ns
     assert write_cells_data(builder, "status", analysis) == src  # same content: not rewritten
     assert data_file.stat().st_mtime_ns == written
-    # a builder without a file per page, and a file that cannot be written: no details
+    # a builder without a file per page, EPUB, a file that cannot be written: no details
     assert write_cells_data(SimpleNamespace(), "status", analysis) is None
+    epub = SimpleNamespace(embedded=True, get_outfilename=builder.get_outfilename)
+    assert write_cells_data(epub, "other", analysis) is None
+    assert not (tmp_path / "other.gpu-cells.json").exists()
     blocked = SimpleNamespace(get_outfilename=lambda d: str(tmp_path / "blocked" / "s.html"))
     (tmp_path / "blocked" / "s.gpu-cells.json").mkdir(parents=True)
     assert write_cells_data(blocked, "status", analysis) is None
