@@ -66,8 +66,7 @@ RUNTIME_VALUES = {"": True, "on": True, "off": False}
 KIND_CLASSES = {"optional": "gpu-optional", "required": "gpu-required"}
 
 COLAB_URL = "https://colab.research.google.com/"
-#: Themes that show a Colab launch button with ``launch_buttons.colab_url``, and the
-#: step that tells readers where it is.
+#: Themes that show a Colab launch button with ``launch_buttons.colab_url``.
 LAUNCH_BUTTON_THEMES = ("sphinx_book_theme", "quantecon_book_theme")
 #: Class of the notice's first paragraph, which :mod:`.page_info` may make truthful.
 INTRO_CLASS = "gpu-notice-intro"
@@ -118,9 +117,13 @@ def launch_button_theme(config: Any) -> str | None:
     return str(theme) if repository else None
 
 
-def _colab_address(org: str, repository: str, branch: str, path: str) -> str:
-    return (f"https://colab.research.google.com/github/{quote(org)}/{quote(repository)}"
-            f"/blob/{quote(branch)}/{quote(path)}")
+def _colab_address(repository: re.Match[str], branch: Any, folder: Any, docname: str) -> str:
+    """Colab's address of ``docname``'s .ipynb in a GitHub ``repository`` folder."""
+    org, name = repository.groups()
+    folder = str(folder or "").strip("/")
+    path = f"{folder}/{docname}.ipynb" if folder else f"{docname}.ipynb"
+    return (f"https://colab.research.google.com/github/{quote(org)}/{quote(name)}"
+            f"/blob/{quote(str(branch or 'main'))}/{quote(path)}")
 
 
 def colab_link(config: Any, docname: str, source: Path) -> str | None:
@@ -138,17 +141,15 @@ def colab_link(config: Any, docname: str, source: Path) -> str | None:
     options = _theme_options(config)
     notebooks = _GITHUB_REPOSITORY.match(str(options.get("nb_repository_url") or ""))
     if notebooks is not None and config["html_theme"] == "quantecon_book_theme":
-        folder = str(options.get("nb_path_to_notebooks") or "").strip("/")
-        return _colab_address(*notebooks.groups(), str(options.get("nb_branch") or "main"),
-                              f"{folder}/{docname}.ipynb" if folder else f"{docname}.ipynb")
+        return _colab_address(notebooks, options.get("nb_branch"),
+                              options.get("nb_path_to_notebooks"), docname)
     match = _GITHUB_REPOSITORY.match(str(options.get("repository_url") or ""))
     if match is None:
         return None
     if source.suffix != ".ipynb" and not source.with_suffix(".ipynb").is_file():
         return None
-    folder = str(options.get("path_to_docs") or "").strip("/")
-    return _colab_address(*match.groups(), str(options.get("repository_branch") or "main"),
-                          f"{folder}/{docname}.ipynb" if folder else f"{docname}.ipynb")
+    return _colab_address(match, options.get("repository_branch"),
+                          options.get("path_to_docs"), docname)
 
 
 def colab_paths(button_theme: str | None, link: str | None) -> str:
