@@ -93,6 +93,16 @@ def intro_text(kind: str) -> str:
     ))
 
 
+def written_for_gpu_text(kind: str) -> str:
+    """The first sentence instead of :func:`intro_text` for a copy that ran without a
+    GPU (:mod:`.page_info` knows that once the page has run)."""
+    if kind == "required":
+        return str(_("This lecture was written for a GPU and needs one to run in a "
+                     "reasonable amount of time."))
+    return str(_("This lecture was written for a GPU, although it will also run "
+                 "without one."))
+
+
 def _theme_options(config: Any) -> dict[str, Any]:
     options = config["html_theme_options"]
     return options if isinstance(options, dict) else {}

@@ -23,7 +23,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
 from ._mystnb import is_notebook
-from .admonition import INTRO_CLASS
+from .admonition import INTRO_CLASS, written_for_gpu_text
 from .capture import get_record
 from .config import get_config
 from .formatting import format_date, format_seconds
@@ -158,15 +158,6 @@ def _check_backend(app: Sphinx, docname: str, record: NotebookRecord,
     warn(logger, f"page with a gpu directive executed {ran}, but gpu_expected_backend is "
                  f"{expected!r} ({record.environment.device_label})",
          "backend", location=admonitions[0])
-
-
-def written_for_gpu_text(kind: str) -> str:
-    """The notice's first sentence for a copy that ran without a GPU."""
-    if kind == "required":
-        return str(_("This lecture was written for a GPU and needs one to run in a "
-                     "reasonable amount of time."))
-    return str(_("This lecture was written for a GPU, although it will also run "
-                 "without one."))
 
 
 def ran_on_gpu(record: NotebookRecord) -> bool:
