@@ -141,12 +141,18 @@ def sphinx(src: Path, build: Path, mode: str, *options: str) -> float:
     command = [sys.executable, "-m", "sphinx", "-b", "html", "-q",
                "-d", str(build / "doctrees"), "-D", f"nb_execution_mode={mode}",
                *options, str(src), str(build / "html")]
-    start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    if done.returncode:
-        raise SystemExit(f"build failed: {' '.join(command)}\n{done.stderr[-3000:]}")
-    return seconds
+    for attempt in range(3):
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        if not done.returncode:
+            return seconds
+        # kernels started at the same moment by other jobs can take the same port
+        # (jupyter_client); such a build is run again, any other failure stops
+        if "Address already in use" not in done.stderr or attempt == 2:
+            break
+        print(f"a kernel could not bind its port; building again: {src}", file=sys.stderr)
+    raise SystemExit(f"build failed: {' '.join(command)}\n{done.stderr[-3000:]}")
 
 
 def interleaved(runs: dict[str, Callable[[], float]], repeats: int) -> dict[str, list[float]]:
