@@ -113,6 +113,9 @@ class MachineFactor:
         return f"{speed}; {slower} {noun} slower beyond that"
 
 
+UNKNOWN_MACHINE = MachineFactor(None, "unknown")
+
+
 def _same_machine_kind(current: NotebookRecord, baseline: NotebookRecord) -> bool:
     """Whether a difference in time is machine speed, not a change of device (CPU to GPU)."""
     return current.environment.backend == baseline.environment.backend
@@ -134,7 +137,7 @@ def machine_factor(report: StatusReport, baseline: StatusReport) -> MachineFacto
     median = median_ratio(nb.seconds / old.seconds for nb, old in pairs if old.seconds > 0)
     if median is not None:
         return MachineFactor(median, "notebooks")
-    return MachineFactor(None, "unknown")
+    return UNKNOWN_MACHINE
 
 
 def notebook_machine_factor(current: NotebookRecord, baseline: NotebookRecord,
@@ -157,8 +160,7 @@ def _cell_key(cell: CellRecord) -> int | None:
 
 
 def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
-                      thresholds: Thresholds,
-                      overall: MachineFactor = MachineFactor(None, "unknown"),
+                      thresholds: Thresholds, overall: MachineFactor = UNKNOWN_MACHINE,
                       ) -> NotebookComparison:
     """``current`` against ``baseline``; a regression is slower beyond the machine factor
     (``overall``, or the two notebooks' own calibrations) and past the minimum time."""
@@ -265,8 +267,7 @@ class NotebookAnalysis:
 
 def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
                      baseline: dict[str, NotebookRecord] | None = None,
-                     machine: MachineFactor = MachineFactor(None, "unknown"),
-                     ) -> NotebookAnalysis:
+                     machine: MachineFactor = UNKNOWN_MACHINE) -> NotebookAnalysis:
     """Flags of one notebook; ``baseline`` maps docnames to the baseline's records."""
     comparison = None
     if baseline is not None:
@@ -308,8 +309,7 @@ def analyse(report: StatusReport, thresholds: Thresholds,
             baseline: StatusReport | None = None) -> BuildAnalysis:
     by_docname = baseline.by_docname() if baseline is not None else None
     machine = machine_factor(report, baseline) if baseline is not None else None
-    analyses = [analyse_notebook(nb, thresholds, by_docname,
-                                 machine or MachineFactor(None, "unknown"))
+    analyses = [analyse_notebook(nb, thresholds, by_docname, machine or UNKNOWN_MACHINE)
                 for nb in report.notebooks]
     gone: list[NotebookRecord] = []
     if baseline is not None:

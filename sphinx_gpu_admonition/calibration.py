@@ -3,10 +3,12 @@
 CI runners of one type differ in speed from run to run (a noisy neighbour, a
 throttled CPU).  A notebook that is 1.9x slower on a runner that is 1.9x slower
 overall did not regress.  Each build times :func:`workload` in the builder process
-at ``builder-inited`` (about 0.1 s) and stores it as ``build.calibration``; right
-after each notebook it executes, it times it again (about 30 ms) and keeps that in
-the notebook's ``calibration_seconds``: the load of a runner changes during a
-build, and a merged build needs the speed of each notebook's machine.
+at ``builder-inited`` (about 0.1 s) and stores it as ``build.calibration``; it
+times it again just before and just after each notebook it executes (about 30 ms
+each) and keeps the mean in the notebook's ``calibration_seconds``: the load of a
+runner changes during a build (one sample taken after a notebook measured a quiet
+moment of a busy run), and a merged build needs the speed of each notebook's
+machine.
 :func:`.analysis.machine_factor` turns two builds into the factor that
 :mod:`.analysis` divides ratios by before it calls a notebook regressed.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
@@ -34,6 +37,7 @@ BUILD_RUNS = 7
 NOTEBOOK_RUNS = 3
 _SIZE = 50_000
 _ATTRIBUTE = "_gpu_admonition_calibration"
+_SAMPLES_ATTRIBUTE = "_gpu_admonition_calibration_samples"
 #: the median notebook ratio is the machine factor only with at least this many
 #: notebooks on both sides: with fewer, one regressed notebook would be its own excuse
 MIN_NOTEBOOKS_FOR_MEDIAN = 3
@@ -60,9 +64,29 @@ def measure(runs: int = BUILD_RUNS) -> dict[str, Any]:
     return {"seconds": statistics.median(times), "workload": WORKLOAD_VERSION}
 
 
-def after_notebook() -> float:
-    """The machine's speed right after a notebook ran (its ``calibration_seconds``)."""
-    return measure(NOTEBOOK_RUNS)["seconds"]
+def _before_notebook(app: Sphinx, docname: str, source: list[str]) -> None:
+    """A sample before MyST-NB reads (and so executes) a page that may be a notebook."""
+    head = source[0][:2000] if source else ""
+    if Path(app.env.doc2path(docname)).suffix == ".ipynb" or "kernelspec" in head \
+            or "jupytext" in head:
+        # in the process that reads the page (a -j worker too), like build_record
+        _samples(app)[docname] = measure(NOTEBOOK_RUNS)["seconds"]
+
+
+def _samples(app: Sphinx) -> dict[str, float]:
+    samples = getattr(app, _SAMPLES_ATTRIBUTE, None)
+    if samples is None:
+        samples = {}
+        setattr(app, _SAMPLES_ATTRIBUTE, samples)
+    return samples
+
+
+def around_notebook(app: Sphinx, docname: str) -> float:
+    """The machine's speed while a notebook ran (its ``calibration_seconds``): the mean
+    of the samples before and right after it."""
+    after = measure(NOTEBOOK_RUNS)["seconds"]
+    before = _samples(app).pop(docname, None)
+    return after if before is None else (before + after) / 2
 
 
 def of_build(app: Sphinx) -> dict[str, Any] | None:
@@ -76,6 +100,7 @@ def _calibrate(app: Sphinx) -> None:
 
 def setup_calibration(app: Sphinx) -> None:
     app.connect("builder-inited", _calibrate)
+    app.connect("source-read", _before_notebook)
 
 
 def build_seconds(build: dict[str, Any]) -> float | None:

@@ -235,7 +235,7 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
         hit_key = _mystnb.hit_record_key(cache_path, result.mtime)
     record.provenance = CACHE if hit_key else EXECUTED
     if not hit_key:  # a cache hit keeps the calibration of the build that executed it
-        record.calibration_seconds = calibration.after_notebook()
+        record.calibration_seconds = calibration.around_notebook(app, docname)
 
     if hit_key:
         _restore_from_sidecar(cache_path / SIDECAR_FOLDER / f"{hit_key}.json", docname, record)

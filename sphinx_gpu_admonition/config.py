@@ -114,6 +114,8 @@ def _flag(value: Any) -> bool:
 
 
 def _auto_or_flag(value: Any) -> str | bool:
+    if value in ("0", "1"):  # ``-D name=0``: Sphinx 7.4 passes the text on
+        return value == "1"
     if value != "auto" and not isinstance(value, bool):
         raise ConfigValueError("must be 'auto', True or False")
     return value

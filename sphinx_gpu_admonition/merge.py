@@ -30,7 +30,7 @@ from .record import (
     NotebookRecord,
     StatusReport,
 )
-from .reports import _build_time
+from .reports import _build_time, status_json_text
 
 #: which job's record of a notebook counts: the one that executed it, then one that
 #: reused the cache, then an earlier build's, then one that did not execute it
@@ -125,10 +125,7 @@ def _merged_build(inputs: list[tuple[str, StatusReport]],
 
 
 def write_report(path: Path, report: StatusReport) -> None:
-    import json
-
-    atomic_write(path, json.dumps(report.to_dict(), indent=1, sort_keys=True,
-                                  ensure_ascii=False))
+    atomic_write(path, status_json_text(report))
 
 
 # -- jupyter-caches ---------------------------------------------------------------------------

@@ -211,6 +211,11 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
     return lines
 
 
+def status_json_text(report: StatusReport) -> str:
+    """The text of ``execution-status.json`` (also of a merged one)."""
+    return json.dumps(report.to_dict(), indent=1, sort_keys=True, ensure_ascii=False)
+
+
 def _write(path: Path, text: str) -> None:
     try:
         atomic_write(path, text)
@@ -236,8 +241,7 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
     report, analysis = build_report(app, extra, exception)
     outdir = Path(app.outdir)
     if config.status_json:
-        _write(outdir / config.status_json,
-               json.dumps(report.to_dict(), indent=1, sort_keys=True, ensure_ascii=False))
+        _write(outdir / config.status_json, status_json_text(report))
     if config.status_junit:
         _write(outdir / config.status_junit, junit_xml(report))
     if config.status_console:

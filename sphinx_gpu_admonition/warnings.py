@@ -27,7 +27,8 @@ SUBTYPES = {
     "slow_cell": "a cell was flagged slow (only with gpu_warn_slow_cells = True)",
     "regression": "a notebook or cell regressed against the baseline "
     "(only with gpu_warn_regressions = True)",
-    "output": "a status file (JSON, JUnit, the status page's per-cell data) could not be written",
+    "output": "a status file (JSON, JUnit, the status page's per-cell data, the GitHub "
+    "Actions job summary or step outputs) could not be written",
     "runtime": "a page's run time cannot be stated (not executed yet, no such page, no "
     "capture data), or a gpu_runtime_sources file is missing or unreadable",
 }

@@ -131,7 +131,10 @@ class CpuLoad:
     def __enter__(self) -> CpuLoad:
         code = (f"import time\nend = time.monotonic() + {LOAD_LIMIT_SECONDS}\n"
                 "while time.monotonic() < end:\n    pass\n")
-        self.processes = [subprocess.Popen([sys.executable, "-c", code])
+        # each in its own session, like the kernels: with the scheduler's autogroups
+        # a load in the builder's session would slow the builder but not a kernel
+        self.processes = [subprocess.Popen([sys.executable, "-c", code],
+                                           start_new_session=True)
                           for _ in range(LOAD_PROCESSES)]
         return self
 
