@@ -1,9 +1,9 @@
-"""How fast the build's machine is: a small fixed workload, timed once per build.
+"""How fast the build's machine is: a small fixed workload, timed during the build.
 
 CI runners of one type differ in speed from run to run (a noisy neighbour, a
 throttled CPU).  A notebook that is 1.9x slower on a runner that is 1.9x slower
 overall did not regress.  Each build times :func:`workload` in the builder process
-at ``builder-inited`` (about 0.1 s) and stores it as ``build.calibration``; it
+at ``builder-inited`` (about 60 ms) and stores it as ``build.calibration``; it
 times it again just before and just after each notebook it executes (about 30 ms
 each) and keeps the mean in the notebook's ``calibration_seconds``: the load of a
 runner changes during a build (one sample taken after a notebook measured a quiet
@@ -33,7 +33,7 @@ from sphinx.application import Sphinx
 
 WORKLOAD_VERSION = 1
 #: runs of the workload at the start of a build, and after each executed notebook
-BUILD_RUNS = 7
+BUILD_RUNS = 5
 NOTEBOOK_RUNS = 3
 _SIZE = 50_000
 _ATTRIBUTE = "_gpu_admonition_calibration"

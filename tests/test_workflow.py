@@ -107,10 +107,13 @@ class Runner:
             env.update({key: self._substitute(str(value), expressions or {})
                         for key, value in values.items()})
         script = self._substitute(step["run"], expressions or {})
+        # its own session, as a job on its own runner: with the scheduler's autogroups,
+        # builders of parallel jobs in one session would slow each other more than
+        # their kernels (which jupyter_client starts in sessions of their own)
         completed = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
             cwd=self.workspace, env=env, capture_output=True, text=True,
-            timeout=STEP_TIMEOUT, check=False)
+            timeout=STEP_TIMEOUT, check=False, start_new_session=True)
         self.ran.add((workflow_name, job, step_name))
         return StepResult(completed.returncode, completed.stdout, completed.stderr,
                           summary.read_text(encoding="utf-8"),
