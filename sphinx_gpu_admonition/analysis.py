@@ -8,6 +8,7 @@ the same cells for the same reasons.
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from typing import Any
 
 from .calibration import build_seconds, calibration_ratio, median_ratio
@@ -121,16 +122,25 @@ def _same_machine_kind(current: NotebookRecord, baseline: NotebookRecord) -> boo
     return current.environment.backend == baseline.environment.backend
 
 
+def _workload(report: StatusReport) -> Any:
+    calibration = report.build.get("calibration")
+    return calibration.get("workload") if isinstance(calibration, dict) else None
+
+
 def machine_factor(report: StatusReport, baseline: StatusReport) -> MachineFactor:
+    """The overall factor (see :class:`MachineFactor`): the median of the notebooks'
+    calibration ratios, else the builds', else the median notebook time ratio."""
     before = baseline.by_docname()
     pairs = [(nb, before[nb.docname]) for nb in report.notebooks
              if nb.docname in before and nb.executed and before[nb.docname].executed
              and _same_machine_kind(nb, before[nb.docname])]
-    per_notebook = [calibration_ratio(nb.calibration_seconds, old.calibration_seconds)
-                    for nb, old in pairs]
-    known = [r for r in per_notebook if r is not None]
+    known = []
+    if None in (_workload(report), _workload(baseline)) or \
+            _workload(report) == _workload(baseline):
+        known = [r for r in (calibration_ratio(nb.calibration_seconds, old.calibration_seconds)
+                             for nb, old in pairs) if r is not None]
     if known:
-        return MachineFactor(median_ratio(known) or sum(known) / len(known), "calibration")
+        return MachineFactor(statistics.median(known), "calibration")
     build_ratio = calibration_ratio(build_seconds(report.build), build_seconds(baseline.build))
     if build_ratio is not None:
         return MachineFactor(build_ratio, "calibration")
