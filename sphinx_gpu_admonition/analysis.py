@@ -97,6 +97,11 @@ class MachineFactor:
     factor: float | None
     #: "calibration", "notebooks" or "unknown"
     source: str
+    #: (machine id now, machine id in the baseline) -> the median calibration ratio of
+    #: the notebooks that ran on those two machines: a merged build's notebooks are
+    #: judged by their own machines, and one notebook's short samples are smoothed
+    by_machines: dict[tuple[str, str], float] = dataclasses.field(default_factory=dict,
+                                                                   compare=False)
 
     def sentence(self, slower: int, machine: str = "this runner") -> str:
         """``"this runner was 1.9x slower overall; 1 notebook slower beyond that"``."""
@@ -134,13 +139,18 @@ def machine_factor(report: StatusReport, baseline: StatusReport) -> MachineFacto
     pairs = [(nb, before[nb.docname]) for nb in report.notebooks
              if nb.docname in before and nb.executed and before[nb.docname].executed
              and _same_machine_kind(nb, before[nb.docname])]
-    known = []
+    by_machines: dict[tuple[str, str], list[float]] = {}
     if None in (_workload(report), _workload(baseline)) or \
             _workload(report) == _workload(baseline):
-        known = [r for r in (calibration_ratio(nb.calibration_seconds, old.calibration_seconds)
-                             for nb, old in pairs) if r is not None]
-    if known:
-        return MachineFactor(statistics.median(known), "calibration")
+        for nb, old in pairs:
+            ratio = calibration_ratio(nb.calibration_seconds, old.calibration_seconds)
+            if ratio is not None:
+                key = (nb.environment.machine_id, old.environment.machine_id)
+                by_machines.setdefault(key, []).append(ratio)
+    if by_machines:
+        every = [ratio for ratios in by_machines.values() for ratio in ratios]
+        return MachineFactor(statistics.median(every), "calibration", {
+            key: statistics.median(ratios) for key, ratios in by_machines.items()})
     build_ratio = calibration_ratio(build_seconds(report.build), build_seconds(baseline.build))
     if build_ratio is not None:
         return MachineFactor(build_ratio, "calibration")
@@ -152,10 +162,11 @@ def machine_factor(report: StatusReport, baseline: StatusReport) -> MachineFacto
 
 def notebook_machine_factor(current: NotebookRecord, baseline: NotebookRecord,
                             overall: MachineFactor) -> float:
-    """The factor for one notebook: its own machines' calibrations where both are known."""
+    """The factor for one notebook: that of the two machines it ran on, where known."""
     if not _same_machine_kind(current, baseline):
         return 1.0
-    own = calibration_ratio(current.calibration_seconds, baseline.calibration_seconds)
+    own = overall.by_machines.get((current.environment.machine_id,
+                                   baseline.environment.machine_id))
     return own or overall.factor or 1.0
 
 

@@ -125,3 +125,22 @@ def test_bad_inputs_are_one_error_line(tmp_path, capsys) -> None:
     assert cli.main(["merge-cache", str(tmp_path / "cache"), str(tmp_path)]) == 2
     assert capsys.readouterr().err == (f"sphinx-gpu-admonition: error: {tmp_path}: not a "
                                        "jupyter-cache (no global.db)\n")
+
+
+def test_each_notebook_is_judged_by_the_speed_of_its_own_machines() -> None:
+    from sphinx_gpu_admonition.analysis import Thresholds, analyse
+
+    def job(cpu: str, calibration: float, seconds: float, *docnames: str) -> StatusReport:
+        records = [_record(name, "executed", cpu=cpu, calibration=calibration)
+                   for name in docnames]
+        for record in records:
+            record.runtime_seconds = seconds
+        return _report(*records)
+
+    baseline, _ = merge_reports([("1", job("runner 1", 0.01, 10.0, "a1", "a2")),
+                                 ("2", job("runner 2", 0.01, 10.0, "b1", "b2"))])
+    # now runner 1 is busy (2x slower as a whole), runner 2 is not: same times on both
+    new, _ = merge_reports([("1", job("runner 1", 0.02, 20.0, "a1", "a2")),
+                            ("2", job("runner 2", 0.01, 20.0, "b1", "b2"))])
+    analysis = analyse(new, Thresholds(), baseline)
+    assert [a.notebook.docname for a in analysis.regressed] == ["b1", "b2"]
