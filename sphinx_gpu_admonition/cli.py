@@ -181,14 +181,6 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
-def cell_label(index: int | None, execution_count: int | None) -> str:
-    if index is not None:
-        return f"cell {index}"
-    if execution_count is not None:
-        return f"[{execution_count}]"
-    return "cell ?"
-
-
 def _emit(lines: Sequence[str], stream: TextIO | None = None) -> None:
     stream = stream or sys.stdout
     stream.write("\n".join(lines).rstrip("\n") + "\n")
@@ -313,7 +305,7 @@ def summarise_report(report: StatusReport, source: str, thresholds: Thresholds,
         if not nb.failed:
             continue
         error = nb.error
-        failed_cell = next((c for c in nb.cells if c.error), None)
+        failed_cell = nb.error_cell() or next((c for c in nb.cells if c.error), None)
         failures.append({
             "docname": nb.docname, "status": nb.status,
             "error_type": error.type if error else (failed_cell.error if failed_cell else None),
@@ -322,6 +314,7 @@ def summarise_report(report: StatusReport, source: str, thresholds: Thresholds,
                            else failed_cell.index if failed_cell else None),
             "execution_count": (error.execution_count if error else
                                 failed_cell.execution_count if failed_cell else None),
+            "cell": nb.cell_name(failed_cell).label if failed_cell else None,
         })
     return {
         "source": source,
@@ -337,7 +330,8 @@ def summarise_report(report: StatusReport, source: str, thresholds: Thresholds,
 
 
 def _cell_entry(nb: NotebookRecord, cell: CellRecord) -> dict[str, Any]:
-    return {"docname": nb.docname, "index": cell.index, "execution_count": cell.execution_count,
+    return {"docname": nb.docname, "cell": nb.cell_name(cell).label, "line": cell.line,
+            "index": cell.index, "execution_count": cell.execution_count,
             "seconds": cell.seconds, "compile_seconds": cell.compile_seconds,
             "first_line": cell.first_line, "error": cell.error}
 
@@ -405,7 +399,7 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
     if summary["slowest_cells"]:
         lines += ["", style(f"Slowest cells (top {top})", "bold")]
         rows = [[fmt_seconds(c["seconds"]), fmt_seconds(c["compile_seconds"] or None),
-                 c["docname"], cell_label(c["index"], c["execution_count"]),
+                 c["docname"], c["cell"],
                  shorten(c["first_line"])] for c in summary["slowest_cells"]]
         lines += text_table(["time", "compile", "notebook", "cell", "first line"], rows, style,
                             right=(0, 1))
@@ -413,7 +407,7 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
     if not summary["flagged_cells"]:
         lines.append("  none")
     for c in summary["flagged_cells"]:
-        where = f"{c['docname']} {cell_label(c['index'], c['execution_count'])}"
+        where = f"{c['docname']} {c['cell']}"
         lines.append(f"  {style(fmt_seconds(c['seconds']), 'yellow')}  {where}: "
                      f"{shorten(c['first_line'])}")
         for reason in c["reasons"]:
@@ -423,8 +417,7 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
     lines += ["", style(f"Failures ({len(summary['failures'])})", "bold")]
     if summary["failures"]:
         rows = [[f["docname"], (f["status"], ("red",)), f["error_type"] or "-",
-                 cell_label(f["cell_index"], f["execution_count"])
-                 if f["cell_index"] is not None or f["execution_count"] is not None else "-",
+                 f["cell"] or "-",
                  shorten(f["message"], 80)] for f in summary["failures"]]
         lines += text_table(["notebook", "status", "error", "cell", "message"], rows, style)
     else:
@@ -475,7 +468,7 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
         lines += ["", "#### Failures", ""]
         lines += md_table(["Notebook", "Status", "Error", "Cell", "Message"], [
             [md_text(f["docname"]), md_text(f["status"]), md_text(f["error_type"] or "-"),
-             md_text(cell_label(f["cell_index"], f["execution_count"])),
+             md_text(f["cell"] or "-"),
              md_code(shorten(f["message"], 100))] for f in summary["failures"]])
     if summary["slowest_notebooks"]:
         lines += ["", f"#### Slowest notebooks (top {top})", ""]
@@ -487,14 +480,14 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
         lines += ["", f"#### Slowest cells (top {top})", ""]
         lines += md_table(["Time", "Compile", "Notebook", "Cell", "First line"], [
             [fmt_seconds(c["seconds"]), fmt_seconds(c["compile_seconds"] or None),
-             md_text(c["docname"]), md_text(cell_label(c["index"], c["execution_count"])),
+             md_text(c["docname"]), md_text(c["cell"]),
              md_code(shorten(c["first_line"]))] for c in summary["slowest_cells"]],
             right=(0, 1))
     if summary["flagged_cells"]:
         lines += ["", f"#### Flagged cells ({len(summary['flagged_cells'])})", ""]
         lines += md_table(["Time", "Notebook", "Cell", "First line", "Why"], [
             [fmt_seconds(c["seconds"]), md_text(c["docname"]),
-             md_text(cell_label(c["index"], c["execution_count"])),
+             md_text(c["cell"]),
              md_code(shorten(c["first_line"])),
              md_text("; ".join(c["reasons"] + [f"hint: {h}" for h in c["hints"]]))]
             for c in summary["flagged_cells"]], right=(0,))
@@ -614,7 +607,7 @@ def summarise_compare(a: StatusReport, b: StatusReport, source_a: str, source_b:
             before = cell_comp.baseline_seconds if cell_comp else None
             cell_ratio = cell_comp.ratio if cell_comp else None
             cells.append({
-                "docname": nb.docname, "index": cell.index,
+                "docname": nb.docname, "cell": nb.cell_name(cell).label, "index": cell.index,
                 "execution_count": cell.execution_count, "first_line": cell.first_line,
                 "state": cell_comp.state if cell_comp else "new",
                 "a_seconds": before, "b_seconds": cell.seconds, "ratio": cell_ratio,
@@ -623,7 +616,9 @@ def summarise_compare(a: StatusReport, b: StatusReport, source_a: str, source_b:
                                         cell_comp.relative_ratio if cell_comp else None),
             })
         for index, seconds, first_line in comp.gone_cells:
+            gone = next((c for c in old.cells if c.index == index), None) if old else None
             cells.append({"docname": nb.docname, "index": index, "execution_count": None,
+                          "cell": old.cell_name(gone).label if old and gone else "cell ?",
                           "first_line": first_line, "state": "gone", "a_seconds": seconds,
                           "b_seconds": None, "ratio": None, "change_seconds": None,
                           "regression": False})
@@ -650,7 +645,7 @@ def summarise_compare(a: StatusReport, b: StatusReport, source_a: str, source_b:
     ratio = common_b / common_a if common and common_a > 0 else None
     slower = [item.notebook.docname for item in analysis.regressed]
     regressions = [
-        f"{row['docname']}" + (f" {cell_label(row['index'], row['execution_count'])}"
+        f"{row['docname']}" + (f" {row['cell']}"
                                if "index" in row else "")
         + f": {fmt_seconds(row['a_seconds'])} → {fmt_seconds(row['b_seconds'])} "
           f"({fmt_ratio(row['ratio'])})"
@@ -717,7 +712,7 @@ def render_compare_text(data: dict[str, Any], style: Style) -> list[str]:
     shown = len(data["cells"])
     lines += ["", style(f"Cells (largest change first, {shown} of {data['cells_total']})",
                         "bold")]
-    rows = [[row["docname"], cell_label(row["index"], row["execution_count"]),
+    rows = [[row["docname"], row["cell"],
              shorten(row["first_line"], 40), fmt_seconds(row["a_seconds"]),
              fmt_seconds(row["b_seconds"]), _ratio_cell(row, style),
              fmt_change(row["a_seconds"], row["b_seconds"]),
@@ -780,7 +775,7 @@ def render_compare_markdown(data: dict[str, Any]) -> list[str]:
     lines += ["", f"#### Cells ({len(data['cells'])} of {data['cells_total']}, largest change "
                   "first)", ""]
     lines += md_table(["Notebook", "Cell", "First line", "A", "B", "B/A", "Change", "State"], [
-        [md_text(row["docname"]), md_text(cell_label(row["index"], row["execution_count"])),
+        [md_text(row["docname"]), md_text(row["cell"]),
          md_code(shorten(row["first_line"])), fmt_seconds(row["a_seconds"]),
          fmt_seconds(row["b_seconds"]),
          ("**" + fmt_ratio(row["ratio"]) + "**") if row["regression"] else fmt_ratio(row["ratio"]),

@@ -27,7 +27,7 @@ from typing import TextIO
 
 from .analysis import BuildAnalysis
 from .formatting import format_seconds
-from .record import NotebookRecord, StatusReport
+from .record import StatusReport
 
 #: GitHub shows at most 50 annotations of a job; more would be dropped silently
 MAX_ANNOTATIONS = 50
@@ -73,12 +73,6 @@ def annotation_file(source: str | None, workspace: str | None = None) -> str | N
     return path.as_posix()
 
 
-def _cell_line(nb: NotebookRecord, index: int | None) -> int | None:
-    if index is None:
-        return None
-    return next((c.line for c in nb.cells if c.index == index), None)
-
-
 def annotations(report: StatusReport, analysis: BuildAnalysis,
                 workspace: str | None = None) -> list[str]:
     """Workflow commands: failures (``error``), then regressions and flagged cells
@@ -88,14 +82,15 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
         if not nb.failed:
             continue
         error = nb.error
-        index = error.cell_index if error else None
-        where = f" in cell {index}" if index is not None else ""
+        failing = nb.error_cell()
+        where = f" in {nb.cell_name(failing).label}" if failing is not None else ""
         text = nb.status if error is None else error.message or error.type
         if error is not None and not text.startswith(error.type):
             text = f"{error.type}: {text}"
         errors.append(command(
             "error", f"{nb.status}{where}: {text}",
-            file=annotation_file(nb.source, workspace), line=_cell_line(nb, index),
+            file=annotation_file(nb.source, workspace),
+            line=failing.line if failing is not None else None,
             title=f"Notebook failed: {nb.docname}"))
     warnings: list[str] = []
     for result in analysis.regressed:
@@ -115,7 +110,7 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
     for nb, cell, flags in flagged:
         reasons = [f.reason for f in flags if not f.is_hint]
         hints = [f"hint: {f.reason}" for f in flags if f.is_hint]
-        label = f"cell {cell.index}" if cell.index is not None else "a cell"
+        label = nb.cell_name(cell).label
         warnings.append(command(
             "warning", "; ".join(reasons + hints) + (f"\n{cell.first_line}"
                                                      if cell.first_line else ""),

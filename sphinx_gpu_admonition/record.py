@@ -208,6 +208,57 @@ class CellRecord(Loadable):
         return sum(self.compilations.values())
 
 
+#: how a cell is named in every view (page, badge, console, warnings, JUnit, JSON, CLI)
+CELL_LABEL = "cell {number}"
+
+
+def cell_anchor(index: int) -> str:
+    """The id of the code cell with MyST-NB index ``index`` on its notebook's page."""
+    return f"cell-{index}"
+
+
+@dataclasses.dataclass(frozen=True)
+class CellName:
+    """The one identity of a code cell, derived from the record (never stored).
+
+    ``number`` counts the notebook's code cells that ran, from 1, in order: hidden
+    cells count, markdown cells do not, so in a top-to-bottom run "cell 3" is the
+    cell Jupyter shows as ``In [3]``.  ``index`` is MyST-NB's index of the cell among
+    all cells (what the page's anchor ``cell-<index>`` uses); ``source`` and ``line``
+    say where the cell starts in a text notebook (MyST / rST), for editors and CI.
+    """
+
+    docname: str
+    number: int
+    index: int | None
+    first_line: str = ""
+    source: str | None = None
+    line: int | None = None
+
+    @property
+    def label(self) -> str:
+        """``cell 3``"""
+        return CELL_LABEL.format(number=self.number)
+
+    @property
+    def anchor(self) -> str | None:
+        """The id of the cell on its notebook's page (None: not on the page)."""
+        return None if self.index is None else cell_anchor(self.index)
+
+    @property
+    def location(self) -> str | None:
+        """``lectures/intro.md:42`` for a text notebook, else None."""
+        if self.source is None or self.line is None:
+            return None
+        return f"{self.source}:{self.line}"
+
+    @property
+    def full(self) -> str:
+        """``intro cell 3 (lectures/intro.md:42)``: the notebook, the cell and its line."""
+        where = self.location
+        return f"{self.docname} {self.label}" + (f" ({where})" if where else "")
+
+
 @dataclasses.dataclass
 class ErrorInfo(Loadable):
     type: str
@@ -276,6 +327,22 @@ class NotebookRecord(Loadable):
 
     def slowest_cell(self) -> CellRecord | None:
         return max(self.cells, key=lambda c: c.seconds, default=None)
+
+    def cell_name(self, cell: CellRecord) -> CellName:
+        """How every view names ``cell`` (one of :attr:`cells`): see :class:`CellName`."""
+        return CellName(docname=self.docname, number=self.cell_number(cell),
+                        index=cell.index, first_line=cell.first_line,
+                        source=self.source, line=cell.line)
+
+    def cell_number(self, cell: CellRecord) -> int:
+        """1 for the first code cell that ran (by identity: two cells may be equal)."""
+        return next(n for n, c in enumerate(self.cells, 1) if c is cell)
+
+    def error_cell(self) -> CellRecord | None:
+        """The cell that raised the notebook's error, when the record knows it."""
+        if self.error is None or self.error.cell_index is None:
+            return None
+        return next((c for c in self.cells if c.index == self.error.cell_index), None)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

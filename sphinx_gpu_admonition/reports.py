@@ -20,7 +20,8 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.util import logging
 
-from . import __version__, _mystnb, calibration, github
+from . import _mystnb, calibration, github
+from ._version import __version__
 from .analysis import BuildAnalysis, analyse
 from .baseline import get_baseline, thresholds
 from .capture import all_records, atomic_write
@@ -150,6 +151,9 @@ def junit_xml(report: StatusReport) -> str:
             failures += 1
             error = nb.error
             message = f"{nb.status}: {error.type}" if error else nb.status
+            failing = nb.error_cell()
+            if failing is not None:
+                message += f" in {nb.cell_name(failing).label}"
             failure = ElementTree.SubElement(case, "failure", message=message,
                                              type=error.type if error else nb.status)
             failure.text = error.message if error else ""  # cleaned by capture
@@ -199,12 +203,12 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
                for cell, flags in a.flagged_cells]
     flagged.sort(key=lambda item: -item[1].seconds)
     if flagged:
-        lines.append(f"flagged cells ({len(flagged)}):")
+        shown = (f"{len(flagged)}" if len(flagged) <= SUMMARY_ROWS
+                 else f"{len(flagged)}, the {SUMMARY_ROWS} slowest")
+        lines.append(f"flagged cells ({shown}):")
         for nb, cell, flags in flagged[:SUMMARY_ROWS]:
-            where = f"cell {cell.index}" if cell.index is not None else \
-                f"execution {cell.execution_count}"
             reasons = "; ".join(f.reason for f in flags if not f.is_hint)
-            lines.append(f"  {cell.seconds:8.2f} s  {nb.docname} {where}: {reasons}")
+            lines.append(f"  {cell.seconds:8.2f} s  {nb.cell_name(cell).full}: {reasons}")
     for nb in failed:
         error = f"{nb.error.type}" if nb.error else ""
         lines.append(f"  FAILED {nb.docname}: {nb.status} {error}".rstrip())

@@ -71,6 +71,7 @@ from .formatting import format_date, format_seconds
 from .i18n import _
 from .record import (
     CACHE,
+    CELL_LABEL,
     EARLIER_BUILD,
     ERROR,
     EXCLUDED,
@@ -82,6 +83,7 @@ from .record import (
     CellRecord,
     NotebookRecord,
     StatusReport,
+    cell_anchor,
 )
 from .warnings import warn
 
@@ -352,11 +354,9 @@ def _emit_warnings(app: Sphinx, env: BuildEnvironment) -> None:
                          f"{comparison.ratio:.1f}x the baseline "
                          f"({format_seconds(comparison.baseline_seconds)})",
                  "regression", location=record.docname)
-        for position, (cell, flags) in enumerate(zip(record.cells, result.cell_flags, strict=True)):
-            if not flags:
-                continue
+        for cell, flags in result.flagged_cells:
             location = _cell_location(env, record.docname, cell.index)
-            label = _cell_label(position)
+            label = record.cell_name(cell).label
             if config.warn_slow_cells:
                 reasons = "; ".join(f"{f.rule}: {f.reason}" for f in flags)
                 warn(logger, f"slow {label} ({format_seconds(cell.seconds)}): {reasons}",
@@ -375,28 +375,6 @@ def _percent(value: float | None) -> str:
 
 def _ratio(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}×"
-
-
-#: how a code cell is named (the script names cells of the details the same way)
-_CELL_NAME = "cell {n}"
-
-
-def _cell_label(position: int) -> str:
-    """``cell 3``: the third code cell of the notebook (cell indexes count every cell)."""
-    return _CELL_NAME.format(n=position + 1)
-
-
-def _error_position(record: NotebookRecord) -> int | None:
-    if record.error is None or record.error.cell_index is None:
-        return None
-    for position, cell in enumerate(record.cells):
-        if cell.index == record.error.cell_index:
-            return position
-    return None
-
-
-def cell_anchor(index: int) -> str:
-    return f"cell-{index}"
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -762,11 +740,11 @@ class HtmlTable:
         out.append(f'<td data-value="{count if count else ""}">{count if count else "–"}</td>')
         slowest = record.slowest_cell()
         if slowest is not None:
-            position = record.cells.index(slowest)
+            name = record.cell_name(slowest)
             part = share(slowest.seconds, record.cells_seconds)
-            label = _e(_cell_label(position))
-            if uri is not None and slowest.index is not None:
-                label = f'<a href="{_e(uri)}#{cell_anchor(slowest.index)}">{label}</a>'
+            label = _e(name.label)
+            if uri is not None and name.anchor is not None:
+                label = f'<a href="{_e(uri)}#{name.anchor}">{label}</a>'
             out.append(f'<td data-value="{_num(slowest.seconds)}">{format_seconds(slowest.seconds)}'
                        f" ({_percent(part)}) · {label}</td>")
         else:
@@ -831,9 +809,9 @@ class HtmlTable:
                    f"<details><summary>{_e(summary)}</summary>")
         if record.error is not None:
             where = ""
-            position = _error_position(record)
-            if position is not None:
-                where = " " + lb.error_in.format(cell=_cell_label(position))
+            failing = record.error_cell()
+            if failing is not None:
+                where = " " + lb.error_in.format(cell=record.cell_name(failing).label)
             out.append(f'<p class="gpu-status-error-message"><strong>{_e(record.error.type)}'
                        f"</strong>{_e(where)}: <code>{_e(record.error.message)}</code></p>")
         if has_cells:
@@ -911,7 +889,7 @@ def cell_labels(labels: Labels) -> dict[str, Any]:
         "cell": labels.cell, "time": labels.time, "share": labels.share,
         "compile": labels.compile, "source": labels.source, "flags": labels.flags,
         "baseline": labels.baseline, "ratio": labels.ratio, "new": labels.new,
-        "gone": labels.gone, "cellName": _CELL_NAME,
+        "gone": labels.gone, "cellName": CELL_LABEL,
         "flag": labels.flag_text, "hints": list(HINT_RULES),
     }
 
@@ -1019,10 +997,9 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
         slowest = record.slowest_cell()
         slowest_text = "–"
         if slowest is not None:
-            position = record.cells.index(slowest)
             slowest_text = (f"{format_seconds(slowest.seconds)} "
                             f"({_percent(share(slowest.seconds, record.cells_seconds))}), "
-                            f"{_cell_label(position)}")
+                            f"{record.cell_name(slowest).label}")
         flagged = sum(1 for flags in result.cell_flags if flags)
         time_text = format_seconds(record.seconds) if record.executed else "–"
         if result.comparison is not None and result.comparison.ratio is not None:
@@ -1059,13 +1036,10 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
         items = nodes.bullet_list(classes=["gpu-status-flagged-cells"])
         for result in listed:
             record = result.notebook
-            pairs = zip(record.cells, result.cell_flags, strict=True)
-            for position, (cell, flags) in enumerate(pairs):
-                if not flags:
-                    continue
+            for cell, flags in result.flagged_cells:
                 reasons = "; ".join(f"{lb.flag_text.get(f.rule, f.rule)}: {f.reason}"
                                     for f in flags)
-                text = (f"{record.title or record.docname}, {_cell_label(position)}"
+                text = (f"{record.title or record.docname}, {record.cell_name(cell).label}"
                         f" ({format_seconds(cell.seconds)}): {reasons}")
                 items += nodes.list_item("", nodes.paragraph(text=text))
         if len(items):

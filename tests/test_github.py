@@ -41,8 +41,8 @@ def test_failure_and_flagged_cells_are_annotated_at_their_lines() -> None:
     report = StatusReport([failed, slow])
     lines = github.annotations(report, analyse(report, Thresholds()))
     assert lines[0] == ("::error file=lectures/bad.md,line=14,title=Notebook failed%3A "
-                        "lectures/bad::error in cell 1: ValueError: bad: value")
-    assert lines[1].startswith("::warning file=lectures/slow.md,line=8,title=Slow cell 0 of "
+                        "lectures/bad::error in cell 2: ValueError: bad: value")
+    assert lines[1].startswith("::warning file=lectures/slow.md,line=8,title=Slow cell 1 of "
                                "lectures/slow (12")
     assert lines[1].endswith("%0Astep_0()")
     assert len(lines) == 2

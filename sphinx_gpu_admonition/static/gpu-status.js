@@ -124,7 +124,7 @@
     var hints = labels.hints || [];
     var entries = (notebook.c || []).map(function (cell, position) {
       var row = element("tr", cell.f ? "gpu-status-flagged" : "");
-      var name = labels.cellName.replace("{n}", String(position + 1));
+      var name = labels.cellName.replace("{number}", String(position + 1));
       var header = element("th");
       header.scope = "row";
       if (pageHref && typeof cell.i === "number") {
