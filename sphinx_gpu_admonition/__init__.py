@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 #: Bump when the shape of data stored in the Sphinx environment changes.
 ENV_VERSION = 1

@@ -104,7 +104,7 @@ def build_template():
     """A Babel catalog with the messages extracted from the package."""
     from babel.messages.catalog import Catalog
 
-    from . import __version__
+    from ._version import __version__
 
     template = Catalog(
         project="sphinx-gpu-admonition",

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from ._version import __version__
 from .calibration import WORKLOAD_VERSION, build_seconds
 from .capture import SIDECAR_FOLDER, atomic_write
 from .record import (
