@@ -20,6 +20,12 @@ def format_seconds(seconds: float | None, missing: str = "–") -> str:
     return f"{int(minutes)} min {rest:.0f} s"
 
 
+def format_gpu_memory(memory_mib: float | None) -> str:
+    """A GPU's memory as NVML and nvidia-smi report it (MiB), in GiB: ``16 GiB``; ``""``
+    when unknown."""
+    return f"{memory_mib / 1024:.0f} GiB" if memory_mib else ""
+
+
 def format_date(iso: str | None) -> str:
     """An ISO 8601 time to the minute (``2026-11-29 21:36``); the page is not a log."""
     return iso[:16].replace("T", " ") if iso else ""

@@ -270,7 +270,8 @@ def _write_github(app: Sphinx, report: StatusReport) -> None:
         repository_path(outdir / config.status_json) if config.status_json else None,
         repository_path(outdir / config.status_junit) if config.status_junit else None)
     try:
-        github.append_summary(github_summary(report, analysis, baseline))
+        github.append_summary(github_summary(report, analysis, baseline,
+                                             thresholds=thresholds(app)))
         github.append_outputs(values)
     except OSError as error:
         warn(logger, f"could not write the GitHub Actions job summary or outputs: {error}",

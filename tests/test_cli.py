@@ -621,8 +621,8 @@ def _timed_report(seconds: dict[str, float], calibration: float | None = None,
 
 
 def _compare(a: StatusReport, b: StatusReport, **options) -> dict:
-    return cli.summarise_compare(a, b, "a.json", "b.json", None, None,
-                                 options.get("fail_above"), 1.0, 0)
+    return cli.summarise_compare(a, b, cli.CompareOptions(
+        "a.json", "b.json", fail_above=options.get("fail_above"), min_seconds=1.0, top=0))
 
 
 def test_a_uniformly_slower_machine_is_not_a_regression():

@@ -1,0 +1,149 @@
+"""The package's shape stays as docs/architecture.md describes it.
+
+Pure and in-process except one fresh interpreter: the imports between the
+package's modules (read with :mod:`ast`) run downward only (no module imports
+the package ``__init__`` or another package it lies in) and have no cycle at
+module level; every module imports on its own, in any order; the version is
+defined once; and the architecture page's module map names every module.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[1]
+PACKAGE = PROJECT / "sphinx_gpu_admonition"
+NAME = PACKAGE.name
+ARCHITECTURE = PROJECT / "docs" / "architecture.md"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PROJECT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def is_package(name: str) -> bool:
+    return MODULES[name].name == "__init__.py"
+
+
+def imported_modules(name: str, top_level_only: bool) -> set[str]:
+    """The package modules ``name`` imports (``from . import x`` names module ``x``
+    when it is one, else the package); ``top_level_only``: not those imported
+    inside functions (imported when called, so they cannot form a cycle at import)."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    if top_level_only:  # imports under ``if``/``try`` at module level run at import too
+        nodes = [node for statement in tree.body
+                 if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 for node in ast.walk(statement)]
+    else:
+        nodes = list(ast.walk(tree))
+    package = name if is_package(name) else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.split(".")[0] == NAME}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = f"{base}.{node.module}" if node.module else base
+            elif (node.module or "").split(".")[0] == NAME:
+                target = node.module or ""
+            else:
+                continue
+            for alias in node.names:
+                found.add(f"{target}.{alias.name}" if f"{target}.{alias.name}" in MODULES
+                          else target)
+    return {module for module in found if module in MODULES and module != name}
+
+
+def test_no_module_imports_a_package_it_lies_in():
+    upward = {name: sorted(target for target in imported_modules(name, top_level_only=False)
+                           if is_package(target) and name.startswith(target + "."))
+              for name in MODULES}
+    assert {name: targets for name, targets in upward.items() if targets} == {}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (a list of modules, the first repeated last), or None."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str] | None:
+        if module in path:
+            return path[path.index(module):] + [module]
+        if module in done:
+            return None
+        for target in sorted(graph[module]):
+            cycle = visit(target, path + [module])
+            if cycle:
+                return cycle
+        done.add(module)
+        return None
+
+    for module in sorted(graph):
+        cycle = visit(module, [])
+        if cycle:
+            return cycle
+    return None
+
+
+def test_module_level_imports_have_no_cycle():
+    graph = {name: imported_modules(name, top_level_only=True) for name in MODULES}
+    assert find_cycle(graph) is None
+
+
+def test_find_cycle_finds_one():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_every_module_imports_on_its_own():
+    """In one fresh interpreter, each module is imported with none of the package's
+    modules loaded before it (an import that only works after another would fail)."""
+    script = (
+        "import importlib, sys\n"
+        f"for name in {sorted(MODULES)!r}:\n"
+        f"    for loaded in [m for m in sys.modules if m == {NAME!r} or "
+        f"m.startswith({NAME + '.'!r})]:\n"
+        "        del sys.modules[loaded]\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except Exception as error:\n"
+        "        print(f'{name}: {type(error).__name__}: {error}')\n")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                               cwd=PROJECT, timeout=120, check=False)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == ""
+
+
+def test_the_version_is_defined_once():
+    from sphinx_gpu_admonition import __version__
+    from sphinx_gpu_admonition._version import __version__ as defined
+
+    assert __version__ is defined
+    pyproject = (PROJECT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^dynamic = \["version"\]', pyproject, re.MULTILINE)
+    assert 'version = { attr = "sphinx_gpu_admonition._version.__version__" }' in pyproject
+    assert not re.search(r'^version = "', pyproject, re.MULTILINE)
+    assignments = [name for name, path in MODULES.items()
+                   if re.search(r"^__version__ = ", path.read_text(encoding="utf-8"),
+                                re.MULTILINE)]
+    assert assignments == [f"{NAME}._version"]
+
+
+def test_the_module_map_names_every_module():
+    if not ARCHITECTURE.exists():
+        pytest.fail(f"{ARCHITECTURE} is missing")
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("## Module map", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"`(sphinx_gpu_admonition(?:\.\w+)*)`", section))
+    assert sorted(set(MODULES) - listed) == [], "modules missing from the module map"
+    assert sorted(listed - set(MODULES)) == [], "the module map names modules that do not exist"
