@@ -43,6 +43,6 @@ def test_quick_benchmark_prints_one_table(tmp_path: Path) -> None:
     for row in rows:
         assert row["ratio"] == "–" or float(row["ratio"].split()[0].rstrip(";")) > 0
     parallel = next(row for row in rows if row["measure"].startswith("-j 2"))
-    assert parallel["target"].endswith("same JSON apart from times: yes")
+    assert parallel["target"].endswith("same JSON apart from times: 1/1")
     after_table = done.stdout.split(table[-1], 1)[1]
     assert "probe" in after_table
