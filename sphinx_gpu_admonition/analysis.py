@@ -38,15 +38,49 @@ class Flag:
     #: slow, share, regression (why the cell is slow) or compile, recompile,
     #: sequential_loop (hints at the cause)
     rule: str
+    #: why, in plain words
     reason: str
 
     @property
     def is_hint(self) -> bool:
         return self.rule in HINT_RULES
 
+    @property
+    def action(self) -> str:
+        """What to do about it."""
+        return ACTIONS.get(self.rule, "")
+
+    @property
+    def text(self) -> str:
+        """The reason, and for a hint what to do: how one-line views show a flag."""
+        return f"{self.reason}; {self.action}" if self.is_hint else self.reason
+
 
 SLOW_RULES = ("slow", "share", "regression")
 HINT_RULES = ("compile", "recompile", "sequential_loop")
+
+#: what to do about a flagged cell, by rule; the findings show the action of the most
+#: specific rule a cell has (:data:`ACTION_ORDER`): a hint names a cause
+ACTIONS = {
+    "sequential_loop": "run the loop on the CPU device "
+                       "(with jax.default_device(jax.devices('cpu')[0])) or restructure it "
+                       "(vectorise it, lax.associative_scan)",
+    "recompile": "pad the inputs to a fixed shape or mark the changing argument static "
+                 "(static_argnums), so that the function compiles once",
+    "compile": "compile once and reuse: jit the function outside loops and call it with "
+               "the same shapes; time a second run to see the cost without compilation",
+    "regression": "compare the cell with the baseline's: what changed in the code, its "
+                  "data or the device",
+    "slow": "profile the cell (%prun, jax.profiler) or make its example smaller",
+    "share": "profile the cell (%prun, jax.profiler) or make its example smaller",
+}
+ACTION_ORDER = ("sequential_loop", "recompile", "compile", "regression", "slow", "share")
+
+
+def action_for(flags: list[Flag]) -> str:
+    """The action of the most specific rule among ``flags`` ("" without flags)."""
+    rules = {flag.rule for flag in flags}
+    return next((ACTIONS[rule] for rule in ACTION_ORDER if rule in rules), "")
 
 
 @dataclasses.dataclass
@@ -253,9 +287,7 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
         loops = ", ".join(cell.loops)
         flags.append(Flag("sequential_loop", f"runs {loops} on the GPU: every iteration "
                           "launches device kernels, so long sequential loops can be far slower "
-                          "than on the CPU; run this function on the CPU device "
-                          "(jax.default_device(jax.devices('cpu')[0])) or restructure it "
-                          "(vectorise, lax.associative_scan)"))
+                          "than on the CPU"))
     return flags
 
 

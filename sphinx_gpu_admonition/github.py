@@ -109,7 +109,7 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
     flagged.sort(key=lambda item: (-item[1].seconds, item[0].docname))
     for nb, cell, flags in flagged:
         reasons = [f.reason for f in flags if not f.is_hint]
-        hints = [f"hint: {f.reason}" for f in flags if f.is_hint]
+        hints = [f"hint: {f.text}" for f in flags if f.is_hint]
         label = nb.cell_name(cell).label
         warnings.append(command(
             "warning", "; ".join(reasons + hints) + (f"\n{cell.first_line}"

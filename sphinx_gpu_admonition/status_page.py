@@ -67,8 +67,9 @@ from .baseline import baseline_path, get_baseline, thresholds
 from .capture import all_records, atomic_write, stored_records
 from .config import get_config
 from .envdata import env_data
+from .findings import device_changed, findings, headline
 from .formatting import format_date, format_seconds
-from .i18n import _
+from .i18n import _, ngettext
 from .record import (
     CACHE,
     CELL_LABEL,
@@ -85,6 +86,7 @@ from .record import (
     StatusReport,
     cell_anchor,
 )
+from .templates import render as render_template
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
@@ -111,6 +113,21 @@ _STATUS_RANK = {ERROR: 0, TIMEOUT: 1, KERNEL_DIED: 2, OK: 3, OUTPUTS_PRESENT: 4,
                 EXCLUDED: 5, EXECUTION_OFF: 6, "gone": 7}
 
 
+#: every column of the status table, in the order :columns: lists them
+COLUMNS = ("name", "status", "time", "device", "flags", "executed", "cells", "slowest",
+           "compile", "memory", "baseline", "ratio", "baseline_device")
+#: what fits a theme's content column at a 1280 px window; the rest is in each
+#: row's details
+DEFAULT_COLUMNS = ("name", "status", "time", "device", "flags")
+#: shown only with a baseline
+COMPARISON_COLUMNS = ("baseline", "ratio", "baseline_device")
+COLUMN_SORT = {key: "text" if key in ("name", "executed", "device", "baseline_device")
+               else "number" for key in COLUMNS}
+
+#: one table cell: (its sort value, its escaped HTML)
+Value = tuple[str, str]
+
+
 # -- options -----------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class StatusOptions:
@@ -122,6 +139,8 @@ class StatusOptions:
     min_seconds: float = 0.0
     #: show the per-cell breakdown of each notebook
     cells: bool = True
+    #: the table's columns (the notebook first); the others go in each row's details
+    columns: tuple[str, ...] = DEFAULT_COLUMNS
 
 
 def parse_options(raw: dict[str, Any], report: Callable[[str], None]) -> StatusOptions:
@@ -153,7 +172,25 @@ def parse_options(raw: dict[str, Any], report: Callable[[str], None]) -> StatusO
             values["cells"] = False
         else:
             report(f"invalid :cells: {raw['cells']!r} (yes or no); using yes")
+    if "columns" in raw:
+        values["columns"] = _parse_columns(raw.get("columns") or "", report)
     return dataclasses.replace(defaults, **values)
+
+
+def _parse_columns(text: str, report: Callable[[str], None]) -> tuple[str, ...]:
+    """``time, device, memory``: known keys in the given order, the notebook first."""
+    words = [word.strip().lower().replace("-", "_") for word in re.split(r"[,\s]+", text)]
+    words = [word for word in words if word]
+    unknown = [word for word in words if word not in COLUMNS]
+    if unknown:
+        report(f"invalid :columns: {', '.join(map(repr, unknown))} (use {', '.join(COLUMNS)})"
+               "; left out")
+    known = [word for word in dict.fromkeys(words) if word in COLUMNS and word != "name"]
+    if not known:
+        if not unknown:
+            report("empty :columns:; using the default columns")
+        return DEFAULT_COLUMNS
+    return ("name", *known)
 
 
 # -- the placeholder and the directive --------------------------------------------
@@ -183,6 +220,7 @@ class ExecutionStatusDirective(SphinxDirective):
         "sort": directives.unchanged,
         "min-seconds": directives.unchanged,
         "cells": directives.unchanged,
+        "columns": directives.unchanged,
         "class": directives.class_option,
         "name": directives.unchanged,
     }
@@ -358,7 +396,7 @@ def _emit_warnings(app: Sphinx, env: BuildEnvironment) -> None:
             location = _cell_location(env, record.docname, cell.index)
             label = record.cell_name(cell).label
             if config.warn_slow_cells:
-                reasons = "; ".join(f"{f.rule}: {f.reason}" for f in flags)
+                reasons = "; ".join(f"{f.rule}: {f.text}" for f in flags)
                 warn(logger, f"slow {label} ({format_seconds(cell.seconds)}): {reasons}",
                      "slow_cell", location=location)
             if config.warn_regressions:
@@ -440,6 +478,11 @@ class Labels:
     error_in: str
     cells_summary: str
     compilations: str
+    why: str
+    action: str
+    details: str
+    share_of_cells: str
+    device_changed: str
 
     @classmethod
     def load(cls) -> Labels:
@@ -491,6 +534,11 @@ class Labels:
             error_in=translate("in {cell}"),
             cells_summary=translate("{count} code cells of {title}"),
             compilations=translate("{count} compilations"),
+            why=translate("Why:"),
+            action=translate("What to do:"),
+            details=translate("details"),
+            share_of_cells=translate("{share} of the notebook's cell time"),
+            device_changed=translate("device changed"),
         )
 
 
@@ -585,6 +633,10 @@ class Totals:
 
 
 # -- HTML ----------------------------------------------------------------------------
+#: flagged cells listed above the table before the rest collapse (as the console's)
+FINDINGS_SHOWN = 5
+
+
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
@@ -613,18 +665,24 @@ class HtmlTable:
         self.labels = labels or Labels.load()
         self.comparing = analysis.baseline is not None
 
-    # columns: (label, sort type); the first is the row header
     def columns(self) -> list[tuple[str, str, str]]:
+        """(key, label, sort type) of the shown columns; the first is the row header."""
+        return [(key, self._label(key), COLUMN_SORT[key]) for key in self.options.columns
+                if self.comparing or key not in COMPARISON_COLUMNS]
+
+    def _label(self, key: str) -> str:
         lb = self.labels
-        columns = [("name", lb.notebook, "text"), ("status", lb.status, "number"),
-                   ("executed", lb.executed, "text"), ("time", lb.time, "number"),
-                   ("device", lb.device, "text"), ("cells", lb.cells, "number"),
-                   ("slowest", lb.slowest, "number"), ("flags", lb.flags, "number"),
-                   ("compile", lb.compile, "number"), ("memory", lb.memory, "number")]
-        if self.comparing:
-            columns += [("baseline", lb.baseline, "number"), ("ratio", lb.ratio, "number"),
-                        ("baseline_device", lb.baseline_device, "text")]
-        return columns
+        return {"name": lb.notebook, "status": lb.status, "executed": lb.executed,
+                "time": lb.time, "device": lb.device, "cells": lb.cells,
+                "slowest": lb.slowest, "flags": lb.flags, "compile": lb.compile,
+                "memory": lb.memory, "baseline": lb.baseline, "ratio": lb.ratio,
+                "baseline_device": lb.baseline_device}[key]
+
+    def _hidden_columns(self) -> list[str]:
+        """Columns not in the table: their values go in each row's details."""
+        shown = {key for key, _label, _kind in self.columns()}
+        return [key for key in COLUMNS if key not in shown and key not in ("name", "status")
+                and (self.comparing or key not in COMPARISON_COLUMNS)]
 
     def render(self) -> str:
         lb = self.labels
@@ -646,6 +704,7 @@ class HtmlTable:
             f' data-count-template="{_e(lb.count)}"{cells}>'
         )
         out.append(self._summary(totals, hidden))
+        out.append(self._findings())
         out.append(
             f'<div class="gpu-status-filter" hidden=""><label for="{_e(filter_id)}">'
             f'{_e(lb.filter)}</label> <input type="search" id="{_e(filter_id)}"'
@@ -679,24 +738,155 @@ class HtmlTable:
         lb = self.labels
         if not totals.notebooks and not self.analysis.gone:
             return f'<p class="gpu-status-summary">{_e(lb.no_records)}</p>'
-        parts = [f"{totals.notebooks} notebooks: {totals.status_summary(lb)}",
+        parts = [(ngettext("%d notebook", "%d notebooks", totals.notebooks) % totals.notebooks)
+                 + f": {totals.status_summary(lb)} ({self._provenance_summary(totals)})",
                  f"{format_seconds(totals.seconds)} in total",
-                 f"{totals.flagged} flagged cells"]
+                 ngettext("%d flagged cell", "%d flagged cells", totals.flagged) % totals.flagged]
         text = "; ".join(parts) + "."
         if hidden:
             text += " " + lb.hidden.format(count=hidden,
                                            seconds=format_seconds(self.options.min_seconds))
         return f'<p class="gpu-status-summary">{_e(text)}</p>'
 
-    def _status_cell(self, record: NotebookRecord) -> str:
+    def _findings(self) -> str:
+        """The flagged cells, slowest first, and the headline against the baseline."""
+        lb = self.labels
+        rows = []
+        for finding in findings(self.analysis):
+            record = finding.notebook
+            uri = self.page_uri(record.docname)
+            name = finding.name
+            rows.append({
+                "title": record.title or record.docname, "cell": name.label,
+                "href": f"{uri}#{name.anchor}" if uri is not None and name.anchor else uri,
+                "location": name.location, "time": format_seconds(finding.seconds),
+                "share": (lb.share_of_cells.format(share=_percent(finding.share))
+                          if finding.share is not None else ""),
+                "device": finding.device or lb.no_capture,
+                "flags": ", ".join(lb.flag_text.get(rule, rule) for rule in finding.rules),
+                "row_href": "#" + row_id(record.docname) if self.row_ids else None,
+                "reason": finding.reason, "action": finding.action,
+            })
+        top = FINDINGS_SHOWN
+        summary = headline(self.analysis)
+        if not rows and summary is None:
+            return ""
+        title = (ngettext("%d flagged cell, slowest first", "%d flagged cells, slowest first",
+                          len(rows)) % len(rows)) if rows else translate("No flagged cells.")
+        more = len(rows) - top
+        return render_template(
+            "findings.html", ident=self.table_id, rows=rows, top=top, labels=lb, title=title,
+            more=ngettext("%d more flagged cell", "%d more flagged cells", more) % more,
+            headline=summary.text() if summary else None,
+            headline_device_changed=bool(summary and summary.device_changed))
+
+    def _status_cell(self, record: NotebookRecord) -> Value:
         lb = self.labels
         text = status_text(record, lb)
         title = ""
         if record.error is not None and record.error.message:
             title = f' title="{_e(record.error.message)}"'
-        return (f'<td data-value="{_STATUS_RANK.get(record.status, 9)}">'
+        return (str(_STATUS_RANK.get(record.status, 9)),
                 f'<span class="gpu-status-mark gpu-status-{_e(record.status)}"{title}>'
-                f"{_e(text)}</span></td>")
+                f"{_e(text)}</span>")
+
+    def _time_cell(self, record: NotebookRecord, comparison: NotebookComparison | None,
+                   ) -> Value:
+        """The time, with the baseline's inline: ``88.4 s → 3.59 s, 0.04×``."""
+        lb = self.labels
+        if not record.executed:
+            return ("", "–")
+        now = format_seconds(record.seconds)
+        if comparison is None:
+            return (_num(record.seconds), now)
+        if comparison.state == "new":
+            return (_num(record.seconds),
+                    f'{now} <span class="gpu-status-new">{_e(lb.new)}</span>')
+        text = f"{format_seconds(comparison.baseline_seconds)} → {now}"
+        if comparison.ratio is not None:
+            text += f", {_ratio(comparison.ratio)}"
+        marks = ""
+        if comparison.regression:
+            marks += (f' <span class="gpu-status-mark gpu-status-regression-mark">'
+                      f"{_e(lb.regression)}</span>")
+        if device_changed(comparison.baseline_device, record):
+            marks += (f' <span class="gpu-status-mark gpu-status-device-change"'
+                      f' title="{_e(comparison.baseline_device)} → '
+                      f'{_e(record.environment.device_label)}">{_e(lb.device_changed)}</span>')
+        return (_num(record.seconds), f"{_e(text)}{marks}")
+
+    def _flags_cell(self, result: NotebookAnalysis) -> Value:
+        """``2: slow, sequential loop``: the flagged cells and the rules among them."""
+        flagged = [flags for flags in result.cell_flags if flags]
+        if not flagged:
+            return ("0", "0")
+        rules = list(dict.fromkeys(flag.rule for flags in flagged for flag in flags))
+        names = ", ".join(self.labels.flag_text.get(rule, rule) for rule in rules)
+        return (str(len(flagged)),
+                f'<span class="gpu-status-flagged">{len(flagged)}</span>: {_e(names)}')
+
+    def _values(self, result: NotebookAnalysis, uri: str | None) -> dict[str, Value]:
+        """Every column of a notebook's row: key -> (sort value, escaped HTML)."""
+        lb = self.labels
+        record = result.notebook
+        comparison = result.comparison
+        values: dict[str, Value] = {"status": self._status_cell(record),
+                                    "time": self._time_cell(record, comparison),
+                                    "flags": self._flags_cell(result)}
+        device = device_text(record, lb)
+        values["device"] = (device.casefold(), _e(device))
+        if record.executed and record.executed_at:
+            how = {CACHE: lb.cache, EARLIER_BUILD: lb.earlier_build}.get(
+                record.provenance, lb.executed_now)
+            values["executed"] = (
+                record.executed_at,
+                f'<span class="gpu-status-provenance gpu-status-{_e(record.provenance)}">'
+                f'{_e(how)}</span> <time datetime="{_e(record.executed_at)}">'
+                f"{_e(format_date(record.executed_at))} UTC</time>")
+        else:
+            values["executed"] = ("", "–")
+        count = len(record.cells)
+        values["cells"] = (str(count) if count else "", str(count) if count else "–")
+        slowest = record.slowest_cell()
+        if slowest is not None:
+            name = record.cell_name(slowest)
+            label = _e(name.label)
+            if uri is not None and name.anchor is not None:
+                label = f'<a href="{_e(uri)}#{name.anchor}">{label}</a>'
+            part = share(slowest.seconds, record.cells_seconds)
+            values["slowest"] = (_num(slowest.seconds), f"{format_seconds(slowest.seconds)}"
+                                 f" ({_percent(part)}) · {label}")
+        else:
+            values["slowest"] = ("", "–")
+        compile_share = share(record.compile_seconds, record.cells_seconds)
+        values["compile"] = (_num(compile_share), f"{_percent(compile_share)} "
+                             f"({format_seconds(record.compile_seconds)})"
+                             if record.compile_seconds else "–")
+        # peak resident memory of the kernel, as sphinx-gallery reports per example
+        memory = record.peak_memory_mb
+        values["memory"] = (_num(memory), f"{memory:.0f} MB" if memory is not None else "–")
+        if self.comparing:
+            values.update(self._comparison_values(comparison))
+        return values
+
+    def _comparison_values(self, comparison: NotebookComparison | None) -> dict[str, Value]:
+        lb = self.labels
+        if comparison is None:
+            return {"baseline": ("", ""), "ratio": ("", ""), "baseline_device": ("", "")}
+        if comparison.state == "new":
+            return {"baseline": ("", f'<span class="gpu-status-new">{_e(lb.new)}</span>'),
+                    "ratio": ("", "–"), "baseline_device": ("", "–")}
+        device = comparison.baseline_device or comparison.baseline_backend or "–"
+        return {"baseline": (_num(comparison.baseline_seconds),
+                             format_seconds(comparison.baseline_seconds)),
+                "ratio": (_num(comparison.ratio), _ratio(comparison.ratio)),
+                "baseline_device": ((comparison.baseline_device or "").casefold(), _e(device))}
+
+    def _row(self, out: list[str], values: dict[str, Value]) -> None:
+        for key, _label, _kind in self.columns()[1:]:
+            sort_value, content = values[key]
+            out.append(f'<td class="gpu-status-col-{key}" data-value="{_e(sort_value)}"'
+                       f' data-label="{_e(self._label(key))}">{content}</td>')
 
     def _notebook(self, out: list[str], result: NotebookAnalysis, ncols: int) -> None:
         lb = self.labels
@@ -704,108 +894,57 @@ class HtmlTable:
         docname = record.docname
         title = record.title or docname
         uri = self.page_uri(docname)
-        flagged = sum(1 for flags in result.cell_flags if flags)
         comparison = result.comparison
         classes = f"gpu-status-notebook gpu-status-row-{_e(record.status)}"
-        if flagged:
+        if any(result.cell_flags):
             classes += " gpu-status-has-flags"
         if comparison is not None and comparison.regression:
             classes += " gpu-status-regression"
         device = device_text(record, lb)
-        search = " ".join((title, docname, status_text(record, lb), device)).casefold()
+        # the filter finds a notebook by its title, status, device, baseline device and
+        # the names of its cells' flags
+        words = [title, docname, status_text(record, lb), device]
+        words += [lb.flag_text.get(flag.rule, flag.rule)
+                  for flags in result.cell_flags for flag in flags]
+        if comparison is not None and comparison.baseline_device:
+            words.append(comparison.baseline_device)
+        search = " ".join(dict.fromkeys(words)).casefold()
         ident = f' id="{_e(row_id(docname))}"' if self.row_ids else ""
-        out.append(f'<tbody class="{classes}"{ident} data-filter="{_e(search)}"><tr>')
+        flagged = ' data-flagged=""' if any(result.cell_flags) else ""
+        out.append(f'<tbody class="{classes}"{ident} data-filter="{_e(search)}"{flagged}><tr>')
         link = (f'<a href="{_e(uri)}">{_e(title)}</a>' if uri is not None
                 else _e(title))
         out.append(f'<th scope="row" data-value="{_e(title.casefold())}">{link}'
                    f'<span class="gpu-status-docname">{_e(docname)}</span></th>')
-        out.append(self._status_cell(record))
-        # executed: this build / cache, with the date of that execution
-        if record.executed and record.executed_at:
-            how = {CACHE: lb.cache, EARLIER_BUILD: lb.earlier_build}.get(
-                record.provenance, lb.executed_now)
-            out.append(f'<td data-value="{_e(record.executed_at)}">'
-                       f'<span class="gpu-status-provenance gpu-status-{_e(record.provenance)}">'
-                       f'{_e(how)}</span> <time datetime="{_e(record.executed_at)}">'
-                       f"{_e(format_date(record.executed_at))}</time></td>")
-        else:
-            out.append('<td data-value="">–</td>')
-        if record.executed:
-            out.append(f'<td data-value="{_num(record.seconds)}">'
-                       f"{format_seconds(record.seconds)}</td>")
-        else:
-            out.append('<td data-value="">–</td>')
-        out.append(f'<td data-value="{_e(device.casefold())}">{_e(device)}</td>')
-        count = len(record.cells)
-        out.append(f'<td data-value="{count if count else ""}">{count if count else "–"}</td>')
-        slowest = record.slowest_cell()
-        if slowest is not None:
-            name = record.cell_name(slowest)
-            part = share(slowest.seconds, record.cells_seconds)
-            label = _e(name.label)
-            if uri is not None and name.anchor is not None:
-                label = f'<a href="{_e(uri)}#{name.anchor}">{label}</a>'
-            out.append(f'<td data-value="{_num(slowest.seconds)}">{format_seconds(slowest.seconds)}'
-                       f" ({_percent(part)}) · {label}</td>")
-        else:
-            out.append('<td data-value="">–</td>')
-        flag_class = ' class="gpu-status-flagged"' if flagged else ""
-        out.append(f'<td data-value="{flagged}"{flag_class}>{flagged}</td>')
-        compile_share = share(record.compile_seconds, record.cells_seconds)
-        if record.compile_seconds:
-            out.append(f'<td data-value="{_num(compile_share)}">{_percent(compile_share)}'
-                       f" ({format_seconds(record.compile_seconds)})</td>")
-        else:
-            out.append(f'<td data-value="{_num(compile_share)}">–</td>')
-        # peak resident memory of the kernel, as sphinx-gallery reports per example
-        memory = record.peak_memory_mb
-        out.append(f'<td data-value="{_num(memory)}">'
-                   f'{f"{memory:.0f} MB" if memory is not None else "–"}</td>')
-        if self.comparing:
-            out.append(self._comparison_cells(comparison))
+        values = self._values(result, uri)
+        self._row(out, values)
         out.append("</tr>")
-        if self.options.cells:
-            self._details(out, result, title, ncols)
+        self._details(out, result, title, ncols, values)
         out.append("</tbody>")
 
-    def _comparison_cells(self, comparison: Any) -> str:
-        lb = self.labels
-        if comparison is None:
-            return '<td data-value=""></td>' * 3
-        if comparison.state == "new":
-            return (f'<td data-value=""><span class="gpu-status-new">{_e(lb.new)}'
-                    '</span></td><td data-value="">–</td><td data-value="">–</td>')
-        regression = (f' <span class="gpu-status-mark gpu-status-regression-mark">'
-                      f"{_e(lb.regression)}</span>" if comparison.regression else "")
-        return (f'<td data-value="{_num(comparison.baseline_seconds)}">'
-                f"{format_seconds(comparison.baseline_seconds)}</td>"
-                f'<td data-value="{_num(comparison.ratio)}">{_ratio(comparison.ratio)}'
-                f"{regression}</td>"
-                f'<td data-value="{_e((comparison.baseline_device or "").casefold())}">'
-                f'{_e(comparison.baseline_device or comparison.baseline_backend or "–")}</td>')
-
     def _details(self, out: list[str], result: NotebookAnalysis, title: str,
-                 ncols: int) -> None:
-        """The row under a notebook: its error, and a place for its cells.
+                 ncols: int, values: dict[str, Value]) -> None:
+        """The row under a notebook: its error, the columns not shown, and a place for
+        its cells.
 
         The cells themselves are not HTML: the script renders them from the data
         file (:func:`cells_data`) when the details are opened, so that the page of a
         book of 1,000 notebooks x 100 cells stays small.  Without the script (or the
-        data file) only rows with an error are shown; every row links to its notebook
-        page, which shows the cells.
+        data file) the details hold the error and the other columns; every row links
+        to its notebook page, which shows the cells.
         """
         lb = self.labels
         record = result.notebook
-        has_cells = self.cells_src is not None and (
+        has_cells = self.cells_src is not None and bool(
             record.cells or (result.comparison and result.comparison.gone_cells))
-        if not (record.error or has_cells):
+        facts = self._hidden_columns()
+        if not (record.error or has_cells or facts):
             return
         flagged = sum(1 for flags in result.cell_flags if flags)
         summary = lb.cells_summary.format(count=len(record.cells), title=title)
         if flagged:
             summary += f" ({flagged} {lb.flags.lower()})"
-        hidden = "" if record.error else ' hidden=""'
-        out.append(f'<tr class="gpu-status-details"{hidden}><td colspan="{ncols}">'
+        out.append(f'<tr class="gpu-status-details"><td colspan="{ncols}">'
                    f"<details><summary>{_e(summary)}</summary>")
         if record.error is not None:
             where = ""
@@ -814,10 +953,23 @@ class HtmlTable:
                 where = " " + lb.error_in.format(cell=record.cell_name(failing).label)
             out.append(f'<p class="gpu-status-error-message"><strong>{_e(record.error.type)}'
                        f"</strong>{_e(where)}: <code>{_e(record.error.message)}</code></p>")
+        self._facts(out, values)
         if has_cells:
             out.append(f'<div class="gpu-status-cells" data-docname="{_e(record.docname)}">'
                        "</div>")
         out.append("</details></td></tr>")
+
+    def _facts(self, out: list[str], values: dict[str, Value]) -> None:
+        """The columns the table does not show, as a description list."""
+        facts = self._hidden_columns()
+        if not facts:
+            return
+        out.append('<dl class="gpu-status-facts">')
+        for key in facts:
+            sort_value, content = values[key]
+            out.append(f'<div data-column="{key}"><dt>{_e(self._label(key))}</dt>'
+                       f'<dd data-value="{_e(sort_value)}">{content}</dd></div>')
+        out.append("</dl>")
 
     def _gone(self, out: list[str], record: NotebookRecord, ncols: int) -> None:
         lb = self.labels
@@ -827,39 +979,51 @@ class HtmlTable:
                    f' data-filter="{_e(search)}"><tr>')
         out.append(f'<th scope="row" data-value="{_e(title.casefold())}">{_e(title)}'
                    f'<span class="gpu-status-docname">{_e(record.docname)}</span></th>')
-        out.append(f'<td data-value="{_STATUS_RANK["gone"]}"><span class="gpu-status-mark'
-                   f' gpu-status-gone">{_e(lb.status_text["gone"])}</span></td>')
-        out.append('<td data-value="">–</td>' * (ncols - 5))
         baseline_seconds = record.seconds if record.executed else None
         device = record.environment.device_label if record.capture == "ok" else "–"
-        out.append(f'<td data-value="{_num(baseline_seconds)}">{format_seconds(baseline_seconds)}'
-                   f'</td><td data-value="">–</td><td data-value="{_e(device.casefold())}">'
-                   f"{_e(device)}</td></tr></tbody>")
+        values: dict[str, Value] = {key: ("", "–") for key in COLUMNS}
+        values["status"] = (str(_STATUS_RANK["gone"]), f'<span class="gpu-status-mark'
+                            f' gpu-status-gone">{_e(lb.status_text["gone"])}</span>')
+        values["time"] = ("", f"{format_seconds(baseline_seconds)} → –")
+        values["flags"] = ("", "")
+        values["baseline"] = (_num(baseline_seconds), format_seconds(baseline_seconds))
+        values["baseline_device"] = (device.casefold(), _e(device))
+        self._row(out, values)
+        out.append("</tr>")
+        if self._hidden_columns():
+            out.append(f'<tr class="gpu-status-details"><td colspan="{ncols}"><details>'
+                       f"<summary>{_e(title)}</summary>")
+            self._facts(out, values)
+            out.append("</details></td></tr>")
+        out.append("</tbody>")
 
     def _provenance_summary(self, totals: Totals) -> str:
         lb = self.labels
         now = totals.executed - totals.from_cache - totals.from_earlier_build
-        parts = [f"{now} {_e(lb.executed_now)}", f"{totals.from_cache} {_e(lb.cache)}"]
+        parts = [f"{now} {lb.executed_now}", f"{totals.from_cache} {lb.cache}"]
         if totals.from_earlier_build:
-            parts.append(f"{totals.from_earlier_build} {_e(lb.earlier_build)}")
+            parts.append(f"{totals.from_earlier_build} {lb.earlier_build}")
         return ", ".join(parts)
 
     def _totals(self, totals: Totals) -> str:
         lb = self.labels
-        cells = [f'<th scope="row">{_e(lb.total)}: {totals.notebooks}</th>',
-                 f"<td>{_e(totals.status_summary(lb))}</td>",
-                 f"<td>{self._provenance_summary(totals)}</td>",
-                 f"<td>{format_seconds(totals.seconds)}</td>",
-                 f"<td>{totals.machines} {'machine' if totals.machines == 1 else 'machines'}"
-                 "</td>",
-                 f"<td>{totals.cells}</td>", "<td></td>",
-                 f"<td>{totals.flagged}</td>",
-                 f"<td>{_percent(share(totals.compile_seconds, totals.cells_seconds))}</td>",
-                 "<td></td>"]
+        ratio = share(totals.compared_now, totals.compared_before)
+        time = format_seconds(totals.seconds)
         if self.comparing:
-            ratio = share(totals.compared_now, totals.compared_before)
-            cells += [f"<td>{format_seconds(totals.baseline_seconds)}</td>",
-                      f"<td>{_ratio(ratio)}</td>", "<td></td>"]
+            time = f"{format_seconds(totals.baseline_seconds)} → {time}, {_ratio(ratio)}"
+        machines = ngettext("%d machine", "%d machines", totals.machines) % totals.machines
+        texts = {
+            "status": _e(totals.status_summary(lb)),
+            "executed": _e(self._provenance_summary(totals)),
+            "time": _e(time), "device": _e(machines), "cells": str(totals.cells),
+            "slowest": "", "flags": str(totals.flagged),
+            "compile": _percent(share(totals.compile_seconds, totals.cells_seconds)),
+            "memory": "", "baseline": format_seconds(totals.baseline_seconds),
+            "ratio": _ratio(ratio), "baseline_device": "",
+        }
+        cells = [f'<th scope="row">{_e(lb.total)}: {totals.notebooks}</th>']
+        cells += [f'<td class="gpu-status-col-{key}" data-label="{_e(self._label(key))}">'
+                  f"{texts[key]}</td>" for key, _label, _kind in self.columns()[1:]]
         return f'<tfoot><tr class="gpu-status-totals">{"".join(cells)}</tr></tfoot>'
 
 
@@ -914,7 +1078,7 @@ def _cell_entry(position: int, cell: CellRecord, flags: list[Flag], total: float
         entry["k"] = format_seconds(cell.compile_seconds)
         entry["n"] = f"{labels.compilations.format(count=cell.compilation_count)}: {listed}"
     if flags:
-        entry["f"] = [[flag.rule, flag.reason] for flag in flags]
+        entry["f"] = [[flag.rule, flag.text] for flag in flags]
     if comparison is not None:
         cell_comparison = comparison.cells.get(position)
         if cell_comparison is not None and cell_comparison.state != "new":

@@ -24,7 +24,7 @@ def test_slow_scan_cell_on_gpu_gets_the_sequential_loop_hint() -> None:
     rules = [flag.rule for flag in flags]
     assert "slow" in rules and "sequential_loop" in rules
     hint = next(flag for flag in flags if flag.rule == "sequential_loop")
-    assert "lax.scan" in hint.reason and "CPU device" in hint.reason
+    assert "lax.scan" in hint.reason and "CPU device" in hint.text
 
 
 def test_the_same_cell_on_cpu_is_not_flagged() -> None:

@@ -220,6 +220,7 @@
     if (!table) {
       return;
     }
+    root.classList.add("gpu-status-js"); // headers look sortable only now
     var headers = Array.prototype.slice.call(table.querySelectorAll("thead th[data-sort-key]"));
     var types = headers.map(function (th) {
       return th.getAttribute("data-sort-type") || "text";

@@ -1,0 +1,136 @@
+"""The answer at one look: the flagged cells and the baseline headline, as plain data.
+
+One row model for the status page's findings list, the console summary and the
+command line (no Sphinx here): every view shows the same cells in the same order
+(slowest first, then by docname), named by :class:`~.record.CellName`, each with the
+reason in plain words and the action to take.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .analysis import BuildAnalysis, Flag, action_for
+from .formatting import format_seconds
+from .record import CellName, NotebookRecord
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """One flagged cell: where, how long, on what, why and what to do."""
+
+    notebook: NotebookRecord
+    name: CellName
+    seconds: float
+    #: the cell's share of its notebook's cell time (kernel start-up not included)
+    share: float | None
+    device: str | None
+    flags: list[Flag]
+
+    @property
+    def reason(self) -> str:
+        """Why it is flagged, then the causes the data points at (no actions)."""
+        return "; ".join(flag.reason for flag in sorted(self.flags, key=lambda f: f.is_hint))
+
+    @property
+    def action(self) -> str:
+        return action_for(self.flags)
+
+    @property
+    def rules(self) -> list[str]:
+        return [flag.rule for flag in self.flags]
+
+
+def findings(analysis: BuildAnalysis) -> list[Finding]:
+    """Every flagged cell of the build, slowest first (then by docname)."""
+    rows = []
+    for result in analysis.notebooks:
+        record = result.notebook
+        total = record.cells_seconds
+        device = record.environment.device_label if record.capture == "ok" else None
+        for cell, flags in result.flagged_cells:
+            rows.append(Finding(record, record.cell_name(cell), cell.seconds,
+                                cell.seconds / total if total > 0 else None, device, flags))
+    rows.sort(key=lambda row: (-row.seconds, row.notebook.docname))
+    return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class Headline:
+    """This build against the baseline, overall: what ``compare`` opens with."""
+
+    #: the notebooks executed in both builds: their time now and in the baseline
+    seconds: float
+    baseline_seconds: float
+    #: device labels in the baseline and now, when they differ (else empty)
+    devices_before: list[str]
+    devices_now: list[str]
+    new: int
+    gone: int
+    regressed: int
+
+    @property
+    def ratio(self) -> float | None:
+        return self.seconds / self.baseline_seconds if self.baseline_seconds > 0 else None
+
+    @property
+    def device_changed(self) -> bool:
+        return bool(self.devices_before or self.devices_now)
+
+    def device_change(self) -> str:
+        """``GPU: Tesla T4 → CPU: AMD EPYC 7763, 4 cores``"""
+        return f"{', '.join(self.devices_before)} → {', '.join(self.devices_now)}"
+
+    def text(self) -> str:
+        """``This build took 3.59 s against 88.4 s in the baseline (0.04x); ...``"""
+        ratio = self.ratio
+        parts = [f"this build took {format_seconds(self.seconds)} against "
+                 f"{format_seconds(self.baseline_seconds)} in the baseline"
+                 + (f" ({ratio:.2f}×)" if ratio is not None else "")]
+        if self.device_changed:
+            parts.append(f"the device changed: {self.device_change()}")
+        if self.regressed:
+            parts.append(f"{_count(self.regressed, 'notebook')} slower beyond the machine's "
+                         "own speed")
+        if self.new:
+            parts.append(f"{_count(self.new, 'new notebook')}")
+        if self.gone:
+            parts.append(f"{_count(self.gone, 'notebook')} gone")
+        text = "; ".join(parts)
+        return text[0].upper() + text[1:] + "."
+
+
+def _count(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def headline(analysis: BuildAnalysis) -> Headline | None:
+    """None without a baseline."""
+    if analysis.baseline is None:
+        return None
+    seconds = baseline_seconds = 0.0
+    now: set[str] = set()
+    before: set[str] = set()
+    new = 0
+    for result in analysis.notebooks:
+        comparison = result.comparison
+        if comparison is None or comparison.state == "new":
+            new += 1
+            continue
+        record = result.notebook
+        if comparison.ratio is not None and comparison.baseline_seconds is not None:
+            seconds += record.seconds
+            baseline_seconds += comparison.baseline_seconds
+        if record.capture == "ok" and comparison.baseline_device is not None:
+            now.add(record.environment.device_label)
+            before.add(comparison.baseline_device)
+    changed = now != before
+    return Headline(seconds, baseline_seconds, sorted(before) if changed else [],
+                    sorted(now) if changed else [], new, len(analysis.gone),
+                    len(analysis.regressed))
+
+
+def device_changed(analysis_comparison_device: str | None, record: NotebookRecord) -> bool:
+    """Whether a notebook ran on another device than in the baseline."""
+    return (analysis_comparison_device is not None and record.capture == "ok"
+            and record.environment.device_label != analysis_comparison_device)
