@@ -31,6 +31,17 @@ REGRESSIONS = Path(__file__).resolve().parent / "regressions"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
+
+def myst_header(metadata: str = "") -> str:
+    """The front matter that makes a Markdown page a MyST notebook MyST-NB executes;
+    ``metadata``: more YAML lines (``"mystnb:\\n  execution_timeout: 2\\n"``)."""
+    return ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
+            f"  name: python3\n  display_name: Python 3\n{metadata}---\n")
+
+
+MYST_HEADER = myst_header()
+
+
 @dataclasses.dataclass
 class ProjectBuild:
     """The result of building one test project with one builder."""
@@ -40,6 +51,8 @@ class ProjectBuild:
     outdir: Path
     warnings: str
     status: str
+    #: what the build raised, with ``sphinx_build(..., raising=False)``
+    raised: BaseException | None = None
 
     @property
     def warning_lines(self) -> list[str]:
@@ -62,8 +75,6 @@ def build_project(
     ``files`` adds or replaces source files; ``conf_append`` is Python appended
     to ``conf.py`` (for values ``confoverrides`` cannot express, e.g. lists).
     """
-    from sphinx.testing.util import SphinxTestApp
-
     srcdir = dest / "src"
     shutil.copytree(ROOTS / root, srcdir)
     for name, text in (files or {}).items():
@@ -73,32 +84,8 @@ def build_project(
         conf = srcdir / "conf.py"
         conf.write_text(conf.read_text(encoding="utf-8") + "\n" + conf_append + "\n",
                         encoding="utf-8")
-    status, warning = io.StringIO(), io.StringIO()
-    app = SphinxTestApp(
-        builder,
-        srcdir=srcdir,
-        builddir=dest / "_build",
-        freshenv=True,
-        confoverrides=confoverrides or {},
-        status=status,
-        warning=warning,
-    )
-    try:
-        app.build()
-    except SystemExit as exc:
-        # sphinx-tojupyter's builder calls exit(status) at the end of finish();
-        # its output is written by then.  Only a failure status is an error.
-        if exc.code not in (0, None):
-            raise
-    finally:
-        app.cleanup()
-    return ProjectBuild(
-        app=app,
-        srcdir=srcdir,
-        outdir=Path(app.outdir),
-        warnings=_ANSI.sub("", warning.getvalue()),
-        status=_ANSI.sub("", status.getvalue()),
-    )
+    return sphinx_build(srcdir, dest / "_build", builder, confoverrides, freshenv=True,
+                        show_warning_types=False)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -225,36 +212,58 @@ class StatusBook:
 
 
 def sphinx_build(srcdir: Path, builddir: Path, builder: str = "html",
-                 confoverrides: dict[str, Any] | None = None,
-                 freshenv: bool = False) -> ProjectBuild:
-    """Build ``srcdir`` in place (doctrees shared by builders, incremental by default)."""
+                 confoverrides: dict[str, Any] | None = None, freshenv: bool = False, *,
+                 parallel: int = 0, warningiserror: bool = False,
+                 show_warning_types: bool = True, raising: bool = True) -> ProjectBuild:
+    """Build ``srcdir`` in place (doctrees shared by builders, incremental by default):
+    the one way the tests run Sphinx in-process.
+
+    ``show_warning_types``: "[type.subtype]" in warnings on Sphinx 7.4 too (the
+    default from Sphinx 8); ``raising=False``: what the build raised is kept in
+    :attr:`ProjectBuild.raised` instead of raised.
+    """
     import warnings
 
     from sphinx.testing.util import SphinxTestApp
 
     status, warning = io.StringIO(), io.StringIO()
+    raised = None
     with warnings.catch_warnings():
         # sphinx-book-theme still calls importlib.resources.contents() and
         # Node.traverse(); not ours to fix
         warnings.filterwarnings("ignore", message="contents is deprecated",
                                 category=DeprecationWarning)
         warnings.filterwarnings("ignore", message=r"nodes\.Node\.traverse\(\) is obsoleted")
-        # warning types in the messages on Sphinx 7.4 too (the default from Sphinx 8)
-        overrides = {"show_warning_types": True, **(confoverrides or {})}
+        overrides = dict(confoverrides or {})
+        if show_warning_types:
+            overrides = {"show_warning_types": True, **overrides}
         app = SphinxTestApp(builder, srcdir=srcdir, builddir=builddir, freshenv=freshenv,
-                            confoverrides=overrides, status=status, warning=warning)
+                            confoverrides=overrides, status=status, warning=warning,
+                            parallel=parallel, warningiserror=warningiserror)
         try:
             app.build()
+        except SystemExit as exit_:
+            # sphinx-tojupyter's builder calls exit(status) at the end of finish();
+            # its output is written by then.  Only a failure status is an error.
+            if exit_.code not in (0, None):
+                if raising:
+                    raise
+                raised = exit_
+        except BaseException as error:
+            if raising:
+                raise
+            raised = error
         finally:
             app.cleanup()
     return ProjectBuild(app=app, srcdir=srcdir, outdir=Path(app.outdir),
                         warnings=_ANSI.sub("", warning.getvalue()),
-                        status=_ANSI.sub("", status.getvalue()))
+                        status=_ANSI.sub("", status.getvalue()), raised=raised)
 
 
 STATUS_BOOK_CONFIG = {
     "html_theme": "sphinx_book_theme",
     "gpu_status_baseline": "baseline.json",
+    "gpu_cell_badges": True,
     "gpu_warn_slow_cells": True,
     "gpu_warn_regressions": True,
 }

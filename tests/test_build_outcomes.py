@@ -8,7 +8,6 @@ not notebooks are not listed.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from xml.etree import ElementTree
 
 import jsonschema
 import pytest
-from conftest import ProjectBuild, build_project
+from conftest import MYST_HEADER, ProjectBuild, build_project, sphinx_build
 
 from sphinx_gpu_admonition.record import SCHEMA_ID
 
@@ -24,12 +23,8 @@ SCHEMA = json.loads(
     (Path(__file__).parents[1] / "sphinx_gpu_admonition" / "schema"
      / "execution-status.schema.json").read_text(encoding="utf-8"))
 
-HEADER = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
-          "  name: python3\n  display_name: Python 3\n---\n")
-
-
 def notebook(title: str, *cells: str) -> str:
-    return HEADER + f"# {title}\n\n" + "".join(
+    return MYST_HEADER + f"# {title}\n\n" + "".join(
         f"```{{code-cell}} ipython3\n{cell}\n```\n\n" for cell in cells)
 
 
@@ -45,30 +40,20 @@ def book(pages: dict[str, str]) -> dict[str, str]:
 
 def rebuild(first: ProjectBuild, pages: dict[str, str] | None = None, *,
             parallel: int = 0, freshenv: bool = False, warningiserror: bool = False,
-            confoverrides: dict[str, Any] | None = None) -> tuple[ProjectBuild, BaseException | None]:
+            confoverrides: dict[str, Any] | None = None
+            ) -> tuple[ProjectBuild, BaseException | None]:
     """Build ``first``'s source folder again (after adding ``pages``); the exception
     the build raised, if any, instead of raising it."""
-    from sphinx.testing.util import SphinxTestApp
-
     if pages:
         existing = sorted(p.stem for p in first.srcdir.glob("*.md") if p.stem != "index")
         for name, text in pages.items():
             (first.srcdir / f"{name}.md").write_text(text, encoding="utf-8")
         (first.srcdir / "index.md").write_text(index(*sorted({*existing, *pages})),
                                                encoding="utf-8")
-    status, warning = io.StringIO(), io.StringIO()
-    app = SphinxTestApp("html", srcdir=first.srcdir, builddir=first.srcdir.parent / "_build",
-                        freshenv=freshenv, status=status, warning=warning, parallel=parallel,
-                        warningiserror=warningiserror, confoverrides=confoverrides or {})
-    raised = None
-    try:
-        app.build()
-    except BaseException as error:  # noqa: BLE001 - the test looks at what was raised
-        raised = error
-    finally:
-        app.cleanup()
-    return ProjectBuild(app, first.srcdir, Path(app.outdir), warning.getvalue(),
-                        status.getvalue()), raised
+    build = sphinx_build(first.srcdir, first.srcdir.parent / "_build", "html", confoverrides,
+                         freshenv, parallel=parallel, warningiserror=warningiserror,
+                         show_warning_types=False, raising=False)
+    return build, build.raised
 
 
 def status_of(build: ProjectBuild) -> dict[str, Any]:
@@ -90,7 +75,7 @@ def cases(suite: ElementTree.Element) -> dict[str, ElementTree.Element]:
     return {case.get("name"): case for case in suite.iter("testcase")}
 
 
-STATUS_PAGE = HEADER + "# Status\n\nA page with notebook front matter and no code.\n"
+STATUS_PAGE = MYST_HEADER + "# Status\n\nA page with notebook front matter and no code.\n"
 KERNELSPEC_ONLY = ("---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n"
                    "# Not a notebook\n\nMyST-NB neither executes nor renders this page's code.\n")
 FAILS = notebook("Fails", "x = 1", "1 / 0")
@@ -195,7 +180,7 @@ def test_a_rebuild_that_executes_nothing_says_so_and_an_interrupted_build_leaves
 
 
 def test_checks_that_cannot_be_made_say_so(tmp_path: Path) -> None:
-    page = HEADER + "# GPU page\n\n```{gpu}\n```\n\n```{code-cell} ipython3\nx = 1\n```\n"
+    page = MYST_HEADER + "# GPU page\n\n```{gpu}\n```\n\n```{code-cell} ipython3\nx = 1\n```\n"
     build = build_project("outcomes", tmp_path, files=book({"gpu_page": page}), confoverrides={
         "gpu_capture": False, "gpu_expected_backend": "gpu",
         # the build's own output: it would change every page on every build

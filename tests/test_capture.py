@@ -1,12 +1,12 @@
 """The in-kernel capture, in every execution mode, on real kernels and real JAX (CPU).
 
 Timing values are never asserted, only relations (the 0.5 s sleep cell is the
-slowest; the probe's time for it agrees with what the cell measured itself).
+slowest; the probe's time for it is at least what the cell measured itself, and
+what the probe adds is less than the cell's own work).
 """
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from pathlib import Path
@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 from bs4 import BeautifulSoup
-from conftest import ProjectBuild, build_project
+from conftest import MYST_HEADER, ProjectBuild, build_project, myst_header, sphinx_build
 
 from sphinx_gpu_admonition.record import StatusReport
 
@@ -37,18 +37,8 @@ def notebooks(build: ProjectBuild) -> dict[str, Any]:
 def build_again(build: ProjectBuild, parallel: int = 0,
                 confoverrides: dict[str, Any] | None = None) -> ProjectBuild:
     """Build the same source folder again, incrementally (the environment is kept)."""
-    from sphinx.testing.util import SphinxTestApp
-
-    status, warning = io.StringIO(), io.StringIO()
-    app = SphinxTestApp("html", srcdir=build.srcdir, builddir=build.srcdir.parent / "_build",
-                        freshenv=False, status=status, warning=warning, parallel=parallel,
-                        confoverrides=confoverrides or {})
-    try:
-        app.build()
-    finally:
-        app.cleanup()
-    return ProjectBuild(app, build.srcdir, Path(app.outdir), warning.getvalue(),
-                        status.getvalue())
+    return sphinx_build(build.srcdir, build.srcdir.parent / "_build", "html", confoverrides,
+                        parallel=parallel, show_warning_types=False)
 
 
 def forget_environment(build_folder: Path) -> None:
@@ -99,7 +89,7 @@ def test_sleep_cell_is_the_slowest_and_measured_like_the_cell_itself(
     html = BeautifulSoup(force_build.read("timing.html"), "html.parser")
     printed = html.select("div.cell_output")[-1].get_text()
     inside = float(printed.split()[0])
-    assert inside <= slowest["seconds"] < inside + 0.020  # the probe adds < 20 ms
+    assert inside <= slowest["seconds"] < 2 * inside
     assert timing["runtime_seconds"] >= sum(c["seconds"] for c in cells)
 
 
@@ -297,14 +287,12 @@ def test_incremental_rebuild_reexecutes_only_changed_and_forgets_deleted(
     assert set(pickled) == {"timing", "nested/deeper/page"}
 
 
-HEADER = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
-          "  name: python3\n  display_name: Python 3\n{extra}---\n")
 
 
 def test_a_cell_that_times_out(tmp_path: Path) -> None:
     files = {
         "index.md": "# T\n\n```{toctree}\nhangs\n```\n",
-        "hangs.md": HEADER.format(extra="mystnb:\n  execution_timeout: 2\n") + "# Hangs\n\n"
+        "hangs.md": myst_header("mystnb:\n  execution_timeout: 2\n") + "# Hangs\n\n"
                     "```{code-cell} ipython3\nb = 2\n```\n\n```{code-cell} ipython3\n"
                     "import time\ntime.sleep(60)\n```\n",
     }
@@ -323,7 +311,7 @@ def test_a_kernel_that_dies_is_reported_although_myst_nb_stops_the_build(
         tmp_path: Path) -> None:
     files = {
         "index.md": "# K\n\n```{toctree}\ndies\n```\n",
-        "dies.md": HEADER.format(extra="") + "# Dies\n\n```{code-cell} ipython3\nimport os\n"
+        "dies.md": MYST_HEADER + "# Dies\n\n```{code-cell} ipython3\nimport os\n"
                    "a = 1\n```\n\n```{code-cell} ipython3\nos._exit(1)\n```\n",
     }
     with pytest.raises(Exception, match="Kernel died"):
@@ -344,8 +332,7 @@ def test_user_pythonstartup_still_runs_and_its_errors_are_reported(
                        "raise RuntimeError('broken startup')\n")
     monkeypatch.setenv("PYTHONSTARTUP", str(startup))
     files = {"index.md": "# U\n\n```{toctree}\nuser\n```\n",
-             "user.md": "---\njupytext:\n  text_representation:\n    format_name: myst\n"
-                        "kernelspec:\n  name: python3\n  display_name: Python 3\n---\n# U\n\n"
+             "user.md": MYST_HEADER + "# U\n\n"
                         "```{code-cell} ipython3\nprint(FROM_USER_STARTUP, SEEN_FILE)\n```\n"}
     build = build_project("capture", tmp_path / "p", files=files,
                           conf_append=only()["conf_append"],
@@ -370,7 +357,7 @@ def test_an_error_inside_the_probe_warns_once_and_the_notebook_runs(tmp_path: Pa
     files = {
         "index.md": "# B\n\n```{toctree}\nbreaks\n```\n",
         # a fake "jax" module makes the probe's compile listener fail to register
-        "breaks.md": HEADER.format(extra="") + "# Breaks the probe\n\n```{code-cell} ipython3\n"
+        "breaks.md": MYST_HEADER + "# Breaks the probe\n\n```{code-cell} ipython3\n"
                      "import sys, types\nsys.modules['jax'] = types.ModuleType('jax')\n```\n\n"
                      "```{code-cell} ipython3\nprint('still running')\n```\n",
     }

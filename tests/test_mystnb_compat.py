@@ -9,12 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import ProjectBuild, build_project
+from conftest import MYST_HEADER, ProjectBuild, build_project
 
 from sphinx_gpu_admonition import _mystnb
 
-NOTEBOOK = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
-            "  name: python3\n  display_name: Python 3\n---\n# Page\n\n"
+NOTEBOOK = (MYST_HEADER + "# Page\n\n"
             "```{code-cell} ipython3\na = 1\n```\n\n```{code-cell} ipython3\nprint(a)\n```\n")
 FILES = {"index.md": "# I\n\n```{toctree}\npage\n```\n", "page.md": NOTEBOOK,
          "myst.md": "# m\n", "rest.rst": "r\n=\n", "notebook.md": "# n\n"}

@@ -1,36 +1,55 @@
-"""What an executed page says about where it ran, and the expected-backend check."""
+"""What an executed page says about where it ran, and the expected-backend check.
+
+The pages' notebooks execute once, in the module's first build (expecting a GPU,
+the box on top); the other builds change only the configuration and take the
+notebooks from that build's jupyter-cache, so no kernel starts again.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import ProjectBuild, build_project
+from conftest import MYST_HEADER, ProjectBuild, build_project
 
-HEADER = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
-          "  name: python3\n  display_name: Python 3\n---\n")
-JAX_PAGE = HEADER + ("# Uses JAX\n\n```{gpu}\n```\n\n```{code-cell} ipython3\n"
+JAX_PAGE = MYST_HEADER + ("# Uses JAX\n\n```{gpu}\n```\n\n```{code-cell} ipython3\n"
                      "import jax.numpy as jnp\nfloat(jnp.ones(3).sum())\n```\n")
-PLAIN_PAGE = HEADER + "# No JAX\n\n```{gpu}\n```\n\n```{code-cell} ipython3\nx = 1\n```\n"
-NO_ADMONITION = HEADER + "# No admonition\n\n```{code-cell} ipython3\ny = 2\n```\n"
-
-
-def build(tmp_path: Path, **config: object) -> ProjectBuild:
-    files = {
-        "index.md": "# Pages\n\n```{toctree}\njaxpage\nplain\nquiet\n```\n",
-        "jaxpage.md": JAX_PAGE, "plain.md": PLAIN_PAGE, "quiet.md": NO_ADMONITION,
-        "myst.md": "# x\n", "rest.rst": "x\n=\n", "notebook.md": NO_ADMONITION,
-    }
-    return build_project("admonition", tmp_path, files=files, confoverrides=config,
-                         conf_append="nb_execution_mode = 'force'")
+PLAIN_PAGE = MYST_HEADER + "# No JAX\n\n```{gpu}\n```\n\n```{code-cell} ipython3\nx = 1\n```\n"
+NO_ADMONITION = MYST_HEADER + "# No admonition\n\n```{code-cell} ipython3\ny = 2\n```\n"
+FILES = {
+    "index.md": "# Pages\n\n```{toctree}\njaxpage\nplain\nquiet\n```\n",
+    "jaxpage.md": JAX_PAGE, "plain.md": PLAIN_PAGE, "quiet.md": NO_ADMONITION,
+    "myst.md": "# x\n", "rest.rst": "x\n=\n", "notebook.md": NO_ADMONITION,
+}
 
 
 @pytest.fixture(scope="module")
-def expecting_gpu(tmp_path_factory: pytest.TempPathFactory) -> ProjectBuild:
-    return build(tmp_path_factory.mktemp("gpu"), gpu_expected_backend="gpu",
+def jupyter_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("page-info-cache") / "jupyter_cache"
+
+
+def build(dest: Path, jupyter_cache: Path, **config: object) -> ProjectBuild:
+    return build_project("admonition", dest, files=FILES, confoverrides=config,
+                         conf_append=f"nb_execution_mode = 'cache'\n"
+                                     f"nb_execution_cache_path = {str(jupyter_cache)!r}")
+
+
+@pytest.fixture(scope="module")
+def expecting_gpu(tmp_path_factory: pytest.TempPathFactory,
+                  jupyter_cache: Path) -> ProjectBuild:
+    """The build that executes the notebooks (into ``jupyter_cache``)."""
+    return build(tmp_path_factory.mktemp("gpu"), jupyter_cache, gpu_expected_backend="gpu",
                  gpu_execution_info="top")
+
+
+@pytest.fixture
+def rebuild(tmp_path: Path, jupyter_cache: Path,
+            expecting_gpu: ProjectBuild) -> Callable[..., ProjectBuild]:
+    """``rebuild(**config)``: the same pages with other options, notebooks from the cache."""
+    return lambda **config: build(tmp_path, jupyter_cache, **config)
 
 
 def backend_warnings(result: ProjectBuild) -> list[str]:
@@ -48,8 +67,16 @@ def test_expected_gpu_but_ran_on_cpu_warns_with_file_and_line(
     assert not any("quiet.md" in w for w in warnings)  # no {gpu}: no expectation
 
 
-def test_expected_cpu_is_quiet_for_the_jax_page(tmp_path: Path) -> None:
-    result = build(tmp_path, gpu_expected_backend="cpu")
+def test_the_rebuilds_execute_nothing(expecting_gpu: ProjectBuild, rebuild) -> None:
+    assert "Executed notebook in" in expecting_gpu.status
+    result = rebuild(gpu_execution_info="bottom")
+    assert "Using cached notebook" in result.status
+    assert "Executed notebook in" not in result.status
+    assert "Executed on CPU: " in result.read("jaxpage.html")
+
+
+def test_expected_cpu_is_quiet_for_the_jax_page(rebuild) -> None:
+    result = rebuild(gpu_expected_backend="cpu")
     warnings = backend_warnings(result)
     assert [w for w in warnings if "jaxpage.md" in w] == []
     assert [w for w in warnings if "plain.md" in w]  # it never initialised a backend
@@ -71,8 +98,8 @@ def test_top_position_puts_the_line_under_the_title(expecting_gpu: ProjectBuild)
 
 
 @pytest.mark.parametrize("position", ["bottom", "admonition", "off"])
-def test_other_positions(tmp_path: Path, position: str) -> None:
-    result = build(tmp_path, gpu_execution_info=position)
+def test_other_positions(rebuild, position: str) -> None:
+    result = rebuild(gpu_execution_info=position)
     page = BeautifulSoup(result.read("jaxpage.html"), "html.parser")
     info = page.select("details.gpu-execution-info")
     if position == "off":
@@ -89,8 +116,8 @@ def test_other_positions(tmp_path: Path, position: str) -> None:
     assert bool(quiet.select("details.gpu-execution-info")) == (position == "bottom")
 
 
-def test_bad_position_warns_and_uses_the_default(tmp_path: Path) -> None:
-    result = build(tmp_path, gpu_execution_info="sideways")
+def test_bad_position_warns_and_uses_the_default(rebuild) -> None:
+    result = rebuild(gpu_execution_info="sideways")
     assert any("gpu_execution_info" in w and "[gpu_admonition.config]" in w
                for w in result.warning_lines)
     page = BeautifulSoup(result.read("jaxpage.html"), "html.parser")

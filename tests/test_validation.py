@@ -22,7 +22,7 @@ from typing import Any
 import jsonschema
 import pytest
 from bs4 import BeautifulSoup
-from conftest import ProjectBuild, build_project, gpu_baseline
+from conftest import MYST_HEADER, ProjectBuild, build_project, gpu_baseline
 
 from sphinx_gpu_admonition import record
 from sphinx_gpu_admonition.record import (
@@ -292,8 +292,7 @@ def test_sidecar_with_bad_data_names_file_and_field(tmp_path: Path) -> None:
 
 
 # -- a bad baseline in a real build ----------------------------------------------------------
-_NOTEBOOK_PAGE = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n"
-                  "  name: python3\n  display_name: Python 3\n---\n# Slow\n\n"
+_NOTEBOOK_PAGE = (MYST_HEADER + "# Slow\n\n"
                   "```{code-cell} ipython3\nx = 1\n```\n")
 def _deeply_nested(data: dict[str, Any]) -> str:
     """The document with 10,000 nested lists in it (too deep for json.dumps to write)."""

@@ -1,0 +1,123 @@
+"""The flagging rules at their boundaries, in-process on hand-made records.
+
+Every threshold is inclusive: a cell exactly at ``gpu_slow_cell_seconds``, exactly
+at the share, exactly at the regression ratio (after the machine factor) is
+flagged; a cell just below ``gpu_slow_cell_min_seconds`` gets no share or
+regression flag however large its share.  Times are chosen to be exact in binary
+floating point (0.5, 1.0, 2.0, 3.0 ...), so the boundaries are really met.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sphinx_gpu_admonition.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.record import CellRecord, NotebookRecord, StatusReport
+
+DEFAULTS = Thresholds()
+
+
+def notebook(*seconds: float, docname: str = "nb", **cell_fields) -> NotebookRecord:
+    """An executed notebook whose cells took ``seconds`` (the first gets ``cell_fields``)."""
+    cells = [CellRecord(index=i, execution_count=i, seconds=s, **(cell_fields if i == 1 else {}))
+             for i, s in enumerate(seconds, 1)]
+    return NotebookRecord(docname=docname, status="ok", provenance="executed", capture="ok",
+                          cells=cells)
+
+
+def rules(nb: NotebookRecord, thresholds: Thresholds = DEFAULTS,
+          baseline: NotebookRecord | None = None) -> list[str]:
+    """The rules that flag ``nb``'s first cell."""
+    report = StatusReport([nb], {})
+    base = StatusReport([baseline], {}) if baseline is not None else None
+    (analysis,) = analyse(report, thresholds, base).notebooks
+    return [flag.rule for flag in analysis.cell_flags[0]]
+
+
+def test_the_defaults_are_the_configuration_defaults():
+    from sphinx_gpu_admonition.config import GpuConfig
+
+    assert Thresholds.from_config(GpuConfig()) == DEFAULTS
+
+
+@pytest.mark.parametrize(("seconds", "flagged"), [
+    (DEFAULTS.slow_cell_seconds, True),  # exactly at the limit
+    (DEFAULTS.slow_cell_seconds - 0.001, False),
+])
+def test_slow_at_exactly_the_limit(seconds, flagged):
+    # alone in its notebook: the share rule needs another cell
+    assert ("slow" in rules(notebook(seconds))) is flagged
+
+
+@pytest.mark.parametrize(("first", "other", "flagged"), [
+    (2.0, 2.0, True),  # exactly half (the default share 0.5)
+    (2.0, 2.0078125, False),  # just below half
+])
+def test_share_at_exactly_the_share(first, other, flagged):
+    assert first / (first + other) <= DEFAULTS.slow_cell_share
+    assert ("share" in rules(notebook(first, other))) is flagged
+
+
+@pytest.mark.parametrize(("first", "flagged"), [
+    (DEFAULTS.slow_cell_min_seconds, True),  # at the minimum: judged
+    (DEFAULTS.slow_cell_min_seconds - 0.001, False),  # just below: never flagged
+])
+def test_min_seconds_bounds_the_share_rule(first, flagged):
+    # 99.9 % of the notebook's time, but only a bit under a second
+    assert ("share" in rules(notebook(first, 0.001))) is flagged
+
+
+def test_min_seconds_bounds_the_regression_rule():
+    before = notebook(0.25, 0.25)
+    below = notebook(DEFAULTS.slow_cell_min_seconds - 0.001, 0.25)  # 4x slower, < 1 s
+    assert rules(below, baseline=before) == []
+
+
+@pytest.mark.parametrize(("now", "flagged"), [
+    (3.0, True),  # 3.0 / 2.0 = 1.5: exactly the default regression ratio
+    (2.998046875, False),  # just below
+])
+def test_cell_regression_at_exactly_the_ratio(now, flagged):
+    before = notebook(2.0, 20.0)
+    flags = rules(notebook(now, 20.0), baseline=before)
+    assert ("regression" in flags) is flagged
+
+
+@pytest.mark.parametrize(("now", "regression"), [(3.0, True), (2.998046875, False)])
+def test_notebook_regression_at_exactly_the_ratio(now, regression):
+    before = StatusReport([notebook(2.0)], {})
+    (analysis,) = analyse(StatusReport([notebook(now)], {}), DEFAULTS, before).notebooks
+    assert analysis.comparison is not None
+    assert analysis.comparison.regression is regression
+
+
+def test_the_regression_ratio_is_judged_after_the_machine_factor():
+    """Twice as slow on a machine twice as slow (its calibration) is no regression;
+    three times as slow is 1.5x beyond it, exactly the ratio."""
+    def timed(seconds: float, calibration: float) -> NotebookRecord:
+        nb = notebook(seconds, 20.0)
+        nb.calibration_seconds = calibration
+        return nb
+
+    before = timed(2.0, 0.5)
+    assert "regression" not in rules(timed(4.0, 1.0), baseline=before)
+    assert "regression" in rules(timed(6.0, 1.0), baseline=before)
+
+
+@pytest.mark.parametrize(("compile_seconds", "hinted"), [(5.0, True), (4.984375, False)])
+def test_compile_hint_at_exactly_the_compile_share(compile_seconds, hinted):
+    flags = rules(notebook(10.0, compile_seconds=compile_seconds))
+    assert "slow" in flags
+    assert ("compile" in flags) is hinted
+
+
+@pytest.mark.parametrize(("count", "hinted"), [(DEFAULTS.recompile_threshold, True),
+                                              (DEFAULTS.recompile_threshold - 1, False)])
+def test_recompile_hint_at_exactly_the_threshold(count, hinted):
+    flags = rules(notebook(10.0, compilations={"step": count}))
+    assert ("recompile" in flags) is hinted
+
+
+def test_hints_only_on_flagged_cells():
+    """A fast cell that compiled a lot is no finding on its own."""
+    assert rules(notebook(0.5, 20.0, compile_seconds=0.5, compilations={"f": 9})) == []
