@@ -106,9 +106,7 @@ def _device_entry(device: Any) -> dict[str, Any]:
 def _import_jax() -> tuple[Any, str | None]:
     try:
         import jax
-    except ImportError as error:
-        return None, f"import jax failed: {_error_text(error)}"
-    except Exception as error:  # a broken installation
+    except Exception as error:  # not installed (ImportError), or a broken installation
         return None, f"import jax failed: {_error_text(error)}"
     return jax, None
 

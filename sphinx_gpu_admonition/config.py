@@ -20,7 +20,8 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.util import logging
 
-from .warnings import WARNING_TYPE, warn
+from .analysis import Thresholds
+from .warnings import warn
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +29,9 @@ PREFIX = "gpu_"
 
 EXECUTION_INFO_POSITIONS = ("top", "bottom", "admonition", "off")
 BACKENDS = ("cpu", "gpu", "tpu", "cuda", "rocm", "metal")
-ADMONITION_KINDS = ("optional", "required")
+
+#: the flagging rules' defaults, defined once by the analysis (the command line's too)
+_RULES = Thresholds()
 
 
 class ConfigValueError(ValueError):
@@ -90,12 +93,6 @@ def _colab_template(value: Any) -> str | None:
     if (not isinstance(value, str) or "{path}" not in value
             or not value.startswith(("https://", "http://"))):
         raise ConfigValueError("must be an http(s) address containing {path}, or None")
-    return value
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ConfigValueError("must be a string")
     return value
 
 
@@ -205,22 +202,22 @@ class GpuConfig:
         True, (bool,), _flag,
         "Measure cells, backend and device inside each kernel.")
     slow_cell_seconds: float = _option(
-        10.0, (int, float), _non_negative_number,
+        _RULES.slow_cell_seconds, (int, float), _non_negative_number,
         "A cell that runs at least this long is flagged slow.")
     slow_cell_share: float = _option(
-        0.5, (int, float), _share,
+        _RULES.slow_cell_share, (int, float), _share,
         "A cell that takes at least this share of its notebook's time is flagged.")
     slow_cell_min_seconds: float = _option(
-        1.0, (int, float), _non_negative_number,
+        _RULES.slow_cell_min_seconds, (int, float), _non_negative_number,
         "Cells faster than this are never flagged by the share or baseline rules.")
     compile_share: float = _option(
-        0.5, (int, float), _share,
+        _RULES.compile_share, (int, float), _share,
         "A flagged cell whose JAX compile time is at least this share gets a compile hint.")
     recompile_threshold: int = _option(
-        3, (int,), _positive_int,
+        _RULES.recompile_threshold, (int,), _positive_int,
         "A function compiled at least this many times in a notebook gets a recompile hint.")
     regression_ratio: float = _option(
-        1.5, (int, float), _ratio_above_one,
+        _RULES.regression_ratio, (int, float), _ratio_above_one,
         "A cell or notebook this many times slower than the baseline, beyond the "
         "machine's own slowdown (its calibration), is a regression.")
     status_baseline: str | None = _option(
@@ -298,4 +295,4 @@ def setup_config(app: Sphinx) -> None:
     app.connect("config-inited", _on_config_inited, priority=400)
 
 
-__all__ = ["GpuConfig", "get_config", "setup_config", "options", "validate", "WARNING_TYPE"]
+__all__ = ["GpuConfig", "get_config", "setup_config", "options", "validate"]
