@@ -237,6 +237,12 @@ def _ratio_cell(row: dict[str, Any], style: Style) -> Cell:
             else ())
 
 
+def _both_machines(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The machines of A, then of B, each named after its build."""
+    return [dict(m, id=f"{side.upper()} {m['id']}") for side in ("a", "b")
+            for m in data["machines"][side]]
+
+
 def render_compare_text(data: dict[str, Any], style: Style) -> list[str]:
     a, b = data["baseline"], data["new"]
     lines = [style("Compare", "bold"),
@@ -271,8 +277,7 @@ def render_compare_text(data: dict[str, Any], style: Style) -> list[str]:
         if data["gone_notebooks"]:
             lines.append(f"  Gone from B: {', '.join(data['gone_notebooks'])}")
     lines += ["", style("Machines", "bold")]
-    machines = [dict(m, id=f"A {m['id']}") for m in data["machines"]["a"]] + \
-               [dict(m, id=f"B {m['id']}") for m in data["machines"]["b"]]
+    machines = _both_machines(data)
     lines += machines_text(machines, style)
     lines += _regression_lines(data, style)
     return lines
@@ -327,8 +332,7 @@ def render_compare_markdown(data: dict[str, Any]) -> list[str]:
          fmt_change(row["a_seconds"], row["b_seconds"]), _state(row)]
         for row in data["cells"]], right=(3, 4, 5, 6))
     lines += ["", "<details><summary>Machines</summary>", ""]
-    machines = [dict(m, id=f"A {m['id']}") for m in data["machines"]["a"]] + \
-               [dict(m, id=f"B {m['id']}") for m in data["machines"]["b"]]
+    machines = _both_machines(data)
     lines += machines_markdown(machines)
     lines += ["", "</details>"]
     return lines
