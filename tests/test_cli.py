@@ -25,7 +25,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from test_validation import BAD_DOCUMENTS, valid_document
 
 from sphinx_gpu_admonition import cli
@@ -623,6 +622,17 @@ def _timed_report(seconds: dict[str, float], calibration: float | None = None,
 def _compare(a: StatusReport, b: StatusReport, **options) -> dict:
     return cli.summarise_compare(a, b, cli.CompareOptions(
         "a.json", "b.json", fail_above=options.get("fail_above"), min_seconds=1.0, top=0))
+
+
+def test_fail_above_is_the_regression_ratio_of_the_analysis():
+    """Exactly RATIO times slower is a regression, for the gate as for the status page
+    (``slower_notebooks``, the analysis); just below is neither."""
+    a = _timed_report({"x": 2.0})
+    exactly = _compare(a, _timed_report({"x": 3.0}), fail_above=1.5)
+    assert exactly["slower_notebooks"] == ["x"]
+    assert [row["docname"] for row in exactly["notebooks"] if row["regression"]] == ["x"]
+    below = _compare(a, _timed_report({"x": 2.998046875}), fail_above=1.5)
+    assert below["slower_notebooks"] == [] and below["regressions"] == []
 
 
 def test_a_uniformly_slower_machine_is_not_a_regression():

@@ -117,7 +117,7 @@ def summarise_compare(a: StatusReport, b: StatusReport,
 
     def regressed(seconds: float | None, relative_ratio: float | None) -> bool:
         return (fail_above is not None and relative_ratio is not None and seconds is not None
-                and seconds >= min_seconds and relative_ratio > fail_above)
+                and seconds >= min_seconds and relative_ratio >= fail_above)
 
     notebooks: list[dict[str, Any]] = []
     cells: list[dict[str, Any]] = []

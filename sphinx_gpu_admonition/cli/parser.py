@@ -146,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("new", metavar="B",
                          help="the new build: execution-status.json or a build folder")
     compare.add_argument("--fail-above", type=_non_negative_float, metavar="RATIO",
-                         help="exit 1 when a notebook or cell of B took more than RATIO times "
+                         help="exit 1 when a notebook or cell of B took at least RATIO times "
                               "its time in A (and at least --min-seconds)")
     compare.add_argument("--min-seconds", type=_non_negative_float, metavar="SECONDS",
                          default=DEFAULT_THRESHOLDS.slow_cell_min_seconds,
