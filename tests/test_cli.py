@@ -575,6 +575,54 @@ def test_md_code(text, expected):
     assert cli.md_code(text) == expected
 
 
+# -- renderers, in-process on tests/data (the GPU incident, hand-made) --------------------------
+def _incident(name: str) -> StatusReport:
+    from sphinx_gpu_admonition.record import read_status
+
+    return read_status(DATA / f"incident-{name}-status.json")
+
+
+def test_report_renderers_name_the_flagged_cell_its_device_and_the_action():
+    from sphinx_gpu_admonition.analysis import Thresholds
+    from sphinx_gpu_admonition.cli.report import render_report_markdown, render_report_text
+
+    summary = cli.summarise_report(_incident("gpu-t4"), "gpu.json", Thresholds(), 5)
+    (flagged,) = summary["flagged_cells"]
+    assert (flagged["docname"], flagged["cell"]) == ("ar1_turningpts", "cell 2")
+    assert flagged["rules"] == ["slow", "share", "sequential_loop"]
+    text = render_report_text(summary, cli.Style(False), 5)
+    assert "\x1b[" not in "".join(text)  # no colour unless asked
+    where = next(i for i, line in enumerate(text) if "ar1_turningpts cell 2:" in line)
+    assert text[where - 1] == "Flagged cells (1)"
+    assert text[where + 3].startswith("      hint: runs lax.scan on the GPU")
+    assert "run the loop on the CPU device" in text[where + 3]
+    assert any(line.split()[:3] == ["Device", "GPU:", "Tesla"] for line in text)
+    markdown = render_report_markdown(summary, 5)
+    rows = markdown[markdown.index("#### Flagged cells (1)") + 3:]
+    assert rows[0] == "| ---: | --- | --- | --- | --- |"
+    assert rows[1].startswith("| 82.0 s | ar1\\_turningpts | cell 2 | `_, path = jax.lax.scan(")
+    assert rows[2] == ""  # one row: one flagged cell
+
+
+def test_compare_renderers_show_the_device_change_cell_by_cell():
+    from sphinx_gpu_admonition.cli.compare import render_compare_markdown, render_compare_text
+
+    data = cli.summarise_compare(_incident("cpu"), _incident("gpu-t4"),
+                                 cli.CompareOptions("cpu.json", "gpu.json"))
+    assert data["summary"]["text"].startswith("GPU build is ")
+    assert " slower than CPU build overall" in data["summary"]["text"]
+    assert [row["cell"] for row in data["cells"]] == ["cell 2", "cell 1"]  # largest change
+    (notebook,) = data["notebooks"]
+    assert (notebook["a_device"], notebook["b_device"]) == ("CPU: unknown CPU", "GPU: Tesla T4")
+    text = render_compare_text(data, cli.Style(True))
+    assert text[0] == "\x1b[1mCompare\x1b[0m"  # colour when asked
+    machines = text[text.index("\x1b[1mMachines\x1b[0m") + 1]
+    assert "A " in machines and "B " in machines  # both builds' machines, named
+    markdown = render_compare_markdown(data)
+    assert markdown[0] == "### " + cli.md_text(data["summary"]["text"])
+    assert "<details><summary>Machines</summary>" in markdown
+
+
 def test_md_text_escapes_table_syntax():
     assert cli.md_text("a|b *c* <d>") == "a\\|b \\*c\\* \\<d\\>"
 
