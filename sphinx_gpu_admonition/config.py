@@ -241,6 +241,11 @@ class GpuConfig:
         "GitHub Actions output at the end of the build: annotations at the source of "
         "failed, flagged and regressed cells, a job summary and step outputs; 'auto': "
         "when GITHUB_ACTIONS is 'true'.", "")
+    cell_badges: bool = _option(
+        False, (bool,), _flag,
+        "Show a badge (\"0.50 s, slow\") above each flagged cell on its notebook page, "
+        "linking to the cell on the status page. Off by default: on a public lecture "
+        "page timings are build information, not content.", "html")
     warn_slow_cells: bool = _option(
         False, (bool,), _flag,
         "Warn (gpu_admonition.slow_cell) for every flagged cell, so -W fails on them.", "")

@@ -483,6 +483,9 @@ class Labels:
     details: str
     share_of_cells: str
     device_changed: str
+    only_flagged: str
+    badge_share: str
+    badge_where: str
 
     @classmethod
     def load(cls) -> Labels:
@@ -503,7 +506,8 @@ class Labels:
             cell=translate("Cell"),
             share=translate("Share"),
             source=translate("First line"),
-            total=translate("Total"),
+            # the totals row counts every notebook, whatever the filter shows
+            total=translate("All notebooks"),
             filter=translate("Filter notebooks"),
             count=translate("{shown} of {total} notebooks shown"),
             caption=translate("Execution status of the notebooks"),
@@ -539,6 +543,9 @@ class Labels:
             details=translate("details"),
             share_of_cells=translate("{share} of the notebook's cell time"),
             device_changed=translate("device changed"),
+            only_flagged=translate("only notebooks with flagged cells"),
+            badge_share=translate("{share} of this page's cell time"),
+            badge_where=translate("(on the status page)"),
         )
 
 
@@ -709,6 +716,8 @@ class HtmlTable:
             f'<div class="gpu-status-filter" hidden=""><label for="{_e(filter_id)}">'
             f'{_e(lb.filter)}</label> <input type="search" id="{_e(filter_id)}"'
             ' autocomplete="off" spellcheck="false" data-gpu-status-filter="">'
+            f' <label class="gpu-status-only-flagged"><input type="checkbox"'
+            f' data-gpu-status-only-flagged=""> {_e(lb.only_flagged)}</label>'
             ' <span class="gpu-status-count" aria-live="polite" data-gpu-status-count="">'
             "</span></div>"
         )
@@ -764,7 +773,8 @@ class HtmlTable:
                           if finding.share is not None else ""),
                 "device": finding.device or lb.no_capture,
                 "flags": ", ".join(lb.flag_text.get(rule, rule) for rule in finding.rules),
-                "row_href": "#" + row_id(record.docname) if self.row_ids else None,
+                "row_href": ("#" + flagged_cell_id(record.docname, name.number)
+                             if self.row_ids else None),
                 "reason": finding.reason, "action": finding.action,
             })
         top = FINDINGS_SHOWN
@@ -953,11 +963,30 @@ class HtmlTable:
                 where = " " + lb.error_in.format(cell=record.cell_name(failing).label)
             out.append(f'<p class="gpu-status-error-message"><strong>{_e(record.error.type)}'
                        f"</strong>{_e(where)}: <code>{_e(record.error.message)}</code></p>")
+        self._flagged_list(out, result, self.page_uri(record.docname))
         self._facts(out, values)
         if has_cells:
             out.append(f'<div class="gpu-status-cells" data-docname="{_e(record.docname)}">'
                        "</div>")
         out.append("</details></td></tr>")
+
+    def _flagged_list(self, out: list[str], result: NotebookAnalysis, uri: str | None) -> None:
+        """The notebook's flagged cells, each with the id the badges and findings link to."""
+        record = result.notebook
+        if not result.flagged_cells:
+            return
+        out.append('<ul class="gpu-status-flagged-list">')
+        for cell, flags in result.flagged_cells:
+            name = record.cell_name(cell)
+            label = _e(name.label)
+            if uri is not None and name.anchor is not None:
+                label = f'<a href="{_e(uri)}#{name.anchor}">{label}</a>'
+            ident = (f' id="{_e(flagged_cell_id(record.docname, name.number))}"'
+                     if self.row_ids else "")
+            names = ", ".join(self.labels.flag_text.get(f.rule, f.rule) for f in flags)
+            out.append(f"<li{ident}>{label}: {format_seconds(cell.seconds)} — "
+                       f'<span class="gpu-status-flag-names">{_e(names)}</span></li>')
+        out.append("</ul>")
 
     def _facts(self, out: list[str], values: dict[str, Value]) -> None:
         """The columns the table does not show, as a description list."""
@@ -985,7 +1014,7 @@ class HtmlTable:
         values["status"] = (str(_STATUS_RANK["gone"]), f'<span class="gpu-status-mark'
                             f' gpu-status-gone">{_e(lb.status_text["gone"])}</span>')
         values["time"] = ("", f"{format_seconds(baseline_seconds)} → –")
-        values["flags"] = ("", "")
+        values["flags"] = ("", "–")
         values["baseline"] = (_num(baseline_seconds), format_seconds(baseline_seconds))
         values["baseline_device"] = (device.casefold(), _e(device))
         self._row(out, values)
@@ -1362,17 +1391,23 @@ class CellAnchorsAndBadges(SphinxPostTransform):
                    if cell.index is not None}
         if not flagged:
             return
+        _add_assets(self.document, "css")  # the findings link here: the cell is highlighted
+        if not get_config(app.config).cell_badges:
+            return
         target = link_target(self.env)
         href = None
         if target is not None:
-            href = app.builder.get_relative_uri(docname, target) + "#" + row_id(docname)
+            href = app.builder.get_relative_uri(docname, target)
         labels = Labels.load()
-        seconds = {cell.index: cell.seconds for cell in record.cells}
+        by_index = {cell.index: cell for cell in record.cells}
         for node in cells:
             flags = flagged.get(node["cell_index"])
             if flags and not is_shell_or_magic(_cell_source(node)):
-                node.insert(0, nodes.raw("", badge_html(seconds[node["cell_index"]], flags,
-                                                        href, labels), format="html"))
+                cell = by_index[node["cell_index"]]
+                cell_href = href and f"{href}#{flagged_cell_id(docname, record.cell_number(cell))}"
+                node.insert(0, nodes.raw("", badge_html(
+                    cell.seconds, share(cell.seconds, record.cells_seconds), flags, cell_href,
+                    labels), format="html"))
         _add_assets(self.document, "css")
 
 
@@ -1400,17 +1435,25 @@ def is_shell_or_magic(source: str) -> bool:
     return all(line.startswith(("!", "%")) for line in code)
 
 
-def badge_html(seconds: float, flags: list[Flag], href: str | None, labels: Labels) -> str:
-    """``0.50 s — slow, large share`` linking to the status page; reasons in the tooltip
-    and as text for screen readers."""
+def badge_html(seconds: float, part: float | None, flags: list[Flag], href: str | None,
+               labels: Labels) -> str:
+    """``2.30 s, 69% of this page's cell time — slow, large share (on the status page)``
+    linking to the cell's row on the status page; reasons in the tooltip and as text
+    for screen readers."""
+    text = format_seconds(seconds)
+    if part is not None:
+        text += ", " + labels.badge_share.format(share=_percent(part))
     names = flag_names(flags, labels)
-    text = f"{format_seconds(seconds)} — {names}" if names else format_seconds(seconds)
-    reasons = "; ".join(f"{labels.flag_text.get(f.rule, f.rule)}: {f.reason}" for f in flags)
-    rules = " ".join(f"gpu-cell-badge-{_e(f.rule)}" for f in flags)
-    inner = (f'<a href="{_e(href)}" title="{_e(reasons)}">{_e(text)}</a>' if href
-             else f'<span title="{_e(reasons)}">{_e(text)}</span>')
-    return (f'<div class="gpu-cell-badge {rules}">{inner}'
-            f'<span class="gpu-visually-hidden">: {_e(reasons)}</span></div>')
+    if names:
+        text += f" — {names}"
+    reasons = "; ".join(f"{labels.flag_text.get(f.rule, f.rule)}: {f.text}" for f in flags)
+    return render_template("badge.html", rules=[f.rule for f in flags], href=href, text=text,
+                           reasons=reasons, where=labels.badge_where)
+
+
+def flagged_cell_id(docname: str, number: int) -> str:
+    """The id of a flagged cell's line in its notebook's row on the status page."""
+    return f"{row_id(docname)}-cell-{number}"
 
 
 # -- assets --------------------------------------------------------------------------

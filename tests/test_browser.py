@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import http.server
 import importlib.util
+import re
 import threading
 import time
 from pathlib import Path
@@ -60,8 +61,8 @@ def browser():
 class Page:
     """An opened page that records console errors, page errors and dialogs."""
 
-    def __init__(self, browser, url: str):
-        self.page = browser.new_page()
+    def __init__(self, browser, url: str, viewport: dict | None = None):
+        self.page = browser.new_page(viewport=viewport or {"width": 1280, "height": 800})
         self.errors: list[str] = []
         self.dialogs: list[str] = []
         self.page.on("console", lambda m: self.errors.append(f"{m.location}: {m.text}")
@@ -151,10 +152,19 @@ def test_keyboard_sorts(status_page: Page):
 def test_filter_hides_rows(status_page: Page):
     box = status_page.page.get_by_label("Filter notebooks")
     assert box.is_visible()
-    box.fill("slow")
+    box.fill("slow notebook")
     assert status_page.docnames() == ["slow"]
     count = status_page.page.text_content("#gpu-status-1 [data-gpu-status-count]")
     assert count.startswith("1 of 7")
+    # flag names, devices and the baseline's device are found too
+    box.fill("large share")
+    assert sorted(status_page.docnames()) == ["jaxnb", "slow"]
+    box.fill("tesla")
+    assert sorted(status_page.docnames()) == ["fast", "slow"]
+    box.fill("")
+    status_page.page.get_by_label("only notebooks with flagged cells").check()
+    assert sorted(status_page.docnames()) == ["jaxnb", "slow"]
+    status_page.page.get_by_label("only notebooks with flagged cells").uncheck()
     box.fill("ERROR")
     assert sorted(status_page.docnames()) == sorted(["failing", 'hostile<b>&"x'])
     box.fill("")
@@ -205,12 +215,20 @@ def test_badge_link_opens_the_row(browser, server):
         badge = page.page.locator("#cell-3 .gpu-cell-badge a")
         assert badge.is_visible()
         badge.click()
-        page.page.wait_for_url("**/status.html#gpu-status-slow")
+        page.page.wait_for_url("**/status.html#gpu-status-slow-cell-2")
         row = page.page.locator("#gpu-status-slow")
         assert "gpu-status-target" in row.get_attribute("class")
         row.locator("table.gpu-status-cell-table tr.gpu-status-flagged").wait_for()
         assert row.locator("details").get_attribute("open") is not None
-        assert row.locator("tr").first.bounding_box()["y"] >= 0  # scrolled into view
+        # the cell's own line: highlighted, in view and clear of the theme's sticky header
+        cell = page.page.locator("#gpu-status-slow-cell-2")
+        assert "gpu-status-target" in cell.get_attribute("class")
+        header = page.page.evaluate(
+            "() => { const h = document.querySelector('header, .bd-header');"
+            " return h && getComputedStyle(h).position === 'sticky'"
+            " ? h.getBoundingClientRect().bottom : 0; }")
+        box = cell.bounding_box()
+        assert header <= box["y"] and box["y"] + box["height"] <= 800
     finally:
         page.close()
 
@@ -254,5 +272,61 @@ def test_sorting_a_thousand_notebooks(browser, tmp_path):
         assert shown == 11  # lecture 99 and 990-999
         assert page.aria("time") == "descending"
         assert page.errors == []
+    finally:
+        page.close()
+
+
+# -- the first screen (issue 9): the answer without scrolling ------------------------
+def _inside(box: dict | None, width: int, height: int) -> bool:
+    return (box is not None and box["width"] > 0 and box["x"] >= 0 and box["y"] >= 0
+            and box["x"] + box["width"] <= width and box["y"] + box["height"] <= height)
+
+
+def test_first_screen_answers_at_1280(browser, server):
+    """At 1280x800 in sphinx-book-theme, the first screen shows the flagged cell's
+    notebook, cell, time, device, reason and action, and nothing scrolls sideways."""
+    page = Page(browser, f"{server}/status.html")
+    try:
+        first = page.page.locator("#gpu-status-1 li.gpu-status-finding").first
+        where = first.locator(".gpu-status-finding-where a")
+        assert re.fullmatch(r".+, cell \d+", where.inner_text())
+        parts = {
+            "notebook and cell": where,
+            "time": first.locator(".gpu-status-finding-time"),
+            "device": first.locator(".gpu-status-finding-device"),
+            "flags": first.locator(".gpu-status-flag-names"),
+            "reason": first.locator(".gpu-status-finding-reason"),
+            "action": first.locator(".gpu-status-finding-action"),
+        }
+        for name, locator in parts.items():
+            assert _inside(locator.bounding_box(), 1280, 800), name
+        assert "CPU" in parts["device"].inner_text()
+        assert "What to do:" in parts["action"].inner_text()
+        # no horizontal scrolling: neither the page nor the table
+        widths = page.page.evaluate(
+            "() => { const s = document.querySelector('#gpu-status-1 .gpu-status-scroll');"
+            " return [document.documentElement.scrollWidth, document.documentElement.clientWidth,"
+            " s.scrollWidth, s.clientWidth]; }")
+        assert widths[0] <= widths[1] and widths[2] <= widths[3], widths
+        assert our_errors(page) == []
+    finally:
+        page.close()
+
+
+def test_phone_shows_every_notebooks_time_and_flags(browser, server):
+    page = Page(browser, f"{server}/status.html", viewport={"width": 390, "height": 844})
+    try:
+        rows = page.page.locator("#gpu-status-1 tbody.gpu-status-notebook")
+        assert rows.count() == 7
+        for index in range(rows.count()):
+            row = rows.nth(index)
+            for key in ("time", "flags"):
+                value = row.locator(f"td.gpu-status-col-{key}").first
+                value.scroll_into_view_if_needed()
+                box = value.bounding_box()
+                assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, (
+                    index, key, box)
+                assert value.inner_text().strip()  # its column's name and the value
+        assert page.page.evaluate("() => document.documentElement.scrollWidth") <= 390
     finally:
         page.close()

@@ -215,7 +215,7 @@ def test_jax_recompilation_hint(table, cell_data):
 def test_totals_row(table):
     totals = table.select_one("tfoot tr.gpu-status-totals")
     values = [c.get_text(" ", strip=True) for c in totals.find_all(["th", "td"])]
-    assert values[0] == "Total: 6"
+    assert values[0] == "All notebooks: 6"
     assert values[1] == "2 error, 4 ok"
     flags = sum(int(cell(r, "flags", table)["data-value"] or 0) for r in rows(table))
     assert int(values[column(table, "flags")]) == flags
@@ -283,7 +283,7 @@ def test_options_sort_min_seconds_and_cells(status_book: StatusBook):
               if cell(r, "time", first)["data-value"]]
     assert all(t >= 0.4 for t in listed)
     assert first.select(".gpu-status-cells") == []
-    assert first.select_one("tfoot th").get_text() == "Total: 6"  # still counted
+    assert first.select_one("tfoot th").get_text() == "All notebooks: 6"  # still counted
     # bad options: the defaults
     assert second.select_one('th[data-sort-key="time"]')["aria-sort"] == "descending"
     assert second.select("details")
@@ -322,8 +322,16 @@ def test_cell_anchors_and_badges(status_book: StatusBook):
     badge = badges[0]
     assert badge.find_parent("div", class_="cell")["id"] == "cell-3"
     link = badge.find("a")
-    assert link["href"] == "status.html#gpu-status-slow"
-    assert link.get_text().endswith("— slow, large share, regression")
+    # to the cell's own line in its notebook's row, which exists on the status page
+    assert link["href"] == "status.html#gpu-status-slow-cell-2"
+    status = soup_of(status_book.html.outdir / "status.html")
+    target = status.find(id="gpu-status-slow-cell-2")
+    assert target.find_parent("tbody")["id"] == "gpu-status-slow"
+    assert target.a.get_text() == "cell 2" and target.a["href"] == "slow.html#cell-3"
+    # plain words, and where the link goes
+    assert re.fullmatch(r"\S+ m?s, \d+% of this page's cell time — slow, large share, "
+                        r"regression \(on the status page\)", link.get_text()), link.get_text()
+    assert badge.find_parent("div", class_="cell").find("pre")  # the code keeps its place
     assert "limit 0.30 s" in link["title"]
     assert "limit 0.30 s" in badge.select_one(".gpu-visually-hidden").get_text()
     fast = soup_of(status_book.html.outdir / "fast.html")
@@ -373,7 +381,7 @@ def test_text_builder_plain_table(status_book: StatusBook):
     for header in ("Notebook", "Status", "Time", "Slowest cell"):
         assert header in text
     assert "ValueError" in text and "RuntimeError" in text
-    assert "Total: 6" in text
+    assert "All notebooks: 6" in text
     assert "Retired notebook" in text
     assert "Slow notebook, cell 2" in text  # the flagged cells, with reasons
 
@@ -509,7 +517,7 @@ def test_deleted_notebook_leaves_the_table(cache_book):
     assert "gone" in [docname_of(r) for r in rows(second.select_one("table.gpu-status-table"))]
     table = third.select_one("table.gpu-status-table")
     assert [docname_of(r) for r in rows(table)] == ["fast"]
-    assert table.select_one("tfoot th").get_text() == "Total: 1"
+    assert table.select_one("tfoot th").get_text() == "All notebooks: 1"
     assert "1 removed" in build.status  # Sphinx's "updating environment" line
 
 

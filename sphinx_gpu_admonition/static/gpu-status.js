@@ -245,34 +245,42 @@
           position: position,
           values: values,
           text: (body.getAttribute("data-filter") || "").toLowerCase(),
+          flagged: body.hasAttribute("data-flagged"),
         };
       });
     sortable(entries, types, headers, table, table.tFoot);
 
     var box = root.querySelector(".gpu-status-filter");
     var input = root.querySelector("input[data-gpu-status-filter]");
+    var onlyFlagged = root.querySelector("input[data-gpu-status-only-flagged]");
     var count = root.querySelector("[data-gpu-status-count]");
     var template = root.getAttribute("data-count-template") || "{shown} / {total}";
     if (box && input) {
       box.hidden = false;
       var apply = function () {
         var query = input.value.trim().toLowerCase();
+        var flaggedOnly = onlyFlagged !== null && onlyFlagged.checked;
         var shown = 0;
         entries.forEach(function (entry) {
-          var visible = !query || entry.text.indexOf(query) !== -1;
+          var visible =
+            (!query || entry.text.indexOf(query) !== -1) && (!flaggedOnly || entry.flagged);
           entry.node.hidden = !visible;
           if (visible) {
             shown += 1;
           }
         });
         if (count) {
-          count.textContent = query
-            ? template.replace("{shown}", String(shown)).replace("{total}", String(entries.length))
+          count.textContent =
+            query || flaggedOnly
+              ? template.replace("{shown}", String(shown)).replace("{total}", String(entries.length))
             : "";
         }
       };
       input.addEventListener("input", apply);
-      if (input.value) {
+      if (onlyFlagged) {
+        onlyFlagged.addEventListener("change", apply);
+      }
+      if (input.value || (onlyFlagged && onlyFlagged.checked)) {
         apply(); // a value restored by the browser
       }
     }
@@ -335,12 +343,14 @@
     );
   }
 
-  /* A link to a notebook's row (the badges link there): open its details and
-   * highlight it. */
+  /* A link to a notebook's row or to a flagged cell in it (the badges and the
+   * findings link there): open the row's details, highlight the row and the cell,
+   * and scroll it into view (scroll-margin-top keeps it clear of sticky headers). */
   function showTarget() {
     var id = decodeURIComponent(window.location.hash.slice(1));
-    var row = id ? document.getElementById(id) : null;
-    if (!row || !row.classList.contains("gpu-status-notebook")) {
+    var target = id ? document.getElementById(id) : null;
+    var row = target && target.closest("tbody.gpu-status-notebook");
+    if (!row) {
       return;
     }
     var previous = document.querySelectorAll(".gpu-status-target");
@@ -348,12 +358,13 @@
       previous[i].classList.remove("gpu-status-target");
     }
     row.classList.add("gpu-status-target");
+    target.classList.add("gpu-status-target");
     row.hidden = false;
     var details = row.querySelector("tr.gpu-status-details:not([hidden]) details");
     if (details) {
       details.open = true;
     }
-    row.scrollIntoView({ block: "start" });
+    target.scrollIntoView({ block: "start" });
   }
 
   function start() {
