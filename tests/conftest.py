@@ -3,10 +3,18 @@
 Building test projects
     ``tests/roots/<name>/`` holds tiny Sphinx projects.  :func:`build_project`
     copies one to a temporary folder (optionally adding or replacing files) and
-    builds it in-process with :class:`sphinx.testing.util.SphinxTestApp`; it
-    returns a :class:`ProjectBuild` with the app, the output folder and the
-    warnings.  Use the ``build_root`` fixture (one build per test) or
-    ``build_root_module`` (builds shared by the tests of a module).
+    builds it with :func:`sphinx_build`, the one helper that runs Sphinx
+    in-process (again on the same folder for incremental builds, ``-j N``,
+    ``-W`` or a build that raises); it returns a :class:`ProjectBuild` with the
+    app, the output folder and the warnings.  Use the ``build_root`` fixture (one
+    build per test) or ``build_root_module`` (builds shared by the tests of a
+    module).  Several builds that differ only in configuration can share one
+    jupyter-cache (``nb_execution_mode = 'cache'``), so that their notebooks
+    execute once (``tests/test_page_info.py``).
+
+Notebook pages
+    :data:`MYST_HEADER` (:func:`myst_header` with more metadata) starts a MyST
+    Markdown page that MyST-NB executes.
 
 Comparing doctrees
     ``normalise_pseudoxml`` turns a node's pseudo-XML into a form that is stable
