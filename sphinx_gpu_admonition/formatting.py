@@ -20,10 +20,20 @@ def format_seconds(seconds: float | None, missing: str = "–") -> str:
     return f"{int(minutes)} min {rest:.0f} s"
 
 
+def format_ratio(ratio: float | None, missing: str = "–") -> str:
+    """How many times as long: ``1.50x``; ``missing`` for None."""
+    return missing if ratio is None else f"{ratio:.2f}x"
+
+
 def format_gpu_memory(memory_mib: float | None) -> str:
     """A GPU's memory as NVML and nvidia-smi report it (MiB), in GiB: ``16 GiB``; ``""``
     when unknown."""
     return f"{memory_mib / 1024:.0f} GiB" if memory_mib else ""
+
+
+def format_bytes(size: float | None, missing: str = "–") -> str:
+    """A device's memory limit in bytes (JAX's ``memory_stats``), in GiB: ``15.8 GiB``."""
+    return f"{size / 2**30:.1f} GiB" if size else missing
 
 
 def format_date(iso: str | None) -> str:

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..formatting import format_gpu_memory
+from ..formatting import format_bytes, format_gpu_memory
 from .output import (
     EXIT_FAILED,
     EXIT_OK,
@@ -50,10 +50,6 @@ def jax_problems(jax: dict[str, Any]) -> list[str]:
         setting = f" with JAX_PLATFORMS={platforms!r}" if platforms else ""
         return [f"JAX has no usable backend{setting}: {reason}"]
     return []
-
-
-def _gib(value: float | None) -> str:
-    return "-" if not value else f"{value / 2**30:.1f} GiB"
 
 
 def render_check_text(data: dict[str, Any], style: Style) -> list[str]:
@@ -105,7 +101,8 @@ def render_check_text(data: dict[str, Any], style: Style) -> list[str]:
         if jax["devices"]:
             lines += ["", style("Devices", "bold")]
             rows = [[d["name"], d["platform"], d["kind"],
-                     _gib((d["memory"] or {}).get("bytes_limit"))] for d in jax["devices"]]
+                     format_bytes((d["memory"] or {}).get("bytes_limit"), missing="-")]
+                    for d in jax["devices"]]
             lines += text_table(["device", "platform", "kind", "memory"], rows, style)
     if data["device_tests"]:
         from ..bench import DEVICE_TEST_SIZE as size

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ..analysis import Thresholds
-from ..formatting import format_seconds
+from ..formatting import format_ratio, format_seconds
 from ..record import SchemaError, StatusReport, read_status
 
 PROG = "sphinx-gpu-admonition"
@@ -124,7 +124,7 @@ def fmt_seconds(seconds: float | None) -> str:
 
 
 def fmt_ratio(ratio: float | None) -> str:
-    return "-" if ratio is None else f"{ratio:.2f}x"
+    return format_ratio(ratio, missing="-")
 
 
 def fmt_change(before: float | None, after: float | None) -> str:
