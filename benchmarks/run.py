@@ -210,11 +210,13 @@ def forced_builds(folder: Path, sizes: Sizes) -> tuple[list[Row], dict[str, Path
     times = interleaved({"with": run("with"), "without": run("without"),
                          "parallel": run("parallel", "-j", "2")}, sizes.repeats)
     label = f"{sizes.notebooks} nb x {sizes.cells} cells"
-    differences = [
-        json_differences(*(json.loads((folder / name / f"_build{round_}" / "html" /
-                                       "execution-status.json").read_text(encoding="utf-8"))
-                           for name in ("with", "parallel")))
-        for round_ in range(1, sizes.repeats + 1)]
+    differences = []
+    for round_ in range(1, sizes.repeats + 1):
+        files = [folder / name / f"_build{round_}" / "html" / "execution-status.json"
+                 for name in ("with", "parallel")]
+        differences.append(
+            json_differences(*(json.loads(f.read_text(encoding="utf-8")) for f in files))
+            if all(f.is_file() for f in files) else ["no execution-status.json"])
     same = sum(not found for found in differences)
     first = next((found for found in differences if found), [])
     same_text = f"{same}/{len(differences)}" + (f" (differ: {', '.join(first[:3])})"
