@@ -84,6 +84,22 @@ def code_cells(doctree: nodes.document) -> list[tuple[int, int | None, str]]:
     return cells
 
 
+def cell_tags(doctree: nodes.document) -> dict[int, list[str]]:
+    """Cell index -> the tags of each code cell rendered on the page."""
+    tags = {}
+    for node in doctree.findall(nodes.container):
+        if node.get("nb_element") == "cell_code":
+            metadata = node.get("cell_metadata") or {}
+            found = metadata.get("tags") if isinstance(metadata, dict) else None
+            tags[node["cell_index"]] = [t for t in found or [] if isinstance(t, str)]
+    return tags
+
+
+def allows_errors(env: BuildEnvironment) -> bool:
+    """Whether the book lets every cell raise (``nb_execution_allow_errors``)."""
+    return bool(getattr(env.config, "nb_execution_allow_errors", False))
+
+
 def _created_key(timestamp: float) -> int:
     """A record's creation time in whole microseconds (what the database keeps)."""
     return round(timestamp * 1_000_000)

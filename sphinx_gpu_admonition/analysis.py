@@ -304,7 +304,8 @@ class NotebookAnalysis:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "flagged_cells": [
-                {"index": c.index, "execution_count": c.execution_count, "seconds": c.seconds,
+                {"cell": self.notebook.cell_name(c).label, "index": c.index,
+                 "execution_count": c.execution_count, "seconds": c.seconds,
                  "flags": [dataclasses.asdict(f) for f in flags]}
                 for c, flags in self.flagged_cells
             ],

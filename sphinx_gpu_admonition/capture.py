@@ -196,8 +196,16 @@ def _title(doctree: nodes.document) -> str:
 def _cells(probe: ProbeOutput, doctree: nodes.document) -> list[CellRecord]:
     index_of = {count: index for index, count, _ in _mystnb.code_cells(doctree)
                 if count is not None}
-    return [dataclasses.replace(cell, index=index_of.get(cell.execution_count))
-            for cell in probe.cells]
+    tags = _mystnb.cell_tags(doctree)
+    env = getattr(doctree.settings, "env", None)
+    allowed = env is not None and _mystnb.allows_errors(env)
+    cells = []
+    for cell in probe.cells:
+        index = index_of.get(cell.execution_count)
+        expected = cell.error is not None and (
+            allowed or "raises-exception" in tags.get(index, []))  # type: ignore[arg-type]
+        cells.append(dataclasses.replace(cell, index=index, error_expected=expected))
+    return cells
 
 
 def _died_in(cells: list[CellRecord], doctree: nodes.document) -> int | None:

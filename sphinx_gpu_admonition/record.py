@@ -190,6 +190,9 @@ class CellRecord(Loadable):
     first_line: str = ""
     #: exception type name when the cell raised
     error: str | None = None
+    #: the cell was allowed to raise (tagged ``raises-exception``, or the book sets
+    #: ``nb_execution_allow_errors``): its error is expected, not a failure
+    error_expected: bool = False
     #: JAX tracing + lowering + compilation time inside this cell
     compile_seconds: float = 0.0
     #: XLA compilations inside this cell, by function name
@@ -479,6 +482,8 @@ def _loader(hint: Any, minimum: float = 0, allowed: tuple[str, ...] | None = Non
         return functools.partial(_load_integer, minimum)
     if hint is float:
         return _load_float
+    if hint is bool:
+        return _load_boolean
     raise TypeError(f"no loader for the model type {hint!r}")  # a bug in the model
 
 
@@ -559,6 +564,12 @@ def _load_integer(minimum: float, value: Any) -> int:
     if type(value) is not int:
         raise _wrong_type("an integer", value)
     _check_range(value, minimum)
+    return value
+
+
+def _load_boolean(value: Any) -> bool:
+    if type(value) is not bool:
+        raise _wrong_type("a boolean", value)
     return value
 
 

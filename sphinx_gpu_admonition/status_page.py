@@ -83,8 +83,10 @@ from .record import (
     TIMEOUT,
     CellRecord,
     NotebookRecord,
+    SchemaError,
     StatusReport,
     cell_anchor,
+    read_status,
 )
 from .templates import render as render_template
 from .warnings import warn
@@ -221,6 +223,9 @@ class ExecutionStatusDirective(SphinxDirective):
         "min-seconds": directives.unchanged,
         "cells": directives.unchanged,
         "columns": directives.unchanged,
+        # a status file (and its baseline) instead of this build: examples, other builds
+        "status-file": directives.unchanged_required,
+        "baseline-file": directives.unchanged_required,
         "class": directives.class_option,
         "name": directives.unchanged,
     }
@@ -230,14 +235,20 @@ class ExecutionStatusDirective(SphinxDirective):
         options = parse_options(
             self.options, lambda message: warn(logger, f"execution-status: {message}",
                                                "directive", location=location))
-        pages = status_pages(self.env)
-        # a page is a link target for badges when its tables list every notebook with
-        # its cells (see link_target)
-        complete = options.cells and not options.min_seconds
-        pages[self.env.docname] = pages.get(self.env.docname, True) and complete
         node = execution_status_placeholder(
             classes=["gpu-execution-status", *self.options.get("class", [])])
         node["gpu_status_options"] = dataclasses.asdict(options)
+        for option in ("status-file", "baseline-file"):
+            if option in self.options:
+                _relative, path = self.env.relfn2path(self.options[option], self.env.docname)
+                self.env.note_dependency(path)
+                node[f"gpu_{option.replace('-', '_')}"] = path
+        if "gpu_status_file" not in node:
+            pages = status_pages(self.env)
+            # a page is a link target for badges when its tables list every notebook
+            # with its cells (see link_target)
+            complete = options.cells and not options.min_seconds
+            pages[self.env.docname] = pages.get(self.env.docname, True) and complete
         self.set_source_info(node)
         self.add_name(node)
         return [node]
@@ -262,11 +273,34 @@ class StatusPagesCollector(EnvironmentCollector):
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
         lines = {}
+        source: list[str] | None = None
         for node in doctree.findall(nodes.container):
             if node.get("nb_element") == "cell_code" and node.line is not None:
-                lines[node["cell_index"]] = node.line
+                if source is None:
+                    source = _source_lines(app.env, app.env.docname)
+                lines[node["cell_index"]] = cell_start(source, node.line)
         if lines:
             cell_lines(app.env)[app.env.docname] = lines
+
+
+#: the opening fence of a MyST code cell: ```{code-cell}, ~~~{code-cell}, :::{code-cell}
+_CODE_CELL_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*\{code-cell\}")
+
+
+def _source_lines(env: BuildEnvironment, docname: str) -> list[str]:
+    try:
+        return Path(env.doc2path(docname)).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def cell_start(source: list[str], line: int) -> int:
+    """The line where a code cell starts: MyST-NB gives a cell's last line (its closing
+    fence); the cell starts at the nearest ``{code-cell}`` fence above it."""
+    for number in range(min(line, len(source)), 0, -1):
+        if _CODE_CELL_FENCE.match(source[number - 1]):
+            return number
+    return line
 
 
 # -- the application behind an environment (for post-transforms) ------------------
@@ -483,6 +517,7 @@ class Labels:
     details: str
     share_of_cells: str
     device_changed: str
+    expected_error: str
     only_flagged: str
     badge_share: str
     badge_where: str
@@ -543,6 +578,7 @@ class Labels:
             details=translate("details"),
             share_of_cells=translate("{share} of the notebook's cell time"),
             device_changed=translate("device changed"),
+            expected_error=translate("expected {error}"),
             only_flagged=translate("only notebooks with flagged cells"),
             badge_share=translate("{share} of this page's cell time"),
             badge_where=translate("(on the status page)"),
@@ -1082,7 +1118,7 @@ def cell_labels(labels: Labels) -> dict[str, Any]:
         "cell": labels.cell, "time": labels.time, "share": labels.share,
         "compile": labels.compile, "source": labels.source, "flags": labels.flags,
         "baseline": labels.baseline, "ratio": labels.ratio, "new": labels.new,
-        "gone": labels.gone, "cellName": CELL_LABEL,
+        "gone": labels.gone, "cellName": CELL_LABEL, "expected": labels.expected_error,
         "flag": labels.flag_text, "hints": list(HINT_RULES),
     }
 
@@ -1099,6 +1135,8 @@ def _cell_entry(position: int, cell: CellRecord, flags: list[Flag], total: float
         entry["i"] = cell.index
     if cell.error:
         entry["e"] = cell.error
+        if cell.error_expected:
+            entry["x"] = 1
     if cell.compile_seconds or cell.compilations:
         functions = sorted(cell.compilations.items(), key=lambda kv: (-kv[1], kv[0]))
         listed = ", ".join(f"{name} {count}×" for name, count in functions[:3])
@@ -1121,7 +1159,8 @@ def cells_data(analysis: BuildAnalysis, labels: Labels | None = None) -> dict[st
 
     ``{"v": 1, "nb": {docname: {"c": [cell...], "g": [gone cell...], "cmp": 1}}}``; a
     cell is ``{"i": index, "s": seconds, "t": time, "p": share, "l": first line,
-    "e": error, "k": compile time, "n": compilations, "f": [[rule, reason]...],
+    "e": error, "x": 1 (the error was expected), "k": compile time, "n": compilations,
+    "f": [[rule, reason]...],
     "b": baseline time, "r": ratio}`` with empty keys left out.  Every text is data,
     inserted by the script as text, never as markup.
     """
@@ -1328,12 +1367,21 @@ class StatusTableToHtml(SphinxPostTransform):
             return builder.get_relative_uri(fromdoc, docname)
 
         cells_src = None
-        if any(_options_of(node).cells for node in placeholders):
+        if any(_options_of(node).cells and "gpu_status_file" not in node
+               for node in placeholders):
             cells_src = write_cells_data(builder, fromdoc, analysis)
         for number, node in enumerate(placeholders, start=1):
-            markup = render_html(analysis, _options_of(node), page_uri,
-                                 table_id=f"gpu-status-{number}", row_ids=number == 1,
-                                 cells_src=cells_src)
+            if "gpu_status_file" in node:
+                from_file = file_analysis(app, node)
+                if from_file is None:
+                    node.parent.remove(node)
+                    continue
+                markup = render_html(from_file, _options_of(node), page_uri,
+                                     table_id=f"gpu-status-{number}", row_ids=number == 1)
+            else:
+                markup = render_html(analysis, _options_of(node), page_uri,
+                                     table_id=f"gpu-status-{number}", row_ids=number == 1,
+                                     cells_src=cells_src)
             raw = nodes.raw("", markup, format="html", classes=node["classes"])
             raw["ids"] = node["ids"]
             node.replace_self(raw)
@@ -1352,10 +1400,30 @@ class StatusTableToNodes(SphinxPostTransform):
         analysis = build_analysis(app_of(self.env))
         known = set(self.env.all_docs)
         for number, node in enumerate(placeholders, start=1):
+            shown = analysis
+            if "gpu_status_file" in node:
+                shown = file_analysis(app_of(self.env), node)
+                if shown is None:
+                    node.parent.remove(node)
+                    continue
             container = nodes.container(classes=node["classes"], ids=node["ids"])
-            container.extend(status_table_nodes(analysis, _options_of(node), self.env.docname,
+            container.extend(status_table_nodes(shown, _options_of(node), self.env.docname,
                                                 known, table_id=f"gpu-status-{number}"))
             node.replace_self(container)
+
+
+def file_analysis(app: Sphinx, node: nodes.Element) -> BuildAnalysis | None:
+    """The analysis of a table's ``:status-file:`` (and ``:baseline-file:``); None, with
+    a warning at the directive, when a file cannot be read."""
+    try:
+        report = read_status(node["gpu_status_file"])
+        baseline = (read_status(node["gpu_baseline_file"]) if "gpu_baseline_file" in node
+                    else None)
+    except (OSError, SchemaError) as error:
+        warn(logger, f"execution-status: cannot read the status file: {error}", "directive",
+             location=node)
+        return None
+    return analyse(report, thresholds(app), baseline)
 
 
 def _add_assets(document: nodes.document, *assets: str) -> None:

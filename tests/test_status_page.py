@@ -481,7 +481,8 @@ def cache_book(tmp_path_factory):
     from sphinx_gpu_admonition.capture import SIDECAR_FOLDER
 
     sidecars = list(builddir.rglob(f"{SIDECAR_FOLDER}/*.json"))
-    sidecars = [p for p in sidecars if json.loads(p.read_text()).get("record", {}).get("docname") == "fast"]
+    sidecars = [p for p in sidecars
+                if json.loads(p.read_text()).get("record", {}).get("docname") == "fast"]
     assert len(sidecars) == 1, "no capture data saved beside the jupyter-cache"
     data = json.loads(sidecars[0].read_text())
     data["record"]["environment"] = gpu_baseline()["notebooks"][0]["environment"]
@@ -595,3 +596,26 @@ def test_gpu_incident_against_the_cpu_build():
     scan = max(flagged, key=lambda c: c["s"])
     assert {"slow", "regression", "sequential_loop"} <= {rule for rule, _ in scan["f"]}
     assert any("lax.scan" in reason for rule, reason in scan["f"] if rule in HINT_RULES)
+
+
+def test_status_file_renders_the_gpu_case(tmp_path):
+    """``:status-file:`` / ``:baseline-file:``: the docs' GPU case page, from tests/data;
+    a file that cannot be read is one warning at the directive."""
+    srcdir = tmp_path / "src"
+    shutil.copytree(ROOTS / "statusfile", srcdir)
+    index = srcdir / "index.md"
+    index.write_text(index.read_text("utf-8").replace("../../data", "data"), "utf-8")
+    shutil.copytree(DATA, srcdir / "data")
+    build = sphinx_build(srcdir, tmp_path / "_build", "html", freshenv=True)
+    page = soup_of(build.outdir / "index.html")
+    headline = page.select_one(".gpu-status-headline").get_text()
+    assert "the device changed: CPU" in headline and "→ GPU: Tesla T4" in headline
+    first = page.select_one("li.gpu-status-finding")
+    assert "sequential loop" in first.select_one(".gpu-status-flag-names").get_text()
+    assert "lax.scan" in first.select_one(".gpu-status-finding-reason").get_text()
+    assert "CPU device" in first.select_one(".gpu-status-finding-action").get_text()
+    assert first.select_one(".gpu-status-finding-where a") is None  # no such page here
+    (table,) = page.select("table.gpu-status-table")
+    assert "device changed" in cell(rows(table)[0], "time", table).get_text()
+    (warning,) = [w for w in build.warning_lines if "gpu_admonition.directive" in w]
+    assert "index.md:8" in warning and "missing.json" in warning

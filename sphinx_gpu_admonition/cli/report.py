@@ -90,7 +90,8 @@ def summarise_report(report: StatusReport, source: str, thresholds: Thresholds,
         if not nb.failed:
             continue
         error = nb.error
-        failed_cell = nb.error_cell() or next((c for c in nb.cells if c.error), None)
+        failed_cell = nb.error_cell() or next(
+            (c for c in nb.cells if c.error and not c.error_expected), None)
         failures.append({
             "docname": nb.docname, "status": nb.status,
             "error_type": error.type if error else (failed_cell.error if failed_cell else None),

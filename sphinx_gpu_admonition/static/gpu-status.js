@@ -135,8 +135,13 @@
         header.textContent = name;
       }
       if (cell.e) {
+        // a cell allowed to raise (raises-exception, nb_execution_allow_errors) is no failure
         header.appendChild(document.createTextNode(" "));
-        header.appendChild(element("span", "gpu-status-mark gpu-status-error", cell.e));
+        header.appendChild(
+          cell.x
+            ? element("span", "gpu-status-mark gpu-status-expected", labels.expected.replace("{error}", cell.e))
+            : element("span", "gpu-status-mark gpu-status-error", cell.e)
+        );
       }
       row.appendChild(header);
       row.appendChild(element("td", "", cell.t));
