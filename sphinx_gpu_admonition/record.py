@@ -667,7 +667,7 @@ def read_status(path: str | Path) -> StatusReport:
 #: A record saved beside a cached notebook; the version is bumped whenever the record
 #: model changes, so a cache restored from another release is never misread.
 SIDECAR_ID = "sphinx-gpu-admonition/capture-sidecar"
-SIDECAR_VERSION = 2
+SIDECAR_VERSION = 3  # 3: cells say whether their error was expected
 
 
 def sidecar_dict(record: NotebookRecord) -> dict[str, Any]:
