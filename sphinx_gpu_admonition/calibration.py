@@ -24,6 +24,7 @@ are not comparable.
 from __future__ import annotations
 
 import statistics
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -35,6 +36,8 @@ WORKLOAD_VERSION = 1
 #: runs of the workload at the start of a build, and after each executed notebook
 BUILD_RUNS = 5
 NOTEBOOK_RUNS = 3
+#: seconds between samples while a notebook executes (each about 10 ms)
+SAMPLE_INTERVAL = 0.25
 _SIZE = 50_000
 _ATTRIBUTE = "_gpu_admonition_calibration"
 _SAMPLES_ATTRIBUTE = "_gpu_admonition_calibration_samples"
@@ -64,29 +67,68 @@ def measure(runs: int = BUILD_RUNS) -> dict[str, Any]:
     return {"seconds": statistics.median(times), "workload": WORKLOAD_VERSION}
 
 
+class _Sampler(threading.Thread):
+    """Times the workload every :data:`SAMPLE_INTERVAL` seconds while a notebook runs.
+
+    The load of a runner changes within seconds (another job's build starts or
+    ends), so samples only before and after a notebook can miss what it met.  The
+    thread is asleep between samples: it takes about 4% of one core while the
+    kernel (another process) executes the notebook.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(name="gpu-admonition-calibration", daemon=True)
+        self.times: list[float] = [measure(NOTEBOOK_RUNS)["seconds"]]
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(SAMPLE_INTERVAL):
+            start = time.perf_counter()
+            workload()
+            self.times.append(time.perf_counter() - start)
+
+    def finish(self) -> float:
+        self.stopped.set()
+        self.join()
+        self.times.append(measure(NOTEBOOK_RUNS)["seconds"])
+        return statistics.median(self.times)
+
+
 def _before_notebook(app: Sphinx, docname: str, source: list[str]) -> None:
-    """A sample before MyST-NB reads (and so executes) a page that may be a notebook."""
+    """Start sampling before MyST-NB reads (and so executes) a page that may be a
+    notebook, in the process that reads it (a -j worker too), like build_record."""
     head = source[0][:2000] if source else ""
     if Path(app.env.doc2path(docname)).suffix == ".ipynb" or "kernelspec" in head \
             or "jupytext" in head:
-        # in the process that reads the page (a -j worker too), like build_record
-        _samples(app)[docname] = measure(NOTEBOOK_RUNS)["seconds"]
+        samplers = _samplers(app)
+        if docname in samplers:  # read again in the same process
+            samplers.pop(docname).finish()
+        sampler = samplers[docname] = _Sampler()
+        sampler.start()
 
 
-def _samples(app: Sphinx) -> dict[str, float]:
-    samples = getattr(app, _SAMPLES_ATTRIBUTE, None)
-    if samples is None:
-        samples = {}
-        setattr(app, _SAMPLES_ATTRIBUTE, samples)
-    return samples
+def _samplers(app: Sphinx) -> dict[str, _Sampler]:
+    samplers = getattr(app, _SAMPLES_ATTRIBUTE, None)
+    if samplers is None:
+        samplers = {}
+        setattr(app, _SAMPLES_ATTRIBUTE, samplers)
+    return samplers
 
 
 def around_notebook(app: Sphinx, docname: str) -> float:
-    """The machine's speed while a notebook ran (its ``calibration_seconds``): the mean
-    of the samples before and right after it."""
-    after = measure(NOTEBOOK_RUNS)["seconds"]
-    before = _samples(app).pop(docname, None)
-    return after if before is None else (before + after) / 2
+    """The machine's speed while a notebook ran (its ``calibration_seconds``): the
+    median of the samples before, during and right after it."""
+    sampler = _samplers(app).pop(docname, None)
+    if sampler is None:
+        return measure(NOTEBOOK_RUNS)["seconds"]
+    return sampler.finish()
+
+
+def _stop_samplers(app: Sphinx, *args: object) -> None:
+    """Pages that turned out not to execute (cache hits, excluded, not notebooks)."""
+    for sampler in _samplers(app).values():
+        sampler.stopped.set()
+    _samplers(app).clear()
 
 
 def of_build(app: Sphinx) -> dict[str, Any] | None:
@@ -101,6 +143,16 @@ def _calibrate(app: Sphinx) -> None:
 def setup_calibration(app: Sphinx) -> None:
     app.connect("builder-inited", _calibrate)
     app.connect("source-read", _before_notebook)
+    app.connect("doctree-read", _stop_idle_sampler, priority=900)  # after capture
+    app.connect("build-finished", _stop_samplers)
+
+
+def _stop_idle_sampler(app: Sphinx, doctree: Any) -> None:
+    """After capture's ``build_record`` took its sampler (an executed notebook), stop
+    the sampler of a page that did not execute."""
+    sampler = _samplers(app).pop(app.env.docname, None)
+    if sampler is not None:
+        sampler.stopped.set()
 
 
 def build_seconds(build: dict[str, Any]) -> float | None:
