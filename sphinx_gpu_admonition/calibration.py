@@ -4,11 +4,10 @@ CI runners of one type differ in speed from run to run (a noisy neighbour, a
 throttled CPU).  A notebook that is 1.9x slower on a runner that is 1.9x slower
 overall did not regress.  Each build times :func:`workload` in the builder process
 at ``builder-inited`` (about 60 ms) and stores it as ``build.calibration``; it
-times it again just before and just after each notebook it executes (about 30 ms
-each) and keeps the mean in the notebook's ``calibration_seconds``: the load of a
-runner changes during a build (one sample taken after a notebook measured a quiet
-moment of a busy run), and a merged build needs the speed of each notebook's
-machine.
+times it again before, during (:class:`_Sampler`) and after each notebook it
+executes and keeps the median in the notebook's ``calibration_seconds``: the load
+of a runner changes within seconds (samples only around a notebook missed what
+it met), and a merged build needs the speed of each notebook's machine.
 :func:`.analysis.machine_factor` turns two builds into the factor that
 :mod:`.analysis` divides ratios by before it calls a notebook regressed.
 
