@@ -330,3 +330,44 @@ def test_phone_shows_every_notebooks_time_and_flags(browser, server):
         assert page.page.evaluate("() => document.documentElement.scrollWidth") <= 390
     finally:
         page.close()
+
+
+# -- accessibility: axe-core (vendored, tests/vendor/axe-core) ------------------------
+AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
+#: the extension's markup: the status page, the badges, the {gpu} notice
+OURS = (".gpu-status", ".gpu-cell-badge", ".gpu-admonition", ".gpu-execution-environment")
+
+
+def _axe_violations(page: Page) -> list[str]:
+    """WCAG 2 A/AA violations of axe-core in the extension's markup (the theme's are
+    not ours to fix)."""
+    page.page.add_script_tag(path=str(AXE))
+    result = page.page.evaluate(
+        """ours => axe.run(document, {runOnly: {type: 'tag',
+                values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})
+            .then(r => r.violations.flatMap(v => v.nodes
+                .filter(n => n.target.some(t => {
+                    const node = document.querySelector(t);
+                    return node && ours.some(s => node.closest(s));
+                }))
+                .map(n => v.id + ': ' + n.target.join(' ') + ' ' + n.failureSummary)))""",
+        list(OURS))
+    return result
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_axe_finds_nothing_in_our_markup(browser, server, mode):
+    for name in ("status.html", "slow.html", "notice.html"):
+        page = Page(browser, f"{server}/{name}")
+        try:
+            page.page.evaluate("mode => { document.documentElement.dataset.theme = mode;"
+                               " document.documentElement.dataset.mode = mode; }", mode)
+            page.page.evaluate("() => document.querySelectorAll('.gpu-status details')"
+                               ".forEach(d => { d.open = true; })")
+            if name == "status.html":  # the cell tables of the opened details
+                page.page.locator("table.gpu-status-cell-table").first.wait_for()
+            else:
+                assert page.page.locator(", ".join(OURS)).count()
+            assert _axe_violations(page) == [], name
+        finally:
+            page.close()
