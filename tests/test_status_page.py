@@ -603,9 +603,10 @@ def test_status_file_renders_the_gpu_case(tmp_path):
     a file that cannot be read is one warning at the directive."""
     srcdir = tmp_path / "src"
     shutil.copytree(ROOTS / "statusfile", srcdir)
-    index = srcdir / "index.md"
-    index.write_text(index.read_text("utf-8").replace("../../data", "data"), "utf-8")
     shutil.copytree(DATA, srcdir / "data")
+    index = srcdir / "index.md"
+    index.write_text(index.read_text("utf-8") + "\n```{execution-status}\n"
+                     ":status-file: missing.json\n```\n", "utf-8")
     build = sphinx_build(srcdir, tmp_path / "_build", "html", freshenv=True)
     page = soup_of(build.outdir / "index.html")
     headline = page.select_one(".gpu-status-headline").get_text()
