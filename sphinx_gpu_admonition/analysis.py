@@ -249,9 +249,45 @@ def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
     )
 
 
+#: functions JAX compiles for its own operations (``jnp.ones(n)`` compiles ``iota``,
+#: ``broadcast_in_dim`` ... for each new shape): counted apart from the user's, since
+#: what to change is the user's code that calls them
+JAX_INTERNAL_FUNCTIONS = frozenset({
+    "abs", "add", "and", "argmax", "argmin", "broadcast_in_dim", "ceil", "clamp",
+    "concatenate", "convert_element_type", "copy", "cos", "cumsum", "div", "dot_general",
+    "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims", "floor", "gather",
+    "ge", "gt", "integer_pow", "iota", "le", "log", "lt", "matmul", "max", "min", "mul",
+    "multiply", "ne", "neg", "not", "or", "pow", "reduce_max", "reduce_min", "reduce_sum",
+    "remainder", "reshape", "round", "rsqrt", "scatter", "select_n", "sign", "sin", "sort",
+    "sqrt", "squeeze", "sub", "subtract", "tanh", "transpose", "true_divide", "xor",
+})
+
+
+def is_jax_internal(name: str) -> bool:
+    """``jit(convert_element_type)``, ``jit(_where)``: a function of JAX itself."""
+    inner = name[4:-1] if name.startswith("jit(") and name.endswith(")") else name
+    return inner.startswith("_") or inner in JAX_INTERNAL_FUNCTIONS
+
+
+def recompile_hint(cell: CellRecord, threshold: int) -> Flag | None:
+    """The user's functions compiled ``threshold`` times or more in this cell (a loop
+    calling them with new shapes), those of JAX itself only counted."""
+    recompiled = [(name, count) for name, count in cell.compilations.items()
+                  if count >= threshold]
+    users = sorted(((n, c) for n, c in recompiled if not is_jax_internal(n)),
+                   key=lambda item: (-item[1], item[0]))
+    if not users:
+        return None  # JAX's own operations alone: nothing in the user's code to change
+    listed = ", ".join(f"{name} ({count}x)" for name, count in users)
+    internal = len(recompiled) - len(users)
+    if internal:
+        listed += f", +{internal} JAX-internal"
+    return Flag("recompile", f"recompiled in this cell: {listed} — new shapes, dtypes or "
+                             "static arguments trigger a new compilation each time")
+
+
 def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds,
-              comparison: CellComparison | None = None,
-              compilations: dict[str, int] | None = None) -> list[Flag]:
+              comparison: CellComparison | None = None) -> list[Flag]:
     """Why ``cell`` is slow, with hints at the cause where the data supports them."""
     flags: list[Flag] = []
     seconds = cell.seconds
@@ -276,13 +312,9 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
             and cell.compile_seconds / seconds >= thresholds.compile_share):
         flags.append(Flag("compile", f"JAX compilation took {format_seconds(cell.compile_seconds)}"
                                      f" ({cell.compile_seconds / seconds:.0%} of the cell)"))
-    compilations = compilations if compilations is not None else notebook.compilations_by_function()
-    recompiled = sorted(name for name in cell.compilations
-                        if compilations.get(name, 0) >= thresholds.recompile_threshold)
-    if recompiled:
-        listed = ", ".join(f"{name} ({compilations[name]}x)" for name in recompiled)
-        flags.append(Flag("recompile", f"recompiled: {listed} — new shapes, dtypes or static "
-                                       "arguments trigger a new compilation each time"))
+    recompile = recompile_hint(cell, thresholds.recompile_threshold)
+    if recompile is not None:
+        flags.append(recompile)
     if cell.loops and notebook.environment.backend in GPU_BACKENDS:
         loops = ", ".join(cell.loops)
         flags.append(Flag("sequential_loop", f"runs {loops} on the GPU: every iteration "
@@ -327,10 +359,9 @@ def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
     if baseline is not None:
         comparison = compare_notebooks(notebook, baseline.get(notebook.docname), thresholds,
                                        machine)
-    compilations = notebook.compilations_by_function()
     flags = [
         flag_cell(cell, notebook, thresholds,
-                  comparison.cells.get(position) if comparison else None, compilations)
+                  comparison.cells.get(position) if comparison else None)
         for position, cell in enumerate(notebook.cells)
     ]
     return NotebookAnalysis(notebook, flags, comparison)

@@ -321,13 +321,6 @@ class NotebookRecord(Loadable):
     def failed(self) -> bool:
         return self.status in FAILED_STATUSES
 
-    def compilations_by_function(self) -> dict[str, int]:
-        total: dict[str, int] = {}
-        for cell in self.cells:
-            for name, count in cell.compilations.items():
-                total[name] = total.get(name, 0) + count
-        return total
-
     def slowest_cell(self) -> CellRecord | None:
         return max(self.cells, key=lambda c: c.seconds, default=None)
 

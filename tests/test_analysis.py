@@ -121,3 +121,21 @@ def test_recompile_hint_at_exactly_the_threshold(count, hinted):
 def test_hints_only_on_flagged_cells():
     """A fast cell that compiled a lot is no finding on its own."""
     assert rules(notebook(0.5, 20.0, compile_seconds=0.5, compilations={"f": 9})) == []
+
+
+def test_recompilation_counted_per_cell_user_functions_first():
+    """Compilations count in the cell where they happen; JAX's own operations are
+    grouped and alone are no hint (nothing in the user's code to change there)."""
+    internal = {"jit(iota)": 9, "jit(convert_element_type)": 5, "jit(_where)": 4}
+    nb = notebook(10.0, compilations={"jit(step)": 3, "jit(f)": 4, **internal})
+    (analysis,) = analyse(StatusReport([nb], {}), DEFAULTS).notebooks
+    (hint,) = [f for f in analysis.cell_flags[0] if f.rule == "recompile"]
+    assert hint.reason.startswith("recompiled in this cell: jit(f) (4x), jit(step) (3x), "
+                                  "+3 JAX-internal")
+    assert "static_argnums" in hint.text and hint.text.endswith("compiles once")
+    assert "recompile" not in rules(notebook(10.0, compilations=internal))
+    # once in each of three cells: no cell recompiled it
+    spread = notebook(10.0, 1.0, 1.0)
+    for cell in spread.cells:
+        cell.compilations = {"jit(step)": 1}
+    assert "recompile" not in rules(spread)
