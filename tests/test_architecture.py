@@ -3,8 +3,9 @@
 Pure and in-process except one fresh interpreter: the imports between the
 package's modules (read with :mod:`ast`) run downward only (no module imports
 the package ``__init__`` or another package it lies in) and have no cycle at
-module level; every module imports on its own, in any order; the version is
-defined once; and the architecture page's module map names every module.
+module level; every module imports on its own, in any order; the kernel probe
+loads with the standard library only; the version is defined once; and the
+architecture page's module map names every module.
 """
 
 from __future__ import annotations
@@ -122,6 +123,18 @@ def test_every_module_imports_on_its_own():
                                cwd=PROJECT, timeout=120, check=False)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == ""
+
+
+def test_the_probe_imports_only_the_standard_library_at_load():
+    """The kernel loads the probe into every user's kernel: at load it may import the
+    standard library only (JAX, NVML and IPython only inside functions, when present)."""
+    for name in [name for name in MODULES if name.startswith(f"{NAME}.probe")]:
+        tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+        loaded = {alias.name.split(".")[0] for node in tree.body
+                  if isinstance(node, ast.Import) for alias in node.names}
+        loaded |= {node.module.split(".")[0] for node in tree.body
+                   if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+        assert loaded <= set(sys.stdlib_module_names) | {"__future__"}, (name, loaded)
 
 
 def test_the_version_is_defined_once():
