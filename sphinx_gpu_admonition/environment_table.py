@@ -51,15 +51,10 @@ from sphinx.util.docutils import SphinxDirective
 
 from .capture import all_records
 from .envdata import env_data
+from .i18n import translate
 from .page_info import environment_fields
 from .record import EXECUTED, Environment, NotebookRecord, StatusReport
-from .status_page import (
-    ASSETS_ATTRIBUTE,
-    app_of,
-    records_changed,
-    setup_change_tracking,
-    translate,
-)
+from .support import add_assets, app_of, records_changed, setup_support
 from .warnings import warn
 
 ENVIRONMENT_PAGES = "gpu_environment_pages"
@@ -364,12 +359,6 @@ def environment_html(report: StatusReport, page_uri: Callable[[str], str | None]
     return "".join(out)
 
 
-def _mark_css(document: nodes.document) -> None:
-    assets = list(document.get(ASSETS_ATTRIBUTE, []))
-    if "css" not in assets:
-        document[ASSETS_ATTRIBUTE] = assets + ["css"]
-
-
 class EnvironmentTableToHtml(SphinxPostTransform):
     """HTML builders: escaped markup, independent of the theme's table translator."""
 
@@ -397,7 +386,7 @@ class EnvironmentTableToHtml(SphinxPostTransform):
             ident = f' id="{html.escape(node["ids"][0])}"' if node["ids"] else ""
             node.replace_self(nodes.raw("", f'<div class="{classes}"{ident}>{markup}</div>',
                                         format="html"))
-        _mark_css(self.document)
+        add_assets(self.document, "css")
 
 
 class EnvironmentTableToNodes(SphinxPostTransform):
@@ -418,7 +407,7 @@ class EnvironmentTableToNodes(SphinxPostTransform):
             container.extend(environment_table_nodes(report, self.env.docname, known,
                                                      position, packages))
             node.replace_self(container)
-        _mark_css(self.document)
+        add_assets(self.document, "css")
 
 
 def _forget_packages(app: Sphinx) -> None:
@@ -429,7 +418,7 @@ def _forget_packages(app: Sphinx) -> None:
 
 
 def setup_environment_table(app: Sphinx) -> None:
-    setup_change_tracking(app)
+    setup_support(app)
     app.connect("builder-inited", _forget_packages)
     app.add_directive("execution-environment", ExecutionEnvironmentDirective)
     app.add_env_collector(EnvironmentPagesCollector)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from .analysis import BuildAnalysis, Flag, action_for
-from .formatting import format_seconds
+from .formatting import format_ratio, format_seconds
 from .record import CellName, NotebookRecord
 
 
@@ -86,7 +86,7 @@ class Headline:
         ratio = self.ratio
         parts = [f"this build took {format_seconds(self.seconds)} against "
                  f"{format_seconds(self.baseline_seconds)} in the baseline"
-                 + (f" ({ratio:.2f}×)" if ratio is not None else "")]
+                 + (f" ({format_ratio(ratio, times='×')})" if ratio is not None else "")]
         if self.device_changed:
             parts.append(f"the device changed: {self.device_change()}")
         if self.regressed:

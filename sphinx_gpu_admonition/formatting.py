@@ -20,9 +20,14 @@ def format_seconds(seconds: float | None, missing: str = "–") -> str:
     return f"{int(minutes)} min {rest:.0f} s"
 
 
-def format_ratio(ratio: float | None, missing: str = "–") -> str:
-    """How many times as long: ``1.50x``; ``missing`` for None."""
-    return missing if ratio is None else f"{ratio:.2f}x"
+def format_ratio(ratio: float | None, missing: str = "–", times: str = "x") -> str:
+    """How many times as long: ``1.50x`` (the page writes ``1.50×``); ``missing`` for None."""
+    return missing if ratio is None else f"{ratio:.2f}{times}"
+
+
+def format_percent(share: float | None, missing: str = "–") -> str:
+    """A share as a whole percentage: ``69%``; ``missing`` for None."""
+    return missing if share is None else f"{share:.0%}"
 
 
 def format_gpu_memory(memory_mib: float | None) -> str:

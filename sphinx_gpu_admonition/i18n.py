@@ -51,6 +51,15 @@ def ngettext(singular: str, plural: str, count: int) -> str:
     return get_translator(CATALOG).ngettext(singular, plural, count)
 
 
+def translate(text: str) -> str:
+    """Look ``text`` up in the extension's catalog at build time.
+
+    The eager twin of ``_``: ``python -m sphinx_gpu_admonition.i18n`` extracts
+    the literal arguments of both into the catalog.
+    """
+    return str(_(text))
+
+
 def setup_i18n(app: Sphinx) -> None:
     """Load the catalog for ``app.config.language``."""
     # ``sphinx.locale.init`` merges into an existing translator of the same

@@ -56,7 +56,7 @@ from .envdata import env_data
 from .formatting import format_date, format_seconds
 from .i18n import _, ngettext
 from .record import NotebookRecord, SchemaError, StatusReport, read_status
-from .status_page import app_of
+from .support import app_of
 from .warnings import warn
 
 logger = logging.getLogger(__name__)

@@ -40,7 +40,6 @@ import html
 import json
 import re
 import urllib.parse
-import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -68,8 +67,8 @@ from .capture import all_records, atomic_write, stored_records
 from .config import get_config
 from .envdata import env_data
 from .findings import device_changed, findings, headline
-from .formatting import format_date, format_seconds
-from .i18n import _, ngettext
+from .formatting import format_date, format_percent, format_ratio, format_seconds
+from .i18n import ngettext, translate
 from .record import (
     CACHE,
     CELL_LABEL,
@@ -88,14 +87,19 @@ from .record import (
     cell_anchor,
     read_status,
 )
+from .support import (  # noqa: F401 - the assets' names are also read from here
+    CSS_FILE,
+    JS_FILE,
+    STATIC_DIR,
+    add_assets,
+    app_of,
+    records_changed,
+    setup_support,
+)
 from .templates import render as render_template
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
-
-STATIC_DIR = Path(__file__).resolve().parent / "static"
-JS_FILE = "gpu-status.js"
-CSS_FILE = "gpu-status.css"
 
 #: env attributes (plain data, pickled with the environment)
 STATUS_PAGES = "gpu_status_pages"  # set of docnames with {execution-status}
@@ -104,8 +108,6 @@ _LINK_TARGET = "gpu_status_link_target"  # status page the badges linked to last
 _BASELINE_DIGEST = "gpu_status_baseline_digest"
 
 #: document attribute listing the assets a resolved page needs ("css", "js")
-ASSETS_ATTRIBUTE = "gpu_status_assets"
-
 SORT_CHOICES = ("time", "name")
 _TRUE = ("yes", "true", "on", "1")
 _FALSE = ("no", "false", "off", "0")
@@ -303,69 +305,7 @@ def cell_start(source: list[str], line: int) -> int:
     return line
 
 
-# -- the application behind an environment (for post-transforms) ------------------
-_APPS: weakref.WeakKeyDictionary[BuildEnvironment, Sphinx] = weakref.WeakKeyDictionary()
-
-
-def _remember_app(app: Sphinx) -> None:
-    _APPS[app.env] = app
-
-
-def app_of(env: BuildEnvironment) -> Sphinx:
-    """The application building ``env`` (Sphinx 9 deprecates ``SphinxTransform.app``)."""
-    app = _APPS.get(env)
-    if app is None:  # pragma: no cover - builder-inited always ran
-        app = env.__dict__.get("_app") or env.__dict__["app"]
-        _APPS[env] = app
-    return app
-
-
 # -- which pages to rewrite --------------------------------------------------------
-@dataclasses.dataclass
-class _BuildChanges:
-    """What happened to the records in this build (main process only)."""
-
-    read: set[str] = dataclasses.field(default_factory=set)
-    purged_records: bool = False
-
-
-_CHANGES_ATTRIBUTE = "_gpu_admonition_record_changes"
-
-
-def _changes(app: Sphinx) -> _BuildChanges:
-    changes = getattr(app, _CHANGES_ATTRIBUTE, None)
-    if changes is None:
-        changes = _BuildChanges()
-        setattr(app, _CHANGES_ATTRIBUTE, changes)
-    return changes
-
-
-def _reset_changes(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
-                   removed: set[str]) -> list[str]:
-    setattr(app, _CHANGES_ATTRIBUTE, _BuildChanges())
-    setattr(app, _ANALYSIS_ATTRIBUTE, None)  # records are about to change
-    return []
-
-
-def _note_purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
-    # a re-read or removed document that had a record: the tables change
-    if docname in stored_records(env):
-        _changes(app).purged_records = True
-
-
-def _note_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
-    _changes(app).read.update(docnames)
-
-
-def records_changed(app: Sphinx, env: BuildEnvironment) -> bool:
-    """True when a record was added, changed or removed in this build (at ``env-updated``)."""
-    changes = _changes(app)
-    if changes.purged_records:
-        return True
-    records = stored_records(env)
-    return any(docname in records for docname in changes.read)
-
-
 def _baseline_digest(app: Sphinx) -> str | None:
     path = baseline_path(app)
     if path is None:
@@ -441,12 +381,8 @@ def _emit_warnings(app: Sphinx, env: BuildEnvironment) -> None:
 
 
 # -- text helpers ------------------------------------------------------------------
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0%}"
-
-
 def _ratio(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}×"
+    return format_ratio(value, times="×")
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -462,15 +398,6 @@ def row_id(docname: str) -> str:
 
 def share(part: float, whole: float) -> float | None:
     return part / whole if whole > 0 else None
-
-
-def translate(text: str) -> str:
-    """Look ``text`` up in the extension's catalog at build time.
-
-    The eager twin of ``_``: ``python -m sphinx_gpu_admonition.i18n`` extracts
-    the literal arguments of both into the catalog.
-    """
-    return str(_(text))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -805,7 +732,7 @@ class HtmlTable:
                 "title": record.title or record.docname, "cell": name.label,
                 "href": f"{uri}#{name.anchor}" if uri is not None and name.anchor else uri,
                 "location": name.location, "time": format_seconds(finding.seconds),
-                "share": (lb.share_of_cells.format(share=_percent(finding.share))
+                "share": (lb.share_of_cells.format(share=format_percent(finding.share))
                           if finding.share is not None else ""),
                 "device": finding.device or lb.no_capture,
                 "flags": ", ".join(lb.flag_text.get(rule, rule) for rule in finding.rules),
@@ -901,11 +828,11 @@ class HtmlTable:
                 label = f'<a href="{_e(uri)}#{name.anchor}">{label}</a>'
             part = share(slowest.seconds, record.cells_seconds)
             values["slowest"] = (_num(slowest.seconds), f"{format_seconds(slowest.seconds)}"
-                                 f" ({_percent(part)}) · {label}")
+                                 f" ({format_percent(part)}) · {label}")
         else:
             values["slowest"] = ("", "–")
         compile_share = share(record.compile_seconds, record.cells_seconds)
-        values["compile"] = (_num(compile_share), f"{_percent(compile_share)} "
+        values["compile"] = (_num(compile_share), f"{format_percent(compile_share)} "
                              f"({format_seconds(record.compile_seconds)})"
                              if record.compile_seconds else "–")
         # peak resident memory of the kernel, as sphinx-gallery reports per example
@@ -1082,7 +1009,7 @@ class HtmlTable:
             "executed": _e(self._provenance_summary(totals)),
             "time": _e(time), "device": _e(machines), "cells": str(totals.cells),
             "slowest": "", "flags": str(totals.flagged),
-            "compile": _percent(share(totals.compile_seconds, totals.cells_seconds)),
+            "compile": format_percent(share(totals.compile_seconds, totals.cells_seconds)),
             "memory": "", "baseline": format_seconds(totals.baseline_seconds),
             "ratio": _ratio(ratio), "baseline_device": "",
         }
@@ -1128,7 +1055,7 @@ def _cell_entry(position: int, cell: CellRecord, flags: list[Flag], total: float
     """One cell with short keys; texts formatted here, so that there is one formatter."""
     entry: dict[str, Any] = {
         "s": float(f"{cell.seconds:.4g}"),  # for sorting only: 4 digits are plenty
-        "t": format_seconds(cell.seconds), "p": _percent(share(cell.seconds, total)),
+        "t": format_seconds(cell.seconds), "p": format_percent(share(cell.seconds, total)),
         "l": cell.first_line,
     }
     if cell.index is not None:
@@ -1230,7 +1157,7 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
         slowest_text = "–"
         if slowest is not None:
             slowest_text = (f"{format_seconds(slowest.seconds)} "
-                            f"({_percent(share(slowest.seconds, record.cells_seconds))}), "
+                            f"({format_percent(share(slowest.seconds, record.cells_seconds))}), "
                             f"{record.cell_name(slowest).label}")
         flagged = sum(1 for flags in result.cell_flags if flags)
         time_text = format_seconds(record.seconds) if record.executed else "–"
@@ -1385,7 +1312,7 @@ class StatusTableToHtml(SphinxPostTransform):
             raw = nodes.raw("", markup, format="html", classes=node["classes"])
             raw["ids"] = node["ids"]
             node.replace_self(raw)
-        _add_assets(self.document, "css", "js")
+        add_assets(self.document, "css", "js")
 
 
 class StatusTableToNodes(SphinxPostTransform):
@@ -1426,11 +1353,6 @@ def file_analysis(app: Sphinx, node: nodes.Element) -> BuildAnalysis | None:
     return analyse(report, thresholds(app), baseline)
 
 
-def _add_assets(document: nodes.document, *assets: str) -> None:
-    current = list(document.get(ASSETS_ATTRIBUTE, []))
-    document[ASSETS_ATTRIBUTE] = current + [a for a in assets if a not in current]
-
-
 class CellAnchorsAndBadges(SphinxPostTransform):
     """HTML notebook pages: ``id="cell-<index>"`` on code cells, a badge on flagged ones."""
 
@@ -1459,7 +1381,7 @@ class CellAnchorsAndBadges(SphinxPostTransform):
                    if cell.index is not None}
         if not flagged:
             return
-        _add_assets(self.document, "css")  # the findings link here: the cell is highlighted
+        add_assets(self.document, "css")  # the findings link here: the cell is highlighted
         if not get_config(app.config).cell_badges:
             return
         target = link_target(self.env)
@@ -1476,7 +1398,7 @@ class CellAnchorsAndBadges(SphinxPostTransform):
                 node.insert(0, nodes.raw("", badge_html(
                     cell.seconds, share(cell.seconds, record.cells_seconds), flags, cell_href,
                     labels), format="html"))
-        _add_assets(self.document, "css")
+        add_assets(self.document, "css")
 
 
 def _cell_source(cell: nodes.Element) -> str:
@@ -1510,7 +1432,7 @@ def badge_html(seconds: float, part: float | None, flags: list[Flag], href: str 
     for screen readers."""
     text = format_seconds(seconds)
     if part is not None:
-        text += ", " + labels.badge_share.format(share=_percent(part))
+        text += ", " + labels.badge_share.format(share=format_percent(part))
     names = flag_names(flags, labels)
     if names:
         text += f" — {names}"
@@ -1524,49 +1446,18 @@ def flagged_cell_id(docname: str, number: int) -> str:
     return f"{row_id(docname)}-cell-{number}"
 
 
-# -- assets --------------------------------------------------------------------------
-def add_static_path(app: Sphinx) -> None:
-    """Ship ``static/`` with HTML builders only (idempotent)."""
-    _remember_app(app)
-    if app.builder.format != "html":
-        return
-    static = str(STATIC_DIR)
-    if static not in app.config.html_static_path:
-        app.config.html_static_path.append(static)
-
-
-def _page_assets(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
-                 doctree: nodes.document | None) -> None:
-    if doctree is None:
-        return
-    assets = doctree.get(ASSETS_ATTRIBUTE) or []
-    if "css" in assets:
-        app.add_css_file(CSS_FILE)
-    if "js" in assets:
-        app.add_js_file(JS_FILE, defer="defer")
-
-
-_TRACKING_ATTRIBUTE = "_gpu_admonition_change_tracking"
-
-
-def setup_change_tracking(app: Sphinx) -> None:
-    """Events that tell :func:`records_changed` what happened (connected once per app)."""
-    if getattr(app, _TRACKING_ATTRIBUTE, False):
-        return
-    setattr(app, _TRACKING_ATTRIBUTE, True)
-    app.connect("builder-inited", add_static_path)
-    app.connect("env-get-outdated", _reset_changes)
-    # before the collectors (priority 500) forget the document's record
-    app.connect("env-purge-doc", _note_purge, priority=100)
-    app.connect("env-before-read-docs", _note_reading)
+def _forget_analysis(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
+                     removed: set[str]) -> list[str]:
+    setattr(app, _ANALYSIS_ATTRIBUTE, None)  # records are about to change
+    return []
 
 
 def setup_status_page(app: Sphinx) -> None:
-    setup_change_tracking(app)
+    setup_support(app)
+    app.connect("env-get-outdated", _forget_analysis)
     app.add_directive("execution-status", ExecutionStatusDirective)
     app.add_env_collector(StatusPagesCollector)
     app.connect("env-updated", _env_updated)
     app.add_post_transform(StatusTableToHtml)
     app.add_post_transform(StatusTableToNodes)
     app.add_post_transform(CellAnchorsAndBadges)
-    app.connect("html-page-context", _page_assets)

@@ -1,0 +1,139 @@
+"""Sphinx plumbing shared by the extension's features (no feature of its own).
+
+- the application behind an environment (post-transforms and collectors get an
+  environment; Sphinx 9 deprecates ``SphinxTransform.app``);
+- which records changed in this build, so that the status page and the
+  environment table rewrite their pages only then;
+- the stylesheet and script of the status page and the environment table:
+  ``static/`` is shipped with HTML builders only, and a page gets the files its
+  doctree asks for (:func:`add_assets`).
+
+:func:`setup_support` connects it all, once per application, whichever feature
+asks first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+
+from .capture import stored_records
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+JS_FILE = "gpu-status.js"
+CSS_FILE = "gpu-status.css"
+
+#: doctree attribute: the assets ("css", "js") the page needs
+ASSETS_ATTRIBUTE = "gpu_status_assets"
+
+
+# -- the application behind an environment (for post-transforms) ------------------
+_APPS: weakref.WeakKeyDictionary[BuildEnvironment, Sphinx] = weakref.WeakKeyDictionary()
+
+
+def _remember_app(app: Sphinx) -> None:
+    _APPS[app.env] = app
+
+
+def app_of(env: BuildEnvironment) -> Sphinx:
+    """The application building ``env`` (Sphinx 9 deprecates ``SphinxTransform.app``)."""
+    app = _APPS.get(env)
+    if app is None:  # pragma: no cover - builder-inited always ran
+        app = env.__dict__.get("_app") or env.__dict__["app"]
+        _APPS[env] = app
+    return app
+
+
+# -- which records changed in this build -------------------------------------------
+@dataclasses.dataclass
+class _BuildChanges:
+    """What happened to the records in this build (main process only)."""
+
+    read: set[str] = dataclasses.field(default_factory=set)
+    purged_records: bool = False
+
+
+_CHANGES_ATTRIBUTE = "_gpu_admonition_record_changes"
+
+
+def _changes(app: Sphinx) -> _BuildChanges:
+    changes = getattr(app, _CHANGES_ATTRIBUTE, None)
+    if changes is None:
+        changes = _BuildChanges()
+        setattr(app, _CHANGES_ATTRIBUTE, changes)
+    return changes
+
+
+def _reset_changes(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
+                   removed: set[str]) -> list[str]:
+    setattr(app, _CHANGES_ATTRIBUTE, _BuildChanges())
+    return []
+
+
+def _note_purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+    # a re-read or removed document that had a record: the tables change
+    if docname in stored_records(env):
+        _changes(app).purged_records = True
+
+
+def _note_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    _changes(app).read.update(docnames)
+
+
+def records_changed(app: Sphinx, env: BuildEnvironment) -> bool:
+    """True when a record was added, changed or removed in this build (at ``env-updated``)."""
+    changes = _changes(app)
+    if changes.purged_records:
+        return True
+    records = stored_records(env)
+    return any(docname in records for docname in changes.read)
+
+
+# -- assets --------------------------------------------------------------------------
+def add_assets(document: nodes.document, *assets: str) -> None:
+    """Ask for the status stylesheet ("css") and script ("js") on this page."""
+    current = list(document.get(ASSETS_ATTRIBUTE, []))
+    document[ASSETS_ATTRIBUTE] = current + [a for a in assets if a not in current]
+
+
+def add_static_path(app: Sphinx) -> None:
+    """Ship ``static/`` with HTML builders only (idempotent)."""
+    _remember_app(app)
+    if app.builder.format != "html":
+        return
+    static = str(STATIC_DIR)
+    if static not in app.config.html_static_path:
+        app.config.html_static_path.append(static)
+
+
+def _page_assets(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                 doctree: nodes.document | None) -> None:
+    if doctree is None:
+        return
+    assets = doctree.get(ASSETS_ATTRIBUTE) or []
+    if "css" in assets:
+        app.add_css_file(CSS_FILE)
+    if "js" in assets:
+        app.add_js_file(JS_FILE, defer="defer")
+
+
+_SETUP_ATTRIBUTE = "_gpu_admonition_support"
+
+
+def setup_support(app: Sphinx) -> None:
+    """Connect the plumbing (once per application)."""
+    if getattr(app, _SETUP_ATTRIBUTE, False):
+        return
+    setattr(app, _SETUP_ATTRIBUTE, True)
+    app.connect("builder-inited", add_static_path)
+    app.connect("env-get-outdated", _reset_changes)
+    # before the collectors (priority 500) forget the document's record
+    app.connect("env-purge-doc", _note_purge, priority=100)
+    app.connect("env-before-read-docs", _note_reading)
+    app.connect("html-page-context", _page_assets)
