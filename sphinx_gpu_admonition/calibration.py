@@ -4,7 +4,7 @@ CI runners of one type differ in speed from run to run (a noisy neighbour, a
 throttled CPU).  A notebook that is 1.9x slower on a runner that is 1.9x slower
 overall did not regress.  Each build times :func:`workload` in the builder process
 at ``builder-inited`` (about 60 ms) and stores it as ``build.calibration``; it
-times it again before, during (:class:`_Sampler`) and after each notebook it
+times it again during (:class:`_Sampler`) and right after each notebook it
 executes and keeps the median in the notebook's ``calibration_seconds``: the load
 of a runner changes within seconds (samples only around a notebook missed what
 it met), and a merged build needs the speed of each notebook's machine.
@@ -78,7 +78,9 @@ class _Sampler(threading.Thread):
 
     def __init__(self) -> None:
         super().__init__(name="gpu-admonition-calibration", daemon=True)
-        self.times: list[float] = [measure(NOTEBOOK_RUNS)["seconds"]]
+        # no sample before the page is read: most reads of a rebuild are cache hits,
+        # which execute nothing and must cost nothing
+        self.times: list[float] = []
         self.stopped = threading.Event()
 
     def run(self) -> None:
@@ -120,7 +122,7 @@ def _samplers(app: Sphinx) -> dict[str, _Sampler]:
 
 def around_notebook(app: Sphinx, docname: str) -> float:
     """The machine's speed while a notebook ran (its ``calibration_seconds``): the
-    median of the samples before, during and right after it."""
+    median of the samples during and right after it."""
     sampler = _samplers(app).pop(docname, None)
     if sampler is None:
         return measure(NOTEBOOK_RUNS)["seconds"]
