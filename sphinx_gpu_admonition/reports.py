@@ -26,6 +26,7 @@ from .analysis import BuildAnalysis, analyse
 from .baseline import get_baseline, thresholds
 from .capture import all_records, atomic_write
 from .config import get_config
+from .findings import findings
 from .outcome import failure_text, records_of_stopped_build
 from .record import (
     BUILD_FAILED,
@@ -203,16 +204,15 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
                         "this report lists what it read before it stopped")
     for nb in sorted_slowest_first(n for n in notebooks if n.executed)[:SUMMARY_ROWS]:
         lines.append(f"  {nb.seconds:8.2f} s  {nb.docname}  [{nb.environment.device_label}]")
-    flagged = [(a.notebook, cell, flags) for a in analysis.notebooks
-               for cell, flags in a.flagged_cells]
-    flagged.sort(key=lambda item: -item[1].seconds)
+    flagged = findings(analysis)  # the status page's list, in the same order
     if flagged:
         shown = (f"{len(flagged)}" if len(flagged) <= SUMMARY_ROWS
                  else f"{len(flagged)}, the {SUMMARY_ROWS} slowest")
         lines.append(f"flagged cells ({shown}):")
-        for nb, cell, flags in flagged[:SUMMARY_ROWS]:
-            reasons = "; ".join(f.reason for f in flags if not f.is_hint)
-            lines.append(f"  {cell.seconds:8.2f} s  {nb.cell_name(cell).full}: {reasons}")
+        for finding in flagged[:SUMMARY_ROWS]:
+            reasons = "; ".join(f.reason for f in finding.flags if not f.is_hint)
+            lines.append(f"  {finding.seconds:8.2f} s  {finding.name.full}: {reasons}")
+            lines.append(f"{'':14}what to do: {finding.action}")
     for nb in failed:
         error = f"{nb.error.type}" if nb.error else ""
         lines.append(f"  FAILED {nb.docname}: {nb.status} {error}".rstrip())
