@@ -1191,19 +1191,34 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
     if hidden:
         result_nodes.append(nodes.paragraph(text=lb.hidden.format(
             count=hidden, seconds=format_seconds(options.min_seconds))))
-    if options.cells:
-        items = nodes.bullet_list(classes=["gpu-status-flagged-cells"])
-        for result in listed:
-            record = result.notebook
-            for cell, flags in result.flagged_cells:
-                reasons = "; ".join(f"{lb.flag_text.get(f.rule, f.rule)}: {f.reason}"
-                                    for f in flags)
-                text = (f"{record.title or record.docname}, {record.cell_name(cell).label}"
-                        f" ({format_seconds(cell.seconds)}): {reasons}")
-                items += nodes.list_item("", nodes.paragraph(text=text))
-        if len(items):
-            result_nodes.append(items)
-    return result_nodes
+    return _findings_nodes(analysis, lb) + result_nodes
+
+
+def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
+    """The headline and the flagged cells (why, what to do) before the plain table, as
+    on the HTML page; no links to cells (anchors are HTML only)."""
+    result: list[nodes.Node] = []
+    summary = headline(analysis)
+    if summary is not None:
+        result.append(nodes.paragraph(text=summary.text(), classes=["gpu-status-headline"]))
+    items = nodes.enumerated_list(classes=["gpu-status-flagged-cells"])
+    for finding in findings(analysis):
+        record = finding.notebook
+        names = ", ".join(lb.flag_text.get(rule, rule) for rule in finding.rules)
+        where = (f"{record.title or record.docname}, {finding.name.label} "
+                 f"({format_seconds(finding.seconds)}, {finding.device or lb.no_capture}): "
+                 f"{names}.")
+        item = nodes.list_item()
+        item += nodes.paragraph(text=where)
+        item += nodes.paragraph(text=f"{lb.why} {finding.reason}")
+        item += nodes.paragraph(text=f"{lb.action} {finding.action}")
+        items += item
+    if len(items):
+        count = len(items)
+        result.append(nodes.paragraph(text=ngettext(
+            "%d flagged cell, slowest first", "%d flagged cells, slowest first", count) % count))
+        result.append(items)
+    return result
 
 
 # -- post-transforms ----------------------------------------------------------------

@@ -383,7 +383,11 @@ def test_text_builder_plain_table(status_book: StatusBook):
     assert "ValueError" in text and "RuntimeError" in text
     assert "All notebooks: 6" in text
     assert "Retired notebook" in text
-    assert "Slow notebook, cell 2" in text  # the flagged cells, with reasons
+    # the flagged cells first, as on the HTML page: why and what to do
+    findings = text.index("flagged cells, slowest first")
+    assert findings < text.index("Execution status of the notebooks")
+    assert "Slow notebook, cell 2" in text[findings:] and "What to do:" in text[findings:]
+    assert "the device changed: GPU: Tesla T4 →" in " ".join(text.split())
 
 
 def test_latex_builder_plain_table(status_book: StatusBook):
