@@ -444,6 +444,7 @@ class Labels:
     details: str
     share_of_cells: str
     device_changed: str
+    bar: str
     expected_error: str
     only_flagged: str
     badge_share: str
@@ -505,6 +506,8 @@ class Labels:
             details=translate("details"),
             share_of_cells=translate("{share} of the notebook's cell time"),
             device_changed=translate("device changed"),
+            bar=translate("{share} of the slowest notebook's time; {flagged} in flagged cells, "
+                          "{compile} compiling in the others"),
             expected_error=translate("expected {error}"),
             only_flagged=translate("only notebooks with flagged cells"),
             badge_share=translate("{share} of this page's cell time"),
@@ -634,6 +637,9 @@ class HtmlTable:
         self.row_ids = row_ids
         self.labels = labels or Labels.load()
         self.comparing = analysis.baseline is not None
+        #: the slowest executed notebook's time: a full time bar
+        self.longest = max((r.notebook.seconds for r in analysis.notebooks
+                            if r.notebook.executed), default=0.0)
 
     def columns(self) -> list[tuple[str, str, str]]:
         """(key, label, sort type) of the shown columns; the first is the row header."""
@@ -763,12 +769,36 @@ class HtmlTable:
                 f'<span class="gpu-status-mark gpu-status-{_e(record.status)}"{title}>'
                 f"{_e(text)}</span>")
 
-    def _time_cell(self, record: NotebookRecord, comparison: NotebookComparison | None,
-                   ) -> Value:
-        """The time, with the baseline's inline: ``88.4 s → 3.59 s, 0.04×``."""
-        lb = self.labels
+    def _bar(self, result: NotebookAnalysis) -> str:
+        """The notebook's time as a bar (a full bar: the slowest notebook), its flagged
+        cells and the compilation of its other cells shaded; a text for screen readers."""
+        record = result.notebook
+        if self.longest <= 0 or record.seconds <= 0:
+            return ""
+        flagged = sum(cell.seconds for cell, _flags in result.flagged_cells)
+        flagged_cells = {id(cell) for cell, _flags in result.flagged_cells}
+        compile_ = sum(c.compile_seconds for c in record.cells if id(c) not in flagged_cells)
+        parts = [min(part / record.seconds, 1.0) for part in (flagged, compile_)]
+        label = self.labels.bar.format(
+            share=format_percent(record.seconds / self.longest),
+            flagged=format_percent(parts[0]), compile=format_percent(parts[1]))
+        return (f'<span class="gpu-bar" role="img" aria-label="{_e(label)}" title="{_e(label)}">'
+                f'<span class="gpu-bar-fill" style="width:{record.seconds / self.longest:.1%}">'
+                f'<span class="gpu-bar-flagged" style="width:{parts[0]:.1%}"></span>'
+                f'<span class="gpu-bar-compile" style="width:{parts[1]:.1%}"></span>'
+                "</span></span>")
+
+    def _time_cell(self, result: NotebookAnalysis) -> Value:
+        """The time, with the baseline's inline (``88.4 s → 3.59 s, 0.04×``), and its bar."""
+        record, comparison = result.notebook, result.comparison
         if not record.executed:
             return ("", "–")
+        value, content = self._time_text(record, comparison)
+        return (value, content + self._bar(result))
+
+    def _time_text(self, record: NotebookRecord, comparison: NotebookComparison | None,
+                   ) -> Value:
+        lb = self.labels
         now = format_seconds(record.seconds)
         if comparison is None:
             return (_num(record.seconds), now)
@@ -804,7 +834,7 @@ class HtmlTable:
         record = result.notebook
         comparison = result.comparison
         values: dict[str, Value] = {"status": self._status_cell(record),
-                                    "time": self._time_cell(record, comparison),
+                                    "time": self._time_cell(result),
                                     "flags": self._flags_cell(result)}
         device = device_text(record, lb)
         values["device"] = (device.casefold(), _e(device))

@@ -624,3 +624,19 @@ def test_status_file_renders_the_gpu_case(tmp_path):
     assert "device changed" in cell(rows(table)[0], "time", table).get_text()
     (warning,) = [w for w in build.warning_lines if "gpu_admonition.directive" in w]
     assert "index.md:8" in warning and "missing.json" in warning
+
+
+def test_time_bars_against_the_slowest_notebook(table):
+    """Each executed notebook's time as a bar; a text for screen readers; none in
+    other builders (the plain table has no markup for it)."""
+    bars = {docname_of(r): r.select_one(".gpu-bar") for r in rows(table)}
+    assert bars["retired"] is None  # gone: nothing ran
+    widths = {d: float(b.select_one(".gpu-bar-fill")["style"].split(":")[1].rstrip("%"))
+              for d, b in bars.items() if b is not None}
+    times = {docname_of(r): float(cell(r, "time", table)["data-value"]) for r in rows(table)
+             if docname_of(r) in widths}
+    assert widths[max(times, key=times.get)] == 100.0
+    assert sorted(widths, key=widths.get) == sorted(times, key=times.get)
+    slow = bars["slow"]
+    assert slow["role"] == "img" and "of the slowest notebook's time" in slow["aria-label"]
+    assert float(slow.select_one(".gpu-bar-flagged")["style"].split(":")[1].rstrip("%")) > 0
