@@ -720,6 +720,10 @@ class HtmlTable:
                  + f": {totals.status_summary(lb)} ({self._provenance_summary(totals)})",
                  f"{format_seconds(totals.seconds)} in total",
                  ngettext("%d flagged cell", "%d flagged cells", totals.flagged) % totals.flagged]
+        gone = len(self.analysis.gone)
+        if gone:  # their rows are in the table too: the counts add up to its rows
+            parts.append(ngettext("%d notebook only in the baseline",
+                                  "%d notebooks only in the baseline", gone) % gone)
         text = "; ".join(parts) + "."
         if hidden:
             text += " " + lb.hidden.format(count=hidden,

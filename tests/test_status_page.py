@@ -212,6 +212,17 @@ def test_jax_recompilation_hint(table, cell_data):
     assert share_text.endswith(" s)") and "%" in share_text
 
 
+def test_counts_agree(status_html, table):
+    """The summary's counts add up to the table's rows (the filter counts rows)."""
+    summary = status_html.select_one(".gpu-status-summary").get_text()
+    assert summary.startswith("6 notebooks: 2 error, 4 ok (6 this build, 0 from the cache)")
+    assert "3 flagged cells" in summary and "1 notebook only in the baseline" in summary
+    assert len(rows(table)) == 6 + 1
+    flagged = sum(int(cell(r, "flags", table)["data-value"] or 0) for r in rows(table))
+    findings = status_html.select("li.gpu-status-finding")
+    assert flagged == 3 == len(findings)
+
+
 def test_totals_row(table):
     totals = table.select_one("tfoot tr.gpu-status-totals")
     values = [c.get_text(" ", strip=True) for c in totals.find_all(["th", "td"])]
