@@ -29,6 +29,7 @@ from .config import get_config
 from .formatting import format_date, format_seconds
 from .i18n import _
 from .record import CACHE, NotebookRecord
+from .templates import render as render_template
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
@@ -233,16 +234,12 @@ class ExecutionInfoToHtml(SphinxPostTransform):
 
 
 def details_markup(container: nodes.container) -> str:
-    """``<details>`` markup of an :func:`info_node`; every text is escaped."""
+    """``<details>`` markup of an :func:`info_node` (a template: every text is escaped)."""
     summary = container.children[0].astext() if container.children else ""
-    rows = "".join(
-        f"<tr><th scope=\"row\">{html.escape(field[0].astext())}</th>"
-        f"<td>{html.escape(field[1].astext())}</td></tr>"
-        for fields in container.findall(nodes.field_list) for field in fields
-    )
-    classes = " ".join(html.escape(c) for c in container["classes"])
-    return (f'<details class="{classes}"><summary>{html.escape(summary)}</summary>'
-            f'<table class="gpu-environment-table"><tbody>{rows}</tbody></table></details>')
+    rows = [(field[0].astext(), field[1].astext())
+            for fields in container.findall(nodes.field_list) for field in fields]
+    return render_template("page_info.html", classes=container["classes"], summary=summary,
+                           rows=rows)
 
 
 class ExecutionInfoOutOfNotebooks(SphinxPostTransform):
