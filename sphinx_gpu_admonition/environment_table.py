@@ -52,7 +52,7 @@ from sphinx.util.docutils import SphinxDirective
 from .capture import all_records
 from .envdata import env_data
 from .i18n import translate
-from .page_info import environment_fields
+from .page_info import machine_fields
 from .record import EXECUTED, Environment, NotebookRecord, StatusReport
 from .support import add_assets, app_of, records_changed, setup_support
 from .warnings import warn
@@ -133,7 +133,7 @@ def machine_rows(environment: Environment,
     records = list(records)
     if records:
         environment = dataclasses.replace(environment, libraries=imported_libraries(records))
-    return environment_fields(NotebookRecord(docname="", status="ok", environment=environment))
+    return machine_fields(environment)
 
 
 def _records_of(report: StatusReport, docnames: list[str]) -> list[NotebookRecord]:

@@ -26,9 +26,9 @@ from ._mystnb import is_notebook
 from .admonition import INTRO_CLASS, written_for_gpu_text
 from .capture import get_record
 from .config import get_config
-from .formatting import format_date, format_seconds
+from .formatting import format_date, format_gpu_memory, format_seconds
 from .i18n import _
-from .record import CACHE, NotebookRecord
+from .record import CACHE, Environment, NotebookRecord
 from .templates import render as render_template
 from .warnings import warn
 
@@ -66,8 +66,18 @@ def summary_line(record: NotebookRecord) -> str:
 
 
 def environment_fields(record: NotebookRecord) -> list[tuple[str, str]]:
-    """(label, value) rows describing where the notebook ran."""
-    env = record.environment
+    """(label, value) rows describing where the notebook ran, and what it cost there."""
+    rows = machine_fields(record.environment)
+    compile_seconds = record.compile_seconds
+    if compile_seconds:
+        rows.append((_("JAX compile time"), format_seconds(compile_seconds)))
+    if record.peak_memory_mb:
+        rows.append((_("Peak kernel memory"), f"{record.peak_memory_mb:.0f} MB"))
+    return rows
+
+
+def machine_fields(env: Environment) -> list[tuple[str, str]]:
+    """(label, value) rows of a machine: the page's box and the environment table."""
     rows: list[tuple[str, str]] = []
     host = env.host
     if host.cpu:
@@ -77,7 +87,7 @@ def environment_fields(record: NotebookRecord) -> list[tuple[str, str]]:
         rows.append((_("Memory"), f"{host.memory_gb:g} GB"))
     for gpu in env.gpus:
         detail = ", ".join(x for x in (
-            f"{gpu.memory_mb / 1024:.0f} GB" if gpu.memory_mb else "",
+            format_gpu_memory(gpu.memory_mb),
             f"driver {gpu.driver}" if gpu.driver else "",
             f"CUDA {gpu.cuda}" if gpu.cuda else "") if x)
         rows.append((_("GPU"), gpu.name + (f" ({detail})" if detail else "")))
@@ -98,11 +108,6 @@ def environment_fields(record: NotebookRecord) -> list[tuple[str, str]]:
         rows.append((_("Libraries"), ", ".join(f"{k} {v}" for k, v in sorted(libraries.items()))))
     if host.os:
         rows.append((_("OS"), f"{host.os} ({host.machine})" if host.machine else host.os))
-    compile_seconds = record.compile_seconds
-    if compile_seconds:
-        rows.append((_("JAX compile time"), format_seconds(compile_seconds)))
-    if record.peak_memory_mb:
-        rows.append((_("Peak kernel memory"), f"{record.peak_memory_mb:.0f} MB"))
     return rows
 
 

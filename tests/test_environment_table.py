@@ -70,7 +70,7 @@ def test_one_table_per_machine_with_its_notebooks():
     assert [t.caption.get_text() for t in tables] == [
         "Machine 1 of 2: GPU: Tesla T4", "Machine 2 of 2: CPU: Apple M2 <b>, 8 cores"]
     gpu, laptop = (rows_of(t) for t in tables)
-    assert gpu["GPU"] == "Tesla T4 (15 GB, driver 535.104.05, CUDA 12.2)"
+    assert gpu["GPU"] == "Tesla T4 (15 GiB, driver 535.104.05, CUDA 12.2)"
     assert gpu["JAX backend"] == "gpu"
     assert gpu["JAX devices"] == "1x gpu:Tesla T4"
     assert "jax-cuda12-plugin 0.4.35" in gpu["JAX"]
