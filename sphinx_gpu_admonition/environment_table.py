@@ -55,6 +55,7 @@ from .i18n import translate
 from .page_info import machine_fields
 from .record import EXECUTED, Environment, NotebookRecord, StatusReport
 from .support import add_assets, app_of, records_changed, setup_support
+from .templates import render as render_template
 from .warnings import warn
 
 ENVIRONMENT_PAGES = "gpu_environment_pages"
@@ -229,16 +230,6 @@ def packages_summary(count: int) -> str:
     return translate("Installed packages in the kernel's environment (%d)") % count
 
 
-def packages_html(executable: str, packages: tuple[tuple[str, str], ...]) -> str:
-    rows = "".join(f"<tr><td>{html.escape(name)}</td><td>{html.escape(version)}</td></tr>"
-                   for name, version in packages)
-    return (f'<details class="{PACKAGES_CLASS}"><summary>'
-            f"{html.escape(packages_summary(len(packages)))}</summary>"
-            f"<p><code>{html.escape(executable)}</code></p>"
-            f'<table class="gpu-environment-packages-table"><tbody>{rows}</tbody></table>'
-            "</details>")
-
-
 def packages_node(executable: str, packages: tuple[tuple[str, str], ...]) -> nodes.Node:
     container = nodes.container(classes=[PACKAGES_CLASS])
     container += nodes.paragraph(text=f"{packages_summary(len(packages))}: {executable}")
@@ -289,19 +280,56 @@ def table_id(placeholder: int, machine: int) -> str:
     return f"{prefix}-{machine}"
 
 
+@dataclasses.dataclass(frozen=True)
+class MachineTable:
+    """The rows of one machine's table: every builder renders these."""
+
+    ident: str
+    title: str
+    rows: list[tuple[str, str]]
+    #: (docname, title) of the notebooks it ran, when the build used several machines
+    notebooks: list[tuple[str, str]]
+    notebooks_label: str
+    #: (kernel executable, (name, version) ...) of the build machine, with :packages:
+    packages: tuple[str, tuple[tuple[str, str], ...]] | None
+    packages_summary: str
+
+
+def machine_tables(report: StatusReport, placeholder: int = 0,
+                   packages: dict[str, Any] | None = None) -> list[MachineTable]:
+    machines = _machines(report)
+    titles = report.by_docname()
+    tables = []
+    for number, (environment, docnames) in enumerate(machines, start=1):
+        notebooks = []
+        if len(machines) > 1:
+            for docname in sorted(docnames):
+                record = titles.get(docname)
+                notebooks.append((docname, record.title if record is not None and record.title
+                                  else docname))
+        installed = (packages or {}).get(environment.machine_id)
+        tables.append(MachineTable(
+            ident=table_id(placeholder, number),
+            title=machine_title(environment, number, len(machines)),
+            rows=machine_rows(environment, _records_of(report, docnames)),
+            notebooks=notebooks, notebooks_label=translate("Notebooks (%d)") % len(docnames),
+            packages=installed,
+            packages_summary=packages_summary(len(installed[1])) if installed else ""))
+    return tables
+
+
 def environment_table_nodes(report: StatusReport, fromdoc: str, known_docs: set[str],
                             placeholder: int = 0,
                             packages: dict[str, Any] | None = None) -> list[nodes.Node]:
     """One two-column table per machine; the notebooks each ran when there are several."""
-    machines = _machines(report)
-    if not machines:
+    tables = machine_tables(report, placeholder, packages)
+    if not tables:
         return [nodes.paragraph(text=_empty_text(), classes=["gpu-environment-empty"])]
-    titles = report.by_docname()
     result: list[nodes.Node] = []
-    for number, (environment, docnames) in enumerate(machines, start=1):
+    for machine in tables:
         table = nodes.table(classes=["gpu-environment-table", "colwidths-auto"],
-                            ids=[table_id(placeholder, number)])
-        table += nodes.title(text=machine_title(environment, number, len(machines)))
+                            ids=[machine.ident])
+        table += nodes.title(text=machine.title)
         group = nodes.tgroup(cols=2)
         table += group
         # relative widths (the text builder takes them as characters)
@@ -309,54 +337,27 @@ def environment_table_nodes(report: StatusReport, fromdoc: str, known_docs: set[
         group += nodes.colspec(colwidth=60)
         body = nodes.tbody()
         group += body
-        for label, value in machine_rows(environment, _records_of(report, docnames)):
+        for label, value in machine.rows:
             body += _row(label, nodes.Text(value))
-        if len(machines) > 1:
+        if machine.notebooks:
             links: list[nodes.Node] = []
-            for docname in sorted(docnames):
-                record = titles.get(docname)
-                title = (record.title if record is not None and record.title else docname)
+            for docname, title in machine.notebooks:
                 if links:
                     links.append(nodes.Text(", "))
                 links.append(_doc_reference(fromdoc, docname, title, known_docs))
-            body += _row(translate("Notebooks (%d)") % len(docnames), *links)
+            body += _row(machine.notebooks_label, *links)
         result.append(table)
-        if packages and environment.machine_id in packages:
-            result.append(packages_node(*packages[environment.machine_id]))
+        if machine.packages:
+            result.append(packages_node(*machine.packages))
     return result
 
 
 def environment_html(report: StatusReport, page_uri: Callable[[str], str | None],
                      placeholder: int = 0, packages: dict[str, Any] | None = None) -> str:
-    """The same tables as escaped HTML (row headers are ``<th scope="row">``)."""
-    machines = _machines(report)
-    if not machines:
-        return f'<p class="gpu-environment-empty">{html.escape(_empty_text())}</p>'
-    titles = report.by_docname()
-    out = []
-    for number, (environment, docnames) in enumerate(machines, start=1):
-        caption = machine_title(environment, number, len(machines))
-        out.append(f'<table class="gpu-environment-table" id="{table_id(placeholder, number)}">'
-                   f"<caption>{html.escape(caption)}</caption><tbody>")
-        for label, value in machine_rows(environment, _records_of(report, docnames)):
-            out.append(f'<tr><th scope="row">{html.escape(label)}</th>'
-                       f"<td>{html.escape(value)}</td></tr>")
-        if len(machines) > 1:
-            links = []
-            for docname in sorted(docnames):
-                record = titles.get(docname)
-                title = html.escape(record.title if record is not None and record.title
-                                    else docname)
-                uri = page_uri(docname)
-                links.append(f'<a href="{html.escape(uri)}">{title}</a>' if uri is not None
-                             else title)
-            label = translate("Notebooks (%d)") % len(docnames)
-            out.append(f'<tr><th scope="row">{html.escape(label)}</th>'
-                       f'<td>{", ".join(links)}</td></tr>')
-        out.append("</tbody></table>")
-        if packages and environment.machine_id in packages:
-            out.append(packages_html(*packages[environment.machine_id]))
-    return "".join(out)
+    """The same tables as HTML (a template: everything escaped; ``<th scope="row">``)."""
+    return render_template("environment.html", tables=machine_tables(report, placeholder,
+                                                                       packages),
+                           empty=_empty_text(), page_uri=page_uri)
 
 
 class EnvironmentTableToHtml(SphinxPostTransform):

@@ -126,11 +126,15 @@ def test_a_machine_lists_every_library_its_notebooks_imported():
 
 
 def test_installed_packages_are_collapsed_and_escaped():
-    from sphinx_gpu_admonition.environment_table import packages_html, packages_node
+    from sphinx_gpu_admonition.environment_table import packages_node
 
     packages = (("numpy", "2.2.0"), ("<b>evil</b>", "1<script>"))
-    markup = packages_html("/opt/py<3>/bin/python", packages)
-    details = BeautifulSoup(markup, "lxml").select_one("details.gpu-environment-packages")
+    report = two_machines()
+    machine = report.notebooks[0].environment.machine_id
+    markup = environment_html(report, lambda d: None,
+                              packages={machine: ("/opt/py<3>/bin/python", packages)})
+    (details,) = BeautifulSoup(markup, "lxml").select("details.gpu-environment-packages")
+    assert details.select_one("code").get_text() == "/opt/py<3>/bin/python"
     assert details.get("open") is None
     assert details.summary.get_text() == "Installed packages in the kernel's environment (2)"
     assert details.find("b") is None and details.find("script") is None
