@@ -608,6 +608,9 @@ class Totals:
 # -- HTML ----------------------------------------------------------------------------
 #: flagged cells listed above the table before the rest collapse (as the console's)
 FINDINGS_SHOWN = 5
+#: at most this many in the collapsed rest: a book of 1,000 notebooks keeps a small
+#: page; the table's flags column and its "only flagged" switch show every one
+FINDINGS_LISTED = 50
 
 
 def _e(value: Any) -> str:
@@ -734,7 +737,8 @@ class HtmlTable:
         """The flagged cells, slowest first, and the headline against the baseline."""
         lb = self.labels
         rows = []
-        for finding in findings(self.analysis):
+        every = findings(self.analysis)
+        for finding in every[:FINDINGS_LISTED]:
             record = finding.notebook
             uri = self.page_uri(record.docname)
             name = finding.name
@@ -755,11 +759,15 @@ class HtmlTable:
         if not rows and summary is None:
             return ""
         title = (ngettext("%d flagged cell, slowest first", "%d flagged cells, slowest first",
-                          len(rows)) % len(rows)) if rows else translate("No flagged cells.")
+                          len(every)) % len(every)) if rows else translate("No flagged cells.")
         more = len(rows) - top
+        unlisted = len(every) - len(rows)
         return render_template(
             "findings.html", ident=self.table_id, rows=rows, top=top, labels=lb, title=title,
             more=ngettext("%d more flagged cell", "%d more flagged cells", more) % more,
+            unlisted=ngettext("%d more in the table below (its flags column).",
+                              "%d more in the table below (its flags column).",
+                              unlisted) % unlisted if unlisted else "",
             headline=summary.text() if summary else None,
             headline_device_changed=bool(summary and summary.device_changed))
 
@@ -786,7 +794,7 @@ class HtmlTable:
         label = self.labels.bar.format(
             share=format_percent(record.seconds / self.longest),
             flagged=format_percent(parts[0]), compile=format_percent(parts[1]))
-        return (f'<span class="gpu-bar" role="img" aria-label="{_e(label)}" title="{_e(label)}">'
+        return (f'<span class="gpu-bar" role="img" aria-label="{_e(label)}">'
                 f'<span class="gpu-bar-fill" style="width:{record.seconds / self.longest:.1%}">'
                 f'<span class="gpu-bar-flagged" style="width:{parts[0]:.1%}"></span>'
                 f'<span class="gpu-bar-compile" style="width:{parts[1]:.1%}"></span>'
@@ -993,8 +1001,8 @@ class HtmlTable:
         out.append('<dl class="gpu-status-facts">')
         for key in facts:
             sort_value, content = values[key]
-            out.append(f'<div data-column="{key}"><dt>{_e(self._label(key))}</dt>'
-                       f'<dd data-value="{_e(sort_value)}">{content}</dd></div>')
+            out.append(f"<dt>{_e(self._label(key))}</dt>"
+                       f'<dd data-column="{key}" data-value="{_e(sort_value)}">{content}</dd>')
         out.append("</dl>")
 
     def _gone(self, out: list[str], record: NotebookRecord, ncols: int) -> None:

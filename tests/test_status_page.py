@@ -60,7 +60,7 @@ def cell(row, key: str, table):
     """A notebook's value of column ``key``: its table cell, or where the table does
     not show that column, the value in the row's details."""
     if key not in [th["data-sort-key"] for th in table.select("thead th[data-sort-key]")]:
-        return row.select_one(f'.gpu-status-facts [data-column="{key}"] dd')
+        return row.select_one(f'.gpu-status-facts dd[data-column="{key}"]')
     return row.tr.find_all(["th", "td"], recursive=False)[column(table, key)]
 
 
@@ -188,7 +188,7 @@ def test_per_cell_details_come_from_the_data_file(status_html, table, cell_data)
         details = row.select_one("tr.gpu-status-details")
         # without the script the details hold the error and the columns not shown
         assert not details.has_attr("hidden")
-        assert details.select_one('.gpu-status-facts [data-column="memory"]')
+        assert details.select_one('.gpu-status-facts dd[data-column="memory"]')
         if docname == "retired":
             assert details.select_one(".gpu-status-cells") is None
             continue
