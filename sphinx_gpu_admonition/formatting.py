@@ -4,6 +4,7 @@ status table, in flag reasons, in the build summary, in JUnit and on the command
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone
 
 
 def format_seconds(seconds: float | None, missing: str = "–") -> str:
@@ -42,8 +43,17 @@ def format_bytes(size: float | None, missing: str = "–") -> str:
 
 
 def format_date(iso: str | None) -> str:
-    """An ISO 8601 time to the minute (``2026-11-29 21:36``); the page is not a log."""
-    return iso[:16].replace("T", " ") if iso else ""
+    """An ISO 8601 time in UTC, to the minute (``2026-11-29 21:36 UTC``): records keep
+    the executing machine's offset, readers compare times of several machines."""
+    if not iso:
+        return ""
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso[:16].replace("T", " ")
+    if when.tzinfo is None:  # no offset: the time as written
+        return when.strftime("%Y-%m-%d %H:%M")
+    return when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 # Terminal escapes: OSC (hyperlinks, titles; ended by BEL or ESC \ or left open),

@@ -857,7 +857,7 @@ class HtmlTable:
                 record.executed_at,
                 f'<span class="gpu-status-provenance gpu-status-{_e(record.provenance)}">'
                 f'{_e(how)}</span> <time datetime="{_e(record.executed_at)}">'
-                f"{_e(format_date(record.executed_at))} UTC</time>")
+                f"{_e(format_date(record.executed_at))}</time>")
         else:
             values["executed"] = ("", "–")
         count = len(record.cells)
