@@ -8,7 +8,7 @@ import dataclasses
 import sys
 from typing import Any
 
-from ..analysis import Thresholds, analyse
+from ..analysis import Thresholds, action_for, analyse
 from ..record import (
     BUILD_FAILED,
     CACHE,
@@ -83,6 +83,7 @@ def summarise_report(report: StatusReport, source: str, thresholds: Thresholds,
             "reasons": [f.reason for f in flags if not f.is_hint],
             "hints": [f.text for f in flags if f.is_hint],
             "rules": [f.rule for f in flags],
+            "action": action_for(flags),
         } for nb, cell, flags in flagged
     ]
     failures = []
