@@ -13,30 +13,35 @@ Flow, the same as MyST-NB's table (see the notes on the execution pipeline):
    the directive are returned whenever any record changed, was added or was
    removed (a deleted notebook leaves the table), or the baseline file changed;
 3. post-transforms at resolve time fill the placeholder from
-   the build's one analysis (:func:`build_analysis`): HTML builders get an
-   escaped, sortable table with one row per notebook (:func:`render_html`,
-   priority 7) and, beside the page, a JSON file of every notebook's cells
+   the build's one analysis (:func:`build_analysis`): HTML builders get the
+   findings (:mod:`.findings`: the flagged cells with why and what to do) and a
+   sortable table with one row per notebook, rendered by the templates
+   ``templates/findings.html`` and ``templates/status_table.html`` with
+   autoescape (:func:`render_html`, priority 7) and, beside the page, a JSON file
+   of every notebook's cells
    (:func:`cells_data`, :func:`write_cells_data`); every other builder gets a
-   plain docutils table (:func:`status_table_nodes`, priority 8, before
-   reference resolution at 10);
+   the same findings and a plain docutils table (:func:`status_table_nodes`,
+   priority 8, before reference resolution at 10);
 4. on every notebook page (HTML only) each code cell container gets an anchor
-   ``id="cell-<index>"`` and each flagged cell a time badge linking back to the
-   status page's row of the notebook.
+   ``id="cell-<index>"`` and, with ``gpu_cell_badges``, each flagged cell a badge
+   linking to the cell's line on the status page.
+
+Cells are named by the record model (:meth:`.record.NotebookRecord.cell_name`),
+like every other view names them.
 
 JavaScript (``static/gpu-status.js``) and CSS (``static/gpu-status.css``) are
 added by ``html-page-context`` only to pages that contain a table or a badge.
 The page is complete without JavaScript (every notebook is a sorted row linked
 to its page, where the cells are); the script sorts and filters the rows, and
 renders a notebook's cells from the JSON file when its details are opened, so
-that a book of 1,000 notebooks x 100 cells gives a page of about 1.5 MB instead
-of 27 MB (settings and texts come from ``data-`` attributes).
+that a book of 1,000 notebooks x 50 cells gives a page of about 2.2 MB, not tens
+of megabytes (settings and texts come from ``data-`` attributes).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import html
 import json
 import re
 import urllib.parse
@@ -46,6 +51,7 @@ from typing import Any
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from markupsafe import Markup
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
@@ -128,8 +134,13 @@ COMPARISON_COLUMNS = ("baseline", "ratio", "baseline_device")
 COLUMN_SORT = {key: "text" if key in ("name", "executed", "device", "baseline_device")
                else "number" for key in COLUMNS}
 
-#: one table cell: (its sort value, its escaped HTML)
-Value = tuple[str, str]
+#: one value of a row: ``sort`` (the table's sort key), ``text`` and the parts the
+#: template marks up (a link, marks, a bar); all of it data, escaped by the template
+Value = dict[str, Any]
+
+
+def _value(sort: Any, text: Any, **parts: Any) -> Value:
+    return {"sort": sort, "text": text, **parts}
 
 
 # -- options -----------------------------------------------------------------------
@@ -613,16 +624,13 @@ FINDINGS_SHOWN = 5
 FINDINGS_LISTED = 50
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
 def _num(value: float | None) -> str:
     return "" if value is None else f"{value:.6g}"
 
 
 class HtmlTable:
-    """Renders one table as escaped HTML, in one linear pass over the records.
+    """One table: its rows as data (one value per column: sort key, text, parts),
+    rendered by ``templates/status_table.html`` (autoescape: nothing is escaped here).
 
     ``page_uri(docname)`` gives the relative URI of a notebook page (None: no link).
     """
@@ -666,59 +674,31 @@ class HtmlTable:
     def render(self) -> str:
         lb = self.labels
         options = self.options
-        out: list[str] = []
-        columns = self.columns()
         rows = order(self.analysis.notebooks, options.sort)
         listed = [r for r in rows if _listed(r, options)]
         hidden = len(rows) - len(listed)
         totals = Totals.of(self.analysis)
         sort_key = "name" if options.sort == "name" else "time"
-        filter_id = f"{self.table_id}-filter"
-        cells = ""
-        if self.cells_src is not None:
-            cells = (f' data-cells-src="{_e(self.cells_src)}"'
-                     f' data-cell-labels="{_e(_compact_json(cell_labels(lb)))}"')
-        out.append(
-            f'<div class="gpu-status" id="{_e(self.table_id)}" data-gpu-status=""'
-            f' data-count-template="{_e(lb.count)}"{cells}>'
-        )
-        out.append(self._summary(totals, hidden))
-        out.append(self._findings())
-        out.append(
-            f'<div class="gpu-status-filter" hidden=""><label for="{_e(filter_id)}">'
-            f'{_e(lb.filter)}</label> <input type="search" id="{_e(filter_id)}"'
-            ' autocomplete="off" spellcheck="false" data-gpu-status-filter="">'
-            f' <label class="gpu-status-only-flagged"><input type="checkbox"'
-            f' data-gpu-status-only-flagged=""> {_e(lb.only_flagged)}</label>'
-            ' <span class="gpu-status-count" aria-live="polite" data-gpu-status-count="">'
-            "</span></div>"
-        )
-        out.append(f'<div class="gpu-status-scroll" role="region" tabindex="0"'
-                   f' aria-label="{_e(lb.caption)}">')
-        out.append(f'<table class="gpu-status-table"><caption>{_e(lb.caption)}</caption>')
-        out.append("<thead><tr>")
-        for key, label, kind in columns:
-            aria = ""
-            if key == sort_key:
-                aria = ' aria-sort="%s"' % ("ascending" if key == "name" else "descending")
-            out.append(
-                f'<th scope="col" class="gpu-status-col-{key}" data-sort-key="{key}"'
-                f' data-sort-type="{kind}"{aria}><button type="button"'
-                f' class="gpu-status-sort">{_e(label)}</button></th>'
-            )
-        out.append("</tr></thead>")
-        for result in listed:
-            self._notebook(out, result, len(columns))
-        for record in sorted(self.analysis.gone, key=lambda nb: nb.docname):
-            self._gone(out, record, len(columns))
-        out.append(self._totals(totals))
-        out.append("</table></div></div>")
-        return "".join(out)
+        columns = [{"key": key, "label": label, "kind": kind,
+                    "aria": (("ascending" if key == "name" else "descending")
+                             if key == sort_key else None)}
+                   for key, label, kind in self.columns()]
+        table_rows = [self._notebook(result) for result in listed]
+        table_rows += [self._gone(record)
+                       for record in sorted(self.analysis.gone, key=lambda nb: nb.docname)]
+        return render_template(
+            "status_table.html", ident=self.table_id, labels=lb, columns=columns,
+            rows=table_rows, facts=self._hidden_columns(),
+            labels_of={key: self._label(key) for key in COLUMNS},
+            cells_src=self.cells_src,
+            cell_labels=_compact_json(cell_labels(lb)) if self.cells_src is not None else "",
+            summary=self._summary(totals, hidden), findings=Markup(self._findings()),
+            totals=self._totals(totals))
 
     def _summary(self, totals: Totals, hidden: int) -> str:
         lb = self.labels
         if not totals.notebooks and not self.analysis.gone:
-            return f'<p class="gpu-status-summary">{_e(lb.no_records)}</p>'
+            return lb.no_records
         parts = [(ngettext("%d notebook", "%d notebooks", totals.notebooks) % totals.notebooks)
                  + f": {totals.status_summary(lb)} ({self._provenance_summary(totals)})",
                  f"{format_seconds(totals.seconds)} in total",
@@ -731,7 +711,7 @@ class HtmlTable:
         if hidden:
             text += " " + lb.hidden.format(count=hidden,
                                            seconds=format_seconds(self.options.min_seconds))
-        return f'<p class="gpu-status-summary">{_e(text)}</p>'
+        return text
 
     def _findings(self) -> str:
         """The flagged cells, slowest first, and the headline against the baseline."""
@@ -772,264 +752,190 @@ class HtmlTable:
             headline_device_changed=bool(summary and summary.device_changed))
 
     def _status_cell(self, record: NotebookRecord) -> Value:
-        lb = self.labels
-        text = status_text(record, lb)
-        title = ""
-        if record.error is not None and record.error.message:
-            title = f' title="{_e(record.error.message)}"'
-        return (str(_STATUS_RANK.get(record.status, 9)),
-                f'<span class="gpu-status-mark gpu-status-{_e(record.status)}"{title}>'
-                f"{_e(text)}</span>")
+        title = record.error.message if record.error is not None else None
+        return _value(_STATUS_RANK.get(record.status, 9), status_text(record, self.labels),
+                      status=record.status, title=title)
 
-    def _bar(self, result: NotebookAnalysis) -> str:
+    def _bar(self, result: NotebookAnalysis) -> dict[str, str] | None:
         """The notebook's time as a bar (a full bar: the slowest notebook), its flagged
         cells and the compilation of its other cells shaded; a text for screen readers."""
         record = result.notebook
         if self.longest <= 0 or record.seconds <= 0:
-            return ""
+            return None
         flagged = sum(cell.seconds for cell, _flags in result.flagged_cells)
         flagged_cells = {id(cell) for cell, _flags in result.flagged_cells}
         compile_ = sum(c.compile_seconds for c in record.cells if id(c) not in flagged_cells)
         parts = [min(part / record.seconds, 1.0) for part in (flagged, compile_)]
-        label = self.labels.bar.format(
-            share=format_percent(record.seconds / self.longest),
-            flagged=format_percent(parts[0]), compile=format_percent(parts[1]))
-        return (f'<span class="gpu-bar" role="img" aria-label="{_e(label)}">'
-                f'<span class="gpu-bar-fill" style="width:{record.seconds / self.longest:.1%}">'
-                f'<span class="gpu-bar-flagged" style="width:{parts[0]:.1%}"></span>'
-                f'<span class="gpu-bar-compile" style="width:{parts[1]:.1%}"></span>'
-                "</span></span>")
+        width = record.seconds / self.longest
+        return {"label": self.labels.bar.format(share=format_percent(width),
+                                                flagged=format_percent(parts[0]),
+                                                compile=format_percent(parts[1])),
+                "width": f"{width:.1%}", "flagged": f"{parts[0]:.1%}",
+                "compile": f"{parts[1]:.1%}"}
 
     def _time_cell(self, result: NotebookAnalysis) -> Value:
         """The time, with the baseline's inline (``88.4 s → 3.59 s, 0.04×``), and its bar."""
         record, comparison = result.notebook, result.comparison
         if not record.executed:
-            return ("", "–")
-        value, content = self._time_text(record, comparison)
-        return (value, content + self._bar(result))
-
-    def _time_text(self, record: NotebookRecord, comparison: NotebookComparison | None,
-                   ) -> Value:
-        lb = self.labels
+            return _value("", "–")
         now = format_seconds(record.seconds)
-        if comparison is None:
-            return (_num(record.seconds), now)
-        if comparison.state == "new":
-            return (_num(record.seconds),
-                    f'{now} <span class="gpu-status-new">{_e(lb.new)}</span>')
+        bar = self._bar(result)
+        if comparison is None or comparison.state == "new":
+            return _value(_num(record.seconds), now, bar=bar, new=comparison is not None)
         text = f"{format_seconds(comparison.baseline_seconds)} → {now}"
         if comparison.ratio is not None:
             text += f", {_ratio(comparison.ratio)}"
-        marks = ""
-        if comparison.regression:
-            marks += (f' <span class="gpu-status-mark gpu-status-regression-mark">'
-                      f"{_e(lb.regression)}</span>")
-        if device_changed(comparison.baseline_device, record):
-            marks += (f' <span class="gpu-status-mark gpu-status-device-change"'
-                      f' title="{_e(comparison.baseline_device)} → '
-                      f'{_e(record.environment.device_label)}">{_e(lb.device_changed)}</span>')
-        return (_num(record.seconds), f"{_e(text)}{marks}")
+        change = (f"{comparison.baseline_device} → {record.environment.device_label}"
+                  if device_changed(comparison.baseline_device, record) else None)
+        return _value(_num(record.seconds), text, bar=bar, regression=comparison.regression,
+                      device_change=change)
 
     def _flags_cell(self, result: NotebookAnalysis) -> Value:
         """``2: slow, sequential loop``: the flagged cells and the rules among them."""
         flagged = [flags for flags in result.cell_flags if flags]
         if not flagged:
-            return ("0", "0")
+            return _value("0", "0")
         rules = list(dict.fromkeys(flag.rule for flags in flagged for flag in flags))
-        names = ", ".join(self.labels.flag_text.get(rule, rule) for rule in rules)
-        return (str(len(flagged)),
-                f'<span class="gpu-status-flagged">{len(flagged)}</span>: {_e(names)}')
+        return _value(len(flagged), ", ".join(self.labels.flag_text.get(rule, rule)
+                                              for rule in rules), count=len(flagged))
 
     def _values(self, result: NotebookAnalysis, uri: str | None) -> dict[str, Value]:
-        """Every column of a notebook's row: key -> (sort value, escaped HTML)."""
+        """Every column of a notebook's row: key -> its sort value, text and parts."""
         lb = self.labels
         record = result.notebook
-        comparison = result.comparison
         values: dict[str, Value] = {"status": self._status_cell(record),
                                     "time": self._time_cell(result),
                                     "flags": self._flags_cell(result)}
         device = device_text(record, lb)
-        values["device"] = (device.casefold(), _e(device))
+        values["device"] = _value(device.casefold(), device)
         if record.executed and record.executed_at:
             how = {CACHE: lb.cache, EARLIER_BUILD: lb.earlier_build}.get(
                 record.provenance, lb.executed_now)
-            values["executed"] = (
-                record.executed_at,
-                f'<span class="gpu-status-provenance gpu-status-{_e(record.provenance)}">'
-                f'{_e(how)}</span> <time datetime="{_e(record.executed_at)}">'
-                f"{_e(format_date(record.executed_at))}</time>")
+            values["executed"] = _value(record.executed_at, format_date(record.executed_at),
+                                        iso=record.executed_at, how=how,
+                                        provenance=record.provenance)
         else:
-            values["executed"] = ("", "–")
+            values["executed"] = _value("", "–")
         count = len(record.cells)
-        values["cells"] = (str(count) if count else "", str(count) if count else "–")
+        values["cells"] = _value(count or "", count or "–")
         slowest = record.slowest_cell()
         if slowest is not None:
             name = record.cell_name(slowest)
-            label = _e(name.label)
-            if uri is not None and name.anchor is not None:
-                label = f'<a href="{_e(uri)}#{name.anchor}">{label}</a>'
             part = share(slowest.seconds, record.cells_seconds)
-            values["slowest"] = (_num(slowest.seconds), f"{format_seconds(slowest.seconds)}"
-                                 f" ({format_percent(part)}) · {label}")
+            values["slowest"] = _value(
+                _num(slowest.seconds),
+                f"{format_seconds(slowest.seconds)} ({format_percent(part)})", label=name.label,
+                href=f"{uri}#{name.anchor}" if uri is not None and name.anchor else None)
         else:
-            values["slowest"] = ("", "–")
+            values["slowest"] = _value("", "–")
         compile_share = share(record.compile_seconds, record.cells_seconds)
-        values["compile"] = (_num(compile_share), f"{format_percent(compile_share)} "
-                             f"({format_seconds(record.compile_seconds)})"
-                             if record.compile_seconds else "–")
+        values["compile"] = _value(_num(compile_share), f"{format_percent(compile_share)} "
+                                   f"({format_seconds(record.compile_seconds)})"
+                                   if record.compile_seconds else "–")
         # peak resident memory of the kernel, as sphinx-gallery reports per example
         memory = record.peak_memory_mb
-        values["memory"] = (_num(memory), f"{memory:.0f} MB" if memory is not None else "–")
+        values["memory"] = _value(_num(memory), f"{memory:.0f} MB" if memory is not None else "–")
         if self.comparing:
-            values.update(self._comparison_values(comparison))
+            values.update(self._comparison_values(result.comparison))
         return values
 
     def _comparison_values(self, comparison: NotebookComparison | None) -> dict[str, Value]:
-        lb = self.labels
         if comparison is None:
-            return {"baseline": ("", ""), "ratio": ("", ""), "baseline_device": ("", "")}
+            return {"baseline": _value("", ""), "ratio": _value("", ""),
+                    "baseline_device": _value("", "")}
         if comparison.state == "new":
-            return {"baseline": ("", f'<span class="gpu-status-new">{_e(lb.new)}</span>'),
-                    "ratio": ("", "–"), "baseline_device": ("", "–")}
+            return {"baseline": _value("", "", new=True), "ratio": _value("", "–"),
+                    "baseline_device": _value("", "–")}
         device = comparison.baseline_device or comparison.baseline_backend or "–"
-        return {"baseline": (_num(comparison.baseline_seconds),
-                             format_seconds(comparison.baseline_seconds)),
-                "ratio": (_num(comparison.ratio), _ratio(comparison.ratio)),
-                "baseline_device": ((comparison.baseline_device or "").casefold(), _e(device))}
+        return {"baseline": _value(_num(comparison.baseline_seconds),
+                                   format_seconds(comparison.baseline_seconds)),
+                "ratio": _value(_num(comparison.ratio), _ratio(comparison.ratio)),
+                "baseline_device": _value((comparison.baseline_device or "").casefold(),
+                                          device)}
 
-    def _row(self, out: list[str], values: dict[str, Value]) -> None:
-        for key, _label, _kind in self.columns()[1:]:
-            sort_value, content = values[key]
-            out.append(f'<td class="gpu-status-col-{key}" data-value="{_e(sort_value)}"'
-                       f' data-label="{_e(self._label(key))}">{content}</td>')
-
-    def _notebook(self, out: list[str], result: NotebookAnalysis, ncols: int) -> None:
+    def _notebook(self, result: NotebookAnalysis) -> dict[str, Any]:
+        """A notebook's row and its details, as data for the template."""
         lb = self.labels
         record = result.notebook
         docname = record.docname
         title = record.title or docname
         uri = self.page_uri(docname)
         comparison = result.comparison
-        classes = f"gpu-status-notebook gpu-status-row-{_e(record.status)}"
+        classes = f"gpu-status-notebook gpu-status-row-{record.status}"
         if any(result.cell_flags):
             classes += " gpu-status-has-flags"
         if comparison is not None and comparison.regression:
             classes += " gpu-status-regression"
-        device = device_text(record, lb)
         # the filter finds a notebook by its title, status, device, baseline device and
         # the names of its cells' flags
-        words = [title, docname, status_text(record, lb), device]
+        words = [title, docname, status_text(record, lb), device_text(record, lb)]
         words += [lb.flag_text.get(flag.rule, flag.rule)
                   for flags in result.cell_flags for flag in flags]
         if comparison is not None and comparison.baseline_device:
             words.append(comparison.baseline_device)
-        search = " ".join(dict.fromkeys(words)).casefold()
-        ident = f' id="{_e(row_id(docname))}"' if self.row_ids else ""
-        flagged = ' data-flagged=""' if any(result.cell_flags) else ""
-        out.append(f'<tbody class="{classes}"{ident} data-filter="{_e(search)}"{flagged}><tr>')
-        link = (f'<a href="{_e(uri)}">{_e(title)}</a>' if uri is not None
-                else _e(title))
-        out.append(f'<th scope="row" data-value="{_e(title.casefold())}">{link}'
-                   f'<span class="gpu-status-docname">{_e(docname)}</span></th>')
-        values = self._values(result, uri)
-        self._row(out, values)
-        out.append("</tr>")
-        self._details(out, result, title, ncols, values)
-        out.append("</tbody>")
+        return {
+            "classes": classes, "ident": row_id(docname) if self.row_ids else None,
+            "filter": " ".join(dict.fromkeys(words)).casefold(),
+            "flagged": any(result.cell_flags), "sort": title.casefold(), "title": title,
+            "uri": uri, "docname": docname, "values": self._values(result, uri),
+            "details": self._details(result, title, uri),
+        }
 
-    def _details(self, out: list[str], result: NotebookAnalysis, title: str,
-                 ncols: int, values: dict[str, Value]) -> None:
-        """The row under a notebook: its error, the columns not shown, and a place for
-        its cells.
+    def _details(self, result: NotebookAnalysis, title: str,
+                 uri: str | None) -> dict[str, Any] | None:
+        """The row under a notebook: its error, its flagged cells, the columns not
+        shown, and a place for its cells.
 
         The cells themselves are not HTML: the script renders them from the data
         file (:func:`cells_data`) when the details are opened, so that the page of a
         book of 1,000 notebooks x 100 cells stays small.  Without the script (or the
-        data file) the details hold the error and the other columns; every row links
-        to its notebook page, which shows the cells.
+        data file) the details hold the rest; every row links to its notebook page,
+        which shows the cells.
         """
         lb = self.labels
         record = result.notebook
         has_cells = self.cells_src is not None and bool(
             record.cells or (result.comparison and result.comparison.gone_cells))
-        facts = self._hidden_columns()
-        if not (record.error or has_cells or facts):
-            return
+        if not (record.error or has_cells or self._hidden_columns()):
+            return None
         flagged = sum(1 for flags in result.cell_flags if flags)
         summary = lb.cells_summary.format(count=len(record.cells), title=title)
         if flagged:
             summary += f" ({flagged} {lb.flags.lower()})"
-        out.append(f'<tr class="gpu-status-details"><td colspan="{ncols}">'
-                   f"<details><summary>{_e(summary)}</summary>")
+        error = None
         if record.error is not None:
-            where = ""
             failing = record.error_cell()
-            if failing is not None:
-                where = " " + lb.error_in.format(cell=record.cell_name(failing).label)
-            out.append(f'<p class="gpu-status-error-message"><strong>{_e(record.error.type)}'
-                       f"</strong>{_e(where)}: <code>{_e(record.error.message)}</code></p>")
-        self._flagged_list(out, result, self.page_uri(record.docname))
-        self._facts(out, values)
-        if has_cells:
-            out.append(f'<div class="gpu-status-cells" data-docname="{_e(record.docname)}">'
-                       "</div>")
-        out.append("</details></td></tr>")
-
-    def _flagged_list(self, out: list[str], result: NotebookAnalysis, uri: str | None) -> None:
-        """The notebook's flagged cells, each with the id the badges and findings link to."""
-        record = result.notebook
-        if not result.flagged_cells:
-            return
-        out.append('<ul class="gpu-status-flagged-list">')
+            where = (" " + lb.error_in.format(cell=record.cell_name(failing).label)
+                     if failing is not None else "")
+            error = {"type": record.error.type, "where": where,
+                     "message": record.error.message}
+        cells = []
         for cell, flags in result.flagged_cells:
             name = record.cell_name(cell)
-            label = _e(name.label)
-            if uri is not None and name.anchor is not None:
-                label = f'<a href="{_e(uri)}#{name.anchor}">{label}</a>'
-            ident = (f' id="{_e(flagged_cell_id(record.docname, name.number))}"'
-                     if self.row_ids else "")
-            names = ", ".join(self.labels.flag_text.get(f.rule, f.rule) for f in flags)
-            out.append(f"<li{ident}>{label}: {format_seconds(cell.seconds)} — "
-                       f'<span class="gpu-status-flag-names">{_e(names)}</span></li>')
-        out.append("</ul>")
+            cells.append({
+                "ident": flagged_cell_id(record.docname, name.number) if self.row_ids else None,
+                "label": name.label,
+                "href": f"{uri}#{name.anchor}" if uri is not None and name.anchor else None,
+                "time": format_seconds(cell.seconds),
+                "names": ", ".join(lb.flag_text.get(f.rule, f.rule) for f in flags)})
+        return {"summary": summary, "error": error, "flagged": cells, "cells": has_cells}
 
-    def _facts(self, out: list[str], values: dict[str, Value]) -> None:
-        """The columns the table does not show, as a description list."""
-        facts = self._hidden_columns()
-        if not facts:
-            return
-        out.append('<dl class="gpu-status-facts">')
-        for key in facts:
-            sort_value, content = values[key]
-            out.append(f"<dt>{_e(self._label(key))}</dt>"
-                       f'<dd data-column="{key}" data-value="{_e(sort_value)}">{content}</dd>')
-        out.append("</dl>")
-
-    def _gone(self, out: list[str], record: NotebookRecord, ncols: int) -> None:
+    def _gone(self, record: NotebookRecord) -> dict[str, Any]:
         lb = self.labels
         title = record.title or record.docname
-        search = " ".join((title, record.docname, lb.gone)).casefold()
-        out.append(f'<tbody class="gpu-status-notebook gpu-status-row-gone"'
-                   f' data-filter="{_e(search)}"><tr>')
-        out.append(f'<th scope="row" data-value="{_e(title.casefold())}">{_e(title)}'
-                   f'<span class="gpu-status-docname">{_e(record.docname)}</span></th>')
         baseline_seconds = record.seconds if record.executed else None
         device = record.environment.device_label if record.capture == "ok" else "–"
-        values: dict[str, Value] = {key: ("", "–") for key in COLUMNS}
-        values["status"] = (str(_STATUS_RANK["gone"]), f'<span class="gpu-status-mark'
-                            f' gpu-status-gone">{_e(lb.status_text["gone"])}</span>')
-        values["time"] = ("", f"{format_seconds(baseline_seconds)} → –")
-        values["flags"] = ("", "–")
-        values["baseline"] = (_num(baseline_seconds), format_seconds(baseline_seconds))
-        values["baseline_device"] = (device.casefold(), _e(device))
-        self._row(out, values)
-        out.append("</tr>")
-        if self._hidden_columns():
-            out.append(f'<tr class="gpu-status-details"><td colspan="{ncols}"><details>'
-                       f"<summary>{_e(title)}</summary>")
-            self._facts(out, values)
-            out.append("</details></td></tr>")
-        out.append("</tbody>")
+        values = {key: _value("", "–") for key in COLUMNS}
+        values["status"] = _value(_STATUS_RANK["gone"], lb.status_text["gone"], status="gone")
+        values["time"] = _value("", f"{format_seconds(baseline_seconds)} → –")
+        values["baseline"] = _value(_num(baseline_seconds), format_seconds(baseline_seconds))
+        values["baseline_device"] = _value(device.casefold(), device)
+        details = ({"summary": title, "error": None, "flagged": [], "cells": False}
+                   if self._hidden_columns() else None)
+        return {"classes": "gpu-status-notebook gpu-status-row-gone", "ident": None,
+                "filter": " ".join((title, record.docname, lb.gone)).casefold(),
+                "flagged": False, "sort": title.casefold(), "title": title, "uri": None,
+                "docname": record.docname, "values": values, "details": details}
 
     def _provenance_summary(self, totals: Totals) -> str:
         lb = self.labels
@@ -1039,26 +945,20 @@ class HtmlTable:
             parts.append(f"{totals.from_earlier_build} {lb.earlier_build}")
         return ", ".join(parts)
 
-    def _totals(self, totals: Totals) -> str:
+    def _totals(self, totals: Totals) -> dict[str, Any]:
         lb = self.labels
         ratio = share(totals.compared_now, totals.compared_before)
         time = format_seconds(totals.seconds)
         if self.comparing:
             time = f"{format_seconds(totals.baseline_seconds)} → {time}, {_ratio(ratio)}"
-        machines = ngettext("%d machine", "%d machines", totals.machines) % totals.machines
-        texts = {
-            "status": _e(totals.status_summary(lb)),
-            "executed": _e(self._provenance_summary(totals)),
-            "time": _e(time), "device": _e(machines), "cells": str(totals.cells),
-            "slowest": "", "flags": str(totals.flagged),
+        return {"label": f"{lb.total}: {totals.notebooks}", "texts": {
+            "status": totals.status_summary(lb), "executed": self._provenance_summary(totals),
+            "time": time, "device": ngettext("%d machine", "%d machines", totals.machines)
+            % totals.machines, "cells": totals.cells, "slowest": "", "flags": totals.flagged,
             "compile": format_percent(share(totals.compile_seconds, totals.cells_seconds)),
             "memory": "", "baseline": format_seconds(totals.baseline_seconds),
             "ratio": _ratio(ratio), "baseline_device": "",
-        }
-        cells = [f'<th scope="row">{_e(lb.total)}: {totals.notebooks}</th>']
-        cells += [f'<td class="gpu-status-col-{key}" data-label="{_e(self._label(key))}">'
-                  f"{texts[key]}</td>" for key, _label, _kind in self.columns()[1:]]
-        return f'<tfoot><tr class="gpu-status-totals">{"".join(cells)}</tr></tfoot>'
+        }}
 
 
 def render_html(analysis: BuildAnalysis, options: StatusOptions,
