@@ -628,7 +628,7 @@ def _num(value: float | None) -> str:
     return "" if value is None else f"{value:.6g}"
 
 
-class HtmlTable:
+class StatusTable:
     """One table: its rows as data (one value per column: sort key, text, parts),
     rendered by ``templates/status_table.html`` (autoescape: nothing is escaped here).
 
@@ -969,7 +969,7 @@ def render_html(analysis: BuildAnalysis, options: StatusOptions,
     ``cells_src``: the URL (relative to the page) of :func:`cells_data`; without it
     the rows have no per-cell details.
     """
-    return HtmlTable(analysis, options, page_uri, table_id, row_ids,
+    return StatusTable(analysis, options, page_uri, table_id, row_ids,
                      cells_src=cells_src).render()
 
 
@@ -1067,66 +1067,67 @@ def _doc_link(fromdoc: str, docname: str, text: str) -> nodes.Node:
     return link
 
 
+def plain_value(key: str, value: Value, lb: Labels) -> str:
+    """A value of a row as one line of text: what ``templates/status_table.html``
+    shows, for builders without HTML."""
+    text = str(value["text"])
+    if key == "time":
+        marks = [lb.new if value.get("new") else "",
+                 lb.regression if value.get("regression") else "",
+                 lb.device_changed if value.get("device_change") else ""]
+        return " ".join([text, *(mark for mark in marks if mark)])
+    if key == "flags" and value.get("count"):
+        return f"{value['count']}: {text}"
+    if key == "executed" and value.get("iso"):
+        return f"{value['how']} {text}"
+    if key == "slowest" and value.get("label"):
+        return f"{text} · {value['label']}"
+    if key == "baseline" and value.get("new"):
+        return lb.new
+    return text
+
+
 def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc: str,
                        known_docs: set[str], table_id: str = "gpu-status-1") -> list[nodes.Node]:
-    """A plain table (notebook, status, time, device, slowest cell, flags) for any builder."""
+    """The same columns and values as the HTML table (:class:`StatusTable`), as a plain
+    docutils table for any builder, after the findings."""
     lb = Labels.load()
+    model = StatusTable(analysis, options, lambda docname: None, table_id, row_ids=False)
+    columns = model.columns()
     rows = order(analysis.notebooks, options.sort)
     listed = [r for r in rows if _listed(r, options)]
-    totals = Totals.of(analysis)
-    headers = [lb.notebook, lb.status, lb.time, lb.device, lb.slowest, lb.flags]
     table = nodes.table(classes=["gpu-status-plain", "colwidths-auto"], ids=[table_id])
     table += nodes.title(text=lb.caption)
-    group = nodes.tgroup(cols=len(headers))
+    group = nodes.tgroup(cols=len(columns))
     table += group
     # relative widths (the text builder takes them as characters)
-    for width in (24, 14, 12, 24, 18, 8):
-        group += nodes.colspec(colwidth=width)
+    for key, _label, _kind in columns:
+        group += nodes.colspec(colwidth=24 if key in ("name", "device", "time") else 14)
     head = nodes.thead()
     group += head
     row = nodes.row()
-    for header in headers:
-        row += _entry(header)
+    for _key, label, _kind in columns:
+        row += _entry(label)
     head += row
     body = nodes.tbody()
     group += body
-    for result in listed:
-        record = result.notebook
-        title = record.title or record.docname
-        name = (_doc_link(fromdoc, record.docname, title) if record.docname in known_docs
-                else nodes.Text(title))
-        slowest = record.slowest_cell()
-        slowest_text = "–"
-        if slowest is not None:
-            slowest_text = (f"{format_seconds(slowest.seconds)} "
-                            f"({format_percent(share(slowest.seconds, record.cells_seconds))}), "
-                            f"{record.cell_name(slowest).label}")
-        flagged = sum(1 for flags in result.cell_flags if flags)
-        time_text = format_seconds(record.seconds) if record.executed else "–"
-        if result.comparison is not None and result.comparison.ratio is not None:
-            time_text += f" ({_ratio(result.comparison.ratio)} {lb.baseline.lower()})"
+    notebook_rows = [model._notebook(result) for result in listed]
+    notebook_rows += [model._gone(record)
+                      for record in sorted(analysis.gone, key=lambda nb: nb.docname)]
+    for data in notebook_rows:
         row = nodes.row()
-        row += _entry(name)
-        row += _entry(status_text(record, lb))
-        row += _entry(time_text)
-        row += _entry(device_text(record, lb))
-        row += _entry(slowest_text)
-        row += _entry(str(flagged))
+        docname = data["docname"]
+        row += _entry(_doc_link(fromdoc, docname, data["title"])
+                      if docname in known_docs and "gpu-status-row-gone" not in data["classes"]
+                      else nodes.Text(data["title"]))
+        for key, _label, _kind in columns[1:]:
+            row += _entry(plain_value(key, data["values"][key], lb))
         body += row
-    for record in analysis.gone:
-        row = nodes.row()
-        row += _entry(record.title or record.docname)
-        row += _entry(lb.status_text["gone"])
-        for _column in range(4):
-            row += _entry("–")
-        body += row
+    totals = model._totals(Totals.of(analysis))
     row = nodes.row()
-    row += _entry(f"{lb.total}: {totals.notebooks}")
-    row += _entry(totals.status_summary(lb))
-    row += _entry(format_seconds(totals.seconds))
-    row += _entry("")
-    row += _entry("")
-    row += _entry(str(totals.flagged))
+    row += _entry(totals["label"])
+    for key, _label, _kind in columns[1:]:
+        row += _entry(str(totals["texts"][key]))
     body += row
     result_nodes: list[nodes.Node] = [table]
     hidden = len(rows) - len(listed)

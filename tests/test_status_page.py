@@ -389,8 +389,11 @@ def test_slow_cell_and_regression_warnings_once(status_book: StatusBook, table):
 def test_text_builder_plain_table(status_book: StatusBook):
     text = status_book.text.read("status.txt")
     assert "Execution status of the notebooks" in text
-    for header in ("Notebook", "Status", "Time", "Slowest cell"):
+    # the HTML table's columns and values
+    for header in ("Notebook", "Status", "Time", "Backend and device", "Flagged cells"):
         assert header in text
+    table = text[text.index("Execution status of the notebooks"):]
+    assert "regression" in table and "changed" in table  # the time column's marks
     assert "ValueError" in text and "RuntimeError" in text
     assert "All notebooks: 6" in text
     assert "Retired notebook" in text
