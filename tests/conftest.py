@@ -23,6 +23,7 @@ Comparing doctrees
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import io
 import re
@@ -182,7 +183,8 @@ def _baseline_notebook(docname: str, title: str, runtime: float,
     return {
         "docname": docname, "status": "ok", "title": title, "provenance": "executed",
         "method": "cache", "executed_at": "2026-01-05T03:00:00+00:00",
-        "runtime_seconds": runtime, "error": None, "environment": GPU_ENVIRONMENT,
+        # a copy: tests mutate these documents (bad values), never the shared constant
+        "runtime_seconds": runtime, "error": None, "environment": copy.deepcopy(GPU_ENVIRONMENT),
         "cells": [{"index": index, "execution_count": n + 1, "seconds": seconds,
                    "first_line": line} for n, (index, seconds, line) in enumerate(cells)],
         "capture": "ok",
