@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import ProjectBuild, build_project
-from test_capture import HEADER, notebooks, only
+from conftest import MYST_HEADER, ProjectBuild, build_project
+from test_capture import notebooks, only
 
 from sphinx_gpu_admonition import capture
 from sphinx_gpu_admonition.probe import (
@@ -33,7 +33,7 @@ def code_cells(*sources: str) -> str:
     return "".join(f"```{{code-cell}} ipython3\n{source}\n```\n\n" for source in sources)
 
 
-HOSTILE = HEADER.format(extra="") + "# Hostile\n\n" + code_cells(
+HOSTILE = MYST_HEADER + "# Hostile\n\n" + code_cells(
     "import os, time",
     "%%capture\ntime.sleep(0.3)",
     "get_ipython().run_cell('time.sleep(0.2)')",
@@ -53,7 +53,7 @@ HOSTILE = HEADER.format(extra="") + "# Hostile\n\n" + code_cells(
     "after_the_patches = 1",
 )
 
-JAX = HEADER.format(extra="") + "# JAX, then the callbacks removed\n\n" + code_cells(
+JAX = MYST_HEADER + "# JAX, then the callbacks removed\n\n" + code_cells(
     "import importlib.util\nimportlib.util.find_spec('jax') is not None",
     "import jax, jax.numpy as jnp\ndouble = jax.jit(lambda v: v * 2)\n"
     "double(jnp.ones(3)).block_until_ready()",
