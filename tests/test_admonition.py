@@ -317,7 +317,7 @@ def test_docs_page_builds_without_warnings(build_root):
              "configuration\n```\n")
     linked = {"runtime.md": "(runtime-docs)=\n# Run time\n", "jax-demo.md": "# JAX\n",
               "configuration.md": "# Options\n\n(gpu_expected_backend)=\n## a\n\n"
-                                  "(gpu_colab_url)=\n## b\n"}
+                                  "(gpu_colab_url)=\n## b\n\n(gpu_cell_badges)=\n## c\n"}
     build = build_root("admonition", files={"index.md": index, "admonition.md": page, **linked},
                        confoverrides={"nitpicky": True})
     assert build.warning_lines == [], build.warnings

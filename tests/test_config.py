@@ -30,6 +30,7 @@ WRONG = {
     "status_console": 1,
     "github_annotations": "yes",
     "warn_slow_cells": "false",
+    "cell_badges": "on",
     "warn_regressions": None,
 }
 
