@@ -379,7 +379,7 @@ def page_metadata(record: NotebookRecord) -> dict[str, Any]:
     return {
         "gpu_execution_status": record.status,
         "gpu_execution_backend": environment.backend,
-        "gpu_execution_device": environment.device_label if record.capture == "ok" else None,
+        "gpu_execution_device": record.device_label,
         "gpu_execution_seconds": record.seconds if record.executed else None,
         "gpu_execution_time": record.executed_at,
         "gpu_execution_provenance": record.provenance,

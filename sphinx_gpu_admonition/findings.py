@@ -47,7 +47,7 @@ def findings(analysis: BuildAnalysis) -> list[Finding]:
     for result in analysis.notebooks:
         record = result.notebook
         total = record.cells_seconds
-        device = record.environment.device_label if record.capture == "ok" else None
+        device = record.device_label
         for cell, flags in result.flagged_cells:
             rows.append(Finding(record, record.cell_name(cell), cell.seconds,
                                 cell.seconds / total if total > 0 else None, device, flags))

@@ -314,6 +314,12 @@ class NotebookRecord(Loadable):
         return self.cells_seconds
 
     @property
+    def device_label(self) -> str | None:
+        """Where it ran (``Environment.device_label``), None without capture data:
+        a notebook never claims a device nobody measured."""
+        return self.environment.device_label if self.capture == "ok" else None
+
+    @property
     def executed(self) -> bool:
         return self.status not in NOT_EXECUTED_STATUSES
 

@@ -924,7 +924,7 @@ class StatusTable:
         lb = self.labels
         title = record.title or record.docname
         baseline_seconds = record.seconds if record.executed else None
-        device = record.environment.device_label if record.capture == "ok" else "–"
+        device = record.device_label or "–"
         values = {key: _value("", "–") for key in COLUMNS}
         values["status"] = _value(_STATUS_RANK["gone"], lb.status_text["gone"], status="gone")
         values["time"] = _value("", f"{format_seconds(baseline_seconds)} → –")

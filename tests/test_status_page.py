@@ -650,7 +650,8 @@ def test_time_bars_against_the_slowest_notebook(table):
     times = {docname_of(r): float(cell(r, "time", table)["data-value"]) for r in rows(table)
              if docname_of(r) in widths}
     assert widths[max(times, key=times.get)] == 100.0
-    assert sorted(widths, key=widths.get) == sorted(times, key=times.get)
+    # longer time, longer bar (rounded widths may tie for close times)
+    assert all(widths[a] <= widths[b] for a in widths for b in widths if times[a] < times[b])
     slow = bars["slow"]
     assert slow["role"] == "img" and "of the slowest notebook's time" in slow["aria-label"]
     assert float(slow.select_one(".gpu-bar-flagged")["style"].split(":")[1].rstrip("%")) > 0

@@ -69,7 +69,7 @@ def summarise_report(report: StatusReport, source: str, thresholds: Thresholds,
         "docname": nb.docname, "title": nb.title, "status": nb.status,
         "provenance": nb.provenance, "seconds": nb.seconds, "cells": len(nb.cells),
         "compile_seconds": nb.compile_seconds,
-        "device": nb.environment.device_label if nb.capture == "ok" else None,
+        "device": nb.device_label,
         "backend": nb.environment.backend,
     } for nb in sorted_slowest_first(executed)[:top]]
     cells = [(nb, cell) for nb in executed for cell in nb.cells]
