@@ -12,7 +12,7 @@ import dataclasses
 
 from .analysis import BuildAnalysis, Flag, action_for
 from .formatting import format_ratio, format_seconds
-from .record import CellName, NotebookRecord
+from .record import CACHE, EARLIER_BUILD, OK, CellName, NotebookRecord
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,3 +134,76 @@ def device_changed(analysis_comparison_device: str | None, record: NotebookRecor
     """Whether a notebook ran on another device than in the baseline."""
     return (analysis_comparison_device is not None and record.capture == "ok"
             and record.environment.device_label != analysis_comparison_device)
+
+
+@dataclasses.dataclass
+class BuildTotals:
+    """The build's counts and sums, for the status page's summary and totals row, the
+    console summary and ``report``: one definition, so that their numbers agree."""
+
+    notebooks: int = 0
+    #: notebooks with an execution (this build's, the cache's or an earlier build's)
+    executed: int = 0
+    from_cache: int = 0
+    from_earlier_build: int = 0
+    failed: int = 0
+    #: the executed notebooks' time (MyST-NB's run time: kernel start-up included)
+    seconds: float = 0.0
+    seconds_from_cache: float = 0.0
+    #: the executed notebooks' cell time (kernel start-up not included)
+    cells_seconds: float = 0.0
+    compile_seconds: float = 0.0
+    cells: int = 0
+    flagged: int = 0
+    baseline_seconds: float = 0.0
+    compared_now: float = 0.0
+    compared_before: float = 0.0
+    machines: int = 0
+    by_status: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    @property
+    def executed_now(self) -> int:
+        return self.executed - self.from_cache - self.from_earlier_build
+
+    @property
+    def not_executed(self) -> int:
+        return self.notebooks - self.executed
+
+    @property
+    def ok(self) -> int:
+        return self.by_status.get(OK, 0)
+
+    @classmethod
+    def of(cls, analysis: BuildAnalysis) -> BuildTotals:
+        totals = cls()
+        machines = set()
+        for result in analysis.notebooks:
+            record = result.notebook
+            totals.notebooks += 1
+            totals.by_status[record.status] = totals.by_status.get(record.status, 0) + 1
+            totals.failed += record.failed
+            totals.flagged += sum(1 for flags in result.cell_flags if flags)
+            if record.executed:
+                totals.executed += 1
+                totals.seconds += record.seconds
+                totals.from_cache += record.provenance == CACHE
+                totals.from_earlier_build += record.provenance == EARLIER_BUILD
+                if record.provenance == CACHE:
+                    totals.seconds_from_cache += record.seconds
+                totals.cells_seconds += record.cells_seconds
+                totals.compile_seconds += record.compile_seconds
+                totals.cells += len(record.cells)
+            if record.capture == "ok":
+                machines.add(record.environment.machine_id)
+            comparison = result.comparison
+            if comparison is not None and comparison.baseline_seconds is not None:
+                totals.baseline_seconds += comparison.baseline_seconds
+                if comparison.ratio is not None:
+                    totals.compared_now += record.seconds
+                    totals.compared_before += comparison.baseline_seconds
+        for record in analysis.gone:
+            if record.executed:
+                totals.baseline_seconds += record.seconds
+        totals.machines = len(machines)
+        return totals
+

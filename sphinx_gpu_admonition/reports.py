@@ -26,7 +26,7 @@ from .analysis import BuildAnalysis, analyse
 from .baseline import get_baseline, thresholds
 from .capture import all_records, atomic_write
 from .config import get_config
-from .findings import findings
+from .findings import BuildTotals, findings
 from .outcome import failure_text, records_of_stopped_build
 from .record import (
     BUILD_FAILED,
@@ -191,19 +191,18 @@ def junit_xml(report: StatusReport) -> str:
 
 def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
     notebooks = report.notebooks
-    executed = sum(nb.provenance == EXECUTED for nb in notebooks)
-    cached = sum(nb.provenance == CACHE for nb in notebooks)
-    earlier = sum(nb.provenance == EARLIER_BUILD for nb in notebooks)
+    totals = BuildTotals.of(analysis)  # the status page's numbers
     failed = [nb for nb in notebooks if nb.failed]
-    total = sum(nb.seconds for nb in notebooks if nb.executed)
-    reused = f", {earlier} unchanged since an earlier build" if earlier else ""
-    lines = [f"execution: {len(notebooks)} notebooks, {executed} executed, {cached} from the "
-             f"cache{reused}, {len(failed)} failed; {total:.1f} s in all"]
+    reused = (f", {totals.from_earlier_build} unchanged since an earlier build"
+              if totals.from_earlier_build else "")
+    lines = [f"execution: {totals.notebooks} notebooks, {totals.executed_now} executed, "
+             f"{totals.from_cache} from the cache{reused}, {totals.failed} failed; "
+             f"{totals.seconds:.1f} s in all"]
     if report.build.get("outcome") == BUILD_FAILED:
         lines.insert(0, f"execution: the build stopped ({report.build.get('failure')}); "
                         "this report lists what it read before it stopped")
     for nb in sorted_slowest_first(n for n in notebooks if n.executed)[:SUMMARY_ROWS]:
-        lines.append(f"  {nb.seconds:8.2f} s  {nb.docname}  [{nb.environment.device_label}]")
+        lines.append(f"  {nb.seconds:8.2f} s  {nb.docname}  [{nb.device_label or 'no capture'}]")
     flagged = findings(analysis)  # the status page's list, in the same order
     if flagged:
         shown = (f"{len(flagged)}" if len(flagged) <= SUMMARY_ROWS

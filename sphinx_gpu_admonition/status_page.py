@@ -72,7 +72,7 @@ from .baseline import baseline_path, get_baseline, thresholds
 from .capture import all_records, atomic_write, stored_records
 from .config import get_config
 from .envdata import env_data
-from .findings import device_changed, findings, headline
+from .findings import BuildTotals, device_changed, findings, headline
 from .formatting import format_date, format_percent, format_ratio, format_seconds
 from .i18n import ngettext, translate
 from .record import (
@@ -560,60 +560,10 @@ def _listed(result: NotebookAnalysis, options: StatusOptions) -> bool:
             or record.seconds >= options.min_seconds)
 
 
-@dataclasses.dataclass
-class Totals:
-    notebooks: int = 0
-    executed: int = 0
-    from_cache: int = 0
-    from_earlier_build: int = 0
-    failed: int = 0
-    seconds: float = 0.0
-    cells_seconds: float = 0.0
-    compile_seconds: float = 0.0
-    cells: int = 0
-    flagged: int = 0
-    baseline_seconds: float = 0.0
-    compared_now: float = 0.0
-    compared_before: float = 0.0
-    machines: int = 0
-    by_status: dict[str, int] = dataclasses.field(default_factory=dict)
-
-    @classmethod
-    def of(cls, analysis: BuildAnalysis) -> Totals:
-        totals = cls()
-        machines = set()
-        for result in analysis.notebooks:
-            record = result.notebook
-            totals.notebooks += 1
-            totals.by_status[record.status] = totals.by_status.get(record.status, 0) + 1
-            if record.executed:
-                totals.executed += 1
-                totals.seconds += record.seconds
-            totals.from_cache += record.provenance == CACHE
-            totals.from_earlier_build += record.provenance == EARLIER_BUILD
-            totals.failed += record.failed
-            totals.cells_seconds += record.cells_seconds
-            totals.compile_seconds += record.compile_seconds
-            totals.cells += len(record.cells)
-            totals.flagged += sum(1 for flags in result.cell_flags if flags)
-            if record.capture == "ok":
-                machines.add(record.environment.machine_id)
-            comparison = result.comparison
-            if comparison is not None and comparison.baseline_seconds is not None:
-                totals.baseline_seconds += comparison.baseline_seconds
-                if comparison.ratio is not None:
-                    totals.compared_now += record.seconds
-                    totals.compared_before += comparison.baseline_seconds
-        for record in analysis.gone:
-            if record.executed:
-                totals.baseline_seconds += record.seconds
-        totals.machines = len(machines)
-        return totals
-
-    def status_summary(self, labels: Labels) -> str:
-        return ", ".join(f"{count} {labels.status_text.get(status, status)}"
-                         for status, count in sorted(self.by_status.items(),
-                                                     key=lambda kv: _STATUS_RANK.get(kv[0], 9)))
+def status_summary(totals: BuildTotals, labels: Labels) -> str:
+    return ", ".join(f"{count} {labels.status_text.get(status, status)}"
+                     for status, count in sorted(totals.by_status.items(),
+                                                 key=lambda kv: _STATUS_RANK.get(kv[0], 9)))
 
 
 # -- HTML ----------------------------------------------------------------------------
@@ -677,7 +627,7 @@ class StatusTable:
         rows = order(self.analysis.notebooks, options.sort)
         listed = [r for r in rows if _listed(r, options)]
         hidden = len(rows) - len(listed)
-        totals = Totals.of(self.analysis)
+        totals = BuildTotals.of(self.analysis)
         sort_key = "name" if options.sort == "name" else "time"
         columns = [{"key": key, "label": label, "kind": kind,
                     "aria": (("ascending" if key == "name" else "descending")
@@ -695,12 +645,12 @@ class StatusTable:
             summary=self._summary(totals, hidden), findings=Markup(self._findings()),
             totals=self._totals(totals))
 
-    def _summary(self, totals: Totals, hidden: int) -> str:
+    def _summary(self, totals: BuildTotals, hidden: int) -> str:
         lb = self.labels
         if not totals.notebooks and not self.analysis.gone:
             return lb.no_records
         parts = [(ngettext("%d notebook", "%d notebooks", totals.notebooks) % totals.notebooks)
-                 + f": {totals.status_summary(lb)} ({self._provenance_summary(totals)})",
+                 + f": {status_summary(totals, lb)} ({self._provenance_summary(totals)})",
                  f"{format_seconds(totals.seconds)} in total",
                  ngettext("%d flagged cell", "%d flagged cells", totals.flagged) % totals.flagged]
         gone = len(self.analysis.gone)
@@ -937,22 +887,21 @@ class StatusTable:
                 "flagged": False, "sort": title.casefold(), "title": title, "uri": None,
                 "docname": record.docname, "values": values, "details": details}
 
-    def _provenance_summary(self, totals: Totals) -> str:
+    def _provenance_summary(self, totals: BuildTotals) -> str:
         lb = self.labels
-        now = totals.executed - totals.from_cache - totals.from_earlier_build
-        parts = [f"{now} {lb.executed_now}", f"{totals.from_cache} {lb.cache}"]
+        parts = [f"{totals.executed_now} {lb.executed_now}", f"{totals.from_cache} {lb.cache}"]
         if totals.from_earlier_build:
             parts.append(f"{totals.from_earlier_build} {lb.earlier_build}")
         return ", ".join(parts)
 
-    def _totals(self, totals: Totals) -> dict[str, Any]:
+    def _totals(self, totals: BuildTotals) -> dict[str, Any]:
         lb = self.labels
         ratio = share(totals.compared_now, totals.compared_before)
         time = format_seconds(totals.seconds)
         if self.comparing:
             time = f"{format_seconds(totals.baseline_seconds)} → {time}, {_ratio(ratio)}"
         return {"label": f"{lb.total}: {totals.notebooks}", "texts": {
-            "status": totals.status_summary(lb), "executed": self._provenance_summary(totals),
+            "status": status_summary(totals, lb), "executed": self._provenance_summary(totals),
             "time": time, "device": ngettext("%d machine", "%d machines", totals.machines)
             % totals.machines, "cells": totals.cells, "slowest": "", "flags": totals.flagged,
             "compile": format_percent(share(totals.compile_seconds, totals.cells_seconds)),
@@ -1123,7 +1072,7 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
         for key, _label, _kind in columns[1:]:
             row += _entry(plain_value(key, data["values"][key], lb))
         body += row
-    totals = model._totals(Totals.of(analysis))
+    totals = model._totals(BuildTotals.of(analysis))
     row = nodes.row()
     row += _entry(totals["label"])
     for key, _label, _kind in columns[1:]:

@@ -9,11 +9,9 @@ import sys
 from typing import Any
 
 from ..analysis import Thresholds, action_for, analyse
+from ..findings import BuildTotals
 from ..record import (
     BUILD_FAILED,
-    CACHE,
-    EARLIER_BUILD,
-    EXECUTED,
     OK,
     CellRecord,
     NotebookRecord,
@@ -48,22 +46,22 @@ def summarise_report(report: StatusReport, source: str, thresholds: Thresholds,
     analysis = analyse(report, thresholds)
     notebooks = report.notebooks
     executed = [nb for nb in notebooks if nb.executed]
-    from_cache = [nb for nb in executed if nb.provenance == CACHE]
+    counted = BuildTotals.of(analysis)  # the status page's and the console's numbers
     totals = {
-        "notebooks": len(notebooks),
-        "ok": sum(nb.status == OK for nb in notebooks),
-        "failed": sum(nb.failed for nb in notebooks),
-        "not_executed": sum(not nb.executed for nb in notebooks),
-        "executed_now": sum(nb.provenance == EXECUTED for nb in notebooks),
-        "from_cache": len(from_cache),
-        "from_earlier_build": sum(nb.provenance == EARLIER_BUILD for nb in notebooks),
+        "notebooks": counted.notebooks,
+        "ok": counted.ok,
+        "failed": counted.failed,
+        "not_executed": counted.not_executed,
+        "executed_now": counted.executed_now,
+        "from_cache": counted.from_cache,
+        "from_earlier_build": counted.from_earlier_build,
         #: the build stopped before it finished (build.outcome "failed"): its failure
         "build_failure": (str(report.build.get("failure") or "the build stopped")
                           if report.build.get("outcome") == BUILD_FAILED else None),
-        "seconds": sum(nb.seconds for nb in executed),
-        "seconds_from_cache": sum(nb.seconds for nb in from_cache),
-        "compile_seconds": sum(nb.compile_seconds for nb in executed),
-        "cells": sum(len(nb.cells) for nb in executed),
+        "seconds": counted.seconds,
+        "seconds_from_cache": counted.seconds_from_cache,
+        "compile_seconds": counted.compile_seconds,
+        "cells": counted.cells,
     }
     slowest = [{
         "docname": nb.docname, "title": nb.title, "status": nb.status,
