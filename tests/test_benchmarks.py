@@ -17,7 +17,7 @@ import pytest
 
 RUN = Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.tooling]
 
 MEASURES = ("forced build", "-j 2 vs serial", "environment pickle", "cache-hit record lookup",
             "all-cache-hit -E rebuild", "status page HTML")

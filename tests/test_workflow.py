@@ -36,6 +36,9 @@ import yaml
 
 from sphinx_gpu_admonition import cli
 
+# the documented shell workflow: run with the newest Sphinx only (scripts/test)
+pytestmark = pytest.mark.tooling
+
 DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "workflow.md"
 BOOK = Path(__file__).resolve().parent / "roots" / "workflow"
 BIN = Path(sys.executable).parent
