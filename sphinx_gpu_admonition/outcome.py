@@ -48,6 +48,7 @@ from .record import (
     NotebookRecord,
     SchemaError,
 )
+from .support import per_build
 
 logger = logging.getLogger(__name__)
 
@@ -72,11 +73,7 @@ class BuildProgress:
 
 
 def progress(app: Sphinx) -> BuildProgress:
-    found = getattr(app, _PROGRESS_ATTRIBUTE, None)
-    if found is None:
-        found = BuildProgress()
-        setattr(app, _PROGRESS_ATTRIBUTE, found)
-    return found
+    return per_build(app, _PROGRESS_ATTRIBUTE, BuildProgress)
 
 
 def _backup_file(app: Sphinx, docname: str) -> Path:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -62,12 +63,21 @@ class _BuildChanges:
 _CHANGES_ATTRIBUTE = "_gpu_admonition_record_changes"
 
 
+T = TypeVar("T")
+
+
+def per_build(app: Sphinx, attribute: str, factory: Callable[[], T]) -> T:
+    """State of this build kept on the application (the main process's, never
+    pickled): ``app.<attribute>``, created with ``factory()`` the first time."""
+    state = getattr(app, attribute, None)
+    if state is None:
+        state = factory()
+        setattr(app, attribute, state)
+    return state
+
+
 def _changes(app: Sphinx) -> _BuildChanges:
-    changes = getattr(app, _CHANGES_ATTRIBUTE, None)
-    if changes is None:
-        changes = _BuildChanges()
-        setattr(app, _CHANGES_ATTRIBUTE, changes)
-    return changes
+    return per_build(app, _CHANGES_ATTRIBUTE, _BuildChanges)
 
 
 def _reset_changes(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],

@@ -23,12 +23,16 @@ Comparing doctrees
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
+import functools
+import http.server
 import io
 import re
 import shutil
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -317,3 +321,43 @@ def quantecon_book(tmp_path_factory: pytest.TempPathFactory) -> QuantEconBook:
     cache = dest / "cache"
     html = helpers.build(book, dest / "cpu", cache, gpu_expected_backend="cpu")
     return QuantEconBook(book, cache, html)
+
+
+# -- the browser tests (tests/test_browser.py, tests/test_public_pages.py) -------------
+CHROMIUM = "/usr/bin/chromium"  # Debian's; Playwright's own download does not work here
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serve(folder: Path) -> Iterator[str]:
+    """A built site over http://127.0.0.1 (the status page fetches its cell data,
+    which a file:// page cannot)."""
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium through Playwright (skipped where either is missing)."""
+    playwright_sync = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    with playwright_sync.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+

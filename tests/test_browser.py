@@ -11,51 +11,22 @@ synthetic 1,000-notebook page is sorted too; its time is printed, never asserted
 
 from __future__ import annotations
 
-import functools
-import http.server
 import importlib.util
 import re
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from conftest import StatusBook
+from conftest import StatusBook, serve
 
 pytestmark = pytest.mark.browser
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def server(status_book: StatusBook):
-    handler = functools.partial(_Quiet, directory=str(status_book.html.outdir))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("no Chromium at /usr/bin/chromium")
-    with playwright_sync.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
+    with serve(status_book.html.outdir) as address:
+        yield address
 
 
 class Page:

@@ -12,23 +12,18 @@ the screenshots are kept there.
 
 from __future__ import annotations
 
-import functools
-import http.server
+import contextlib
 import importlib.util
 import os
-import threading
 from pathlib import Path
 
 import pytest
-from conftest import QuantEconBook
+from conftest import QuantEconBook, serve
 
 pytestmark = pytest.mark.browser
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 THEMES = ["sphinx_book_theme"] + (
     ["quantecon_book_theme"] if importlib.util.find_spec("quantecon_book_theme") else [])
 
@@ -58,11 +53,6 @@ CONTRAST_JS = """(element) => {
 }"""
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def sites(quantecon_book: QuantEconBook, tmp_path_factory: pytest.TempPathFactory):
     """theme -> address of the served book."""
@@ -79,27 +69,8 @@ def sites(quantecon_book: QuantEconBook, tmp_path_factory: pytest.TempPathFactor
                               html_theme=theme, html_theme_options=options)
         assert build.warning_lines == [], build.warnings
         outdirs[theme] = build.outdir
-    servers, addresses = [], {}
-    for theme, outdir in outdirs.items():
-        handler = functools.partial(_Quiet, directory=str(outdir))
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
-        servers.append(httpd)
-        addresses[theme] = f"http://127.0.0.1:{httpd.server_address[1]}"
-    yield addresses
-    for httpd in servers:
-        httpd.shutdown()
-        httpd.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("no Chromium at /usr/bin/chromium")
-    with playwright_sync.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
+    with contextlib.ExitStack() as servers:
+        yield {theme: servers.enter_context(serve(outdir)) for theme, outdir in outdirs.items()}
 
 
 def _dark(page, theme: str) -> None:
