@@ -88,11 +88,12 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
             "generator": f"sphinx-gpu-admonition {__version__}",
             "outcome": BUILD_FAILED if failure is not None else BUILD_SUCCEEDED,
             "failure": failure_text(failure) if failure is not None else None,
-            "calibration": calibration.of_build(app),
         },
     )
-    if report.build["calibration"] is None:  # the build stopped before builder-inited
-        del report.build["calibration"]
+    # the machine's speed matters only for what this build executed (a cache hit
+    # keeps the calibration of the build that executed it)
+    if any(nb.provenance == EXECUTED for nb in report.notebooks):
+        report.build["calibration"] = calibration.of_build(app)
     # the build's own analysis unless a crashed notebook joins the records
     analysis = (analyse(report, thresholds(app), get_baseline(app)) if extra
                 else build_analysis(app))
