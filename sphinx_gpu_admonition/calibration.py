@@ -4,8 +4,9 @@ CI runners of one type differ in speed from run to run (a noisy neighbour, a
 throttled CPU).  A notebook that is 1.9x slower on a runner that is 1.9x slower
 overall did not regress.  A build that executes notebooks times :func:`workload` in the
 builder process (about 60 ms) and stores it as ``build.calibration``; it
-times it again during (:class:`_Sampler`) and right after each notebook it
-executes and keeps the median in the notebook's ``calibration_seconds``: the load
+times it again while each notebook executes (:class:`_Sampler`; right after a
+notebook too short for that) and keeps the median in the notebook's
+``calibration_seconds``: the load
 of a runner changes within seconds (samples only around a notebook missed what
 it met), and a merged build needs the speed of each notebook's machine.
 :func:`.analysis.machine_factor` turns two builds into the factor that
@@ -95,7 +96,8 @@ class _Sampler(threading.Thread):
     def finish(self) -> float:
         self.stopped.set()
         self.join()
-        self.times.append(measure(NOTEBOOK_RUNS)["seconds"])
+        if not self.times:  # a notebook shorter than one interval: one sample after it
+            self.times.append(measure(NOTEBOOK_RUNS)["seconds"])
         return statistics.median(self.times)
 
 
@@ -122,7 +124,7 @@ def _samplers(app: Sphinx) -> dict[str, _Sampler]:
 
 def around_notebook(app: Sphinx, docname: str) -> float:
     """The machine's speed while a notebook ran (its ``calibration_seconds``): the
-    median of the samples during and right after it."""
+    median of the samples taken while it ran (or one right after it)."""
     sampler = _samplers(app).pop(docname, None)
     if sampler is None:
         return measure(NOTEBOOK_RUNS)["seconds"]
