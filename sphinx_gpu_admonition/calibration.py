@@ -32,6 +32,8 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
+from .envdata import per_build
+
 WORKLOAD_VERSION = 1
 #: runs of the workload at the start of a build, and after each executed notebook
 BUILD_RUNS = 5
@@ -141,11 +143,7 @@ def _stop_samplers(app: Sphinx, *args: object) -> None:
 def of_build(app: Sphinx) -> dict[str, Any]:
     """This build's calibration, measured the first time it is asked for (a build
     that executes nothing, an all-cache-hit rebuild, never pays for it)."""
-    found = getattr(app, _ATTRIBUTE, None)
-    if found is None:
-        found = measure()
-        setattr(app, _ATTRIBUTE, found)
-    return found
+    return per_build(app, _ATTRIBUTE, measure)
 
 
 def _forget(app: Sphinx) -> None:

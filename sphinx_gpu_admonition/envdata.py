@@ -1,4 +1,5 @@
-"""Per-document data kept on the build environment (pickled with it)."""
+"""Data kept on the build environment (pickled with it) and per-build state kept on
+the application (never pickled): one "get or create" for both."""
 
 from __future__ import annotations
 
@@ -16,8 +17,18 @@ def env_data(env: BuildEnvironment, attribute: str, factory: Callable[[], T]) ->
     Plain containers only, so the environment pickles and ``-j N`` merges work;
     each owner clears and merges its attribute in its ``EnvironmentCollector``.
     """
-    value: Any = getattr(env, attribute, None)
+    return _get_or_create(env, attribute, factory)
+
+
+def per_build(app: Any, attribute: str, factory: Callable[[], T]) -> T:
+    """State of this build kept on the application (the main process's, never
+    pickled): ``app.<attribute>``, created with ``factory()`` the first time."""
+    return _get_or_create(app, attribute, factory)
+
+
+def _get_or_create(owner: Any, attribute: str, factory: Callable[[], T]) -> T:
+    value: Any = getattr(owner, attribute, None)
     if value is None:
         value = factory()
-        setattr(env, attribute, value)
+        setattr(owner, attribute, value)
     return value

@@ -37,6 +37,7 @@ from .capture import (
     output_file,
     stored_records,
 )
+from .envdata import per_build
 from .formatting import error_message
 from .record import (
     EARLIER_BUILD,
@@ -48,7 +49,6 @@ from .record import (
     NotebookRecord,
     SchemaError,
 )
-from .support import per_build
 
 logger = logging.getLogger(__name__)
 

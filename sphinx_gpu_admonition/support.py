@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 
 from .capture import stored_records
+from .envdata import per_build
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 JS_FILE = "gpu-status.js"
@@ -61,19 +61,6 @@ class _BuildChanges:
 
 
 _CHANGES_ATTRIBUTE = "_gpu_admonition_record_changes"
-
-
-T = TypeVar("T")
-
-
-def per_build(app: Sphinx, attribute: str, factory: Callable[[], T]) -> T:
-    """State of this build kept on the application (the main process's, never
-    pickled): ``app.<attribute>``, created with ``factory()`` the first time."""
-    state = getattr(app, attribute, None)
-    if state is None:
-        state = factory()
-        setattr(app, attribute, state)
-    return state
 
 
 def _changes(app: Sphinx) -> _BuildChanges:
