@@ -133,6 +133,17 @@ DEFAULT_COLUMNS = ("name", "status", "time", "device", "flags")
 COMPARISON_COLUMNS = ("baseline", "ratio", "baseline_device")
 COLUMN_SORT = {key: "text" if key in ("name", "executed", "device", "baseline_device")
                else "number" for key in COLUMNS}
+#: a table of more notebooks than this is laid out with fixed column widths, so that
+#: the browser lays out only the rows on screen (content-visibility in the
+#: stylesheet): a 1,000-notebook table then loads and sorts in a fraction of the time
+#: (docs/performance.md).  Smaller tables keep widths that follow their content.
+MANY_ROWS = 200
+#: relative widths of the columns of such a table (shares of the table's width) and
+#: the least width of each, in em, below which the table scrolls sideways
+COLUMN_WIDTHS = {"name": (30, 12), "status": (8, 5), "time": (12, 7), "device": (20, 9),
+                 "flags": (20, 8), "executed": (16, 8), "cells": (7, 4), "slowest": (15, 8),
+                 "compile": (10, 6), "memory": (9, 5), "baseline": (11, 6), "ratio": (8, 5),
+                 "baseline_device": (20, 9)}
 
 #: one value of a row: ``sort`` (the table's sort key), ``text`` and the parts the
 #: template marks up (a link, marks, a bar); all of it data, escaped by the template
@@ -206,6 +217,14 @@ def _parse_columns(text: str, report: Callable[[str], None]) -> tuple[str, ...]:
             report("empty :columns:; using the default columns")
         return DEFAULT_COLUMNS
     return ("name", *known)
+
+
+def _fixed_widths(keys: list[str]) -> dict[str, Any]:
+    """The column widths (percentages) and the table's least width (em) of a table
+    laid out with fixed widths (:data:`MANY_ROWS`)."""
+    total = sum(COLUMN_WIDTHS[key][0] for key in keys)
+    return {"columns": {key: f"{100 * COLUMN_WIDTHS[key][0] / total:.1f}%" for key in keys},
+            "least": f"{sum(COLUMN_WIDTHS[key][1] for key in keys)}em"}
 
 
 # -- the placeholder and the directive --------------------------------------------
@@ -638,6 +657,8 @@ class StatusTable:
                        for record in sorted(self.analysis.gone, key=lambda nb: nb.docname)]
         return render_template(
             "status_table.html", ident=self.table_id, labels=lb, columns=columns,
+            widths=(_fixed_widths([c["key"] for c in columns])
+                    if len(table_rows) > MANY_ROWS else None),
             rows=table_rows, facts=self._hidden_columns(),
             labels_of={key: self._label(key) for key in COLUMNS},
             cells_src=self.cells_src,

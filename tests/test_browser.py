@@ -236,6 +236,28 @@ def test_sorting_a_thousand_notebooks(browser, tmp_path):
             const t2 = performance.now();
             return [t1 - t0, t2 - t1];
         }""")
+        # a table this long is laid out a screen at a time (fixed column widths,
+        # content-visibility): scrolling through it changes no column's width, and
+        # the page is about as tall as the rows make it (each row's least height)
+        widths_js = """() => [...document.querySelectorAll('#gpu-status-1 thead th')]
+                               .map(th => Math.round(th.getBoundingClientRect().width))"""
+        assert page.page.locator("#gpu-status-1 table.gpu-status-many").count() == 1
+        top_widths = page.page.evaluate(widths_js)
+        height = page.page.evaluate("() => document.documentElement.scrollHeight")
+        page.page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+        page.page.wait_for_timeout(100)
+        assert page.page.evaluate(widths_js) == top_widths
+        assert min(top_widths) > 40
+        laid_out = page.page.evaluate("() => document.documentElement.scrollHeight")
+        assert 0.8 < height / laid_out < 1.25
+        # a link to a row far down shows that row and its details
+        last = page.page.evaluate(
+            "() => [...document.querySelectorAll('tbody.gpu-status-notebook')].at(-3).id")
+        page.page.evaluate(f"() => {{ window.location.hash = '{last}'; }}")
+        page.page.locator(f"#{last} details[open]").wait_for()
+        box = page.page.locator(f"#{last} > tr").first.bounding_box()
+        assert box is not None and 0 <= box["y"] < 800
+        page.page.evaluate("() => window.scrollTo(0, 0)")
         page.page.get_by_label("Filter notebooks").fill("lecture 99")
         shown = len(page.docnames())
         print(f"\n1,000 notebooks x 50 cells: {len(fragment) / 1e6:.1f} MB, load "

@@ -23,6 +23,7 @@ from conftest import ROOTS, StatusBook, gpu_baseline, sphinx_build
 from sphinx_gpu_admonition.analysis import HINT_RULES, Thresholds, analyse
 from sphinx_gpu_admonition.record import NotebookRecord, StatusReport
 from sphinx_gpu_admonition.status_page import (
+    MANY_ROWS,
     StatusOptions,
     cells_data,
     parse_options,
@@ -443,6 +444,31 @@ def test_render_html_escapes_everything():
     assert json.loads(root["data-cell-labels"])["cellName"] == "cell {number}"
     (cell_entry,) = cells_data(analysis)["nb"][f"a/{hostile}"]["c"]
     assert (cell_entry["l"], cell_entry["e"]) == (hostile, "<i>Bad</i>")
+
+
+@pytest.mark.parametrize("columns", [("name", "status", "time", "device", "flags"),
+                                     ("name", "time", "memory")])
+def test_a_long_table_gets_fixed_column_widths(columns):
+    """Past MANY_ROWS notebooks the table has fixed column widths (so that the
+    browser lays out only the rows on screen), one per shown column, adding up to
+    the whole table; a shorter table keeps widths that follow its content."""
+    def table(notebooks: int):
+        records = [NotebookRecord.from_dict({"docname": f"nb{n}", "status": "ok",
+                                             "runtime_seconds": n, "capture": "ok"})
+                   for n in range(notebooks)]
+        markup = render_html(analyse(StatusReport(records), Thresholds()),
+                             StatusOptions(columns=columns), lambda d: f"{d}.html")
+        return BeautifulSoup(markup, "lxml").select_one("table.gpu-status-table")
+
+    short = table(MANY_ROWS)
+    assert "gpu-status-many" not in short["class"] and short.find("colgroup") is None
+    long = table(MANY_ROWS + 1)
+    assert "gpu-status-many" in long["class"]
+    widths = [float(re.fullmatch(r"width:([\d.]+)%", col["style"]).group(1))
+              for col in long.select("colgroup > col")]
+    assert len(widths) == len(columns) == len(long.select("thead th"))
+    assert abs(sum(widths) - 100) < 0.5 and min(widths) > 5
+    assert re.fullmatch(r"--gpu-status-least-width:\d+em", long["style"])
 
 
 def test_cells_data_file_beside_the_page(tmp_path, caplog):
