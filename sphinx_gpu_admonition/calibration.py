@@ -23,6 +23,7 @@ are not comparable.
 
 from __future__ import annotations
 
+import os
 import statistics
 import threading
 import time
@@ -43,7 +44,7 @@ SAMPLE_INTERVAL = 0.6
 SAMPLE_RUNS = 3
 _SIZE = 50_000
 _ATTRIBUTE = "_gpu_admonition_calibration"
-_SAMPLES_ATTRIBUTE = "_gpu_admonition_calibration_samples"
+_SAMPLER_ATTRIBUTE = "_gpu_admonition_calibration_sampler"
 #: the median notebook ratio is the machine factor only with at least this many
 #: notebooks on both sides: with fewer, one regressed notebook would be its own excuse
 MIN_NOTEBOOKS_FOR_MEDIAN = 3
@@ -70,37 +71,82 @@ def measure(runs: int = BUILD_RUNS) -> dict[str, Any]:
     return {"seconds": statistics.median(times), "workload": WORKLOAD_VERSION}
 
 
+class _Reading:
+    """The samples of one page being read (and perhaps executed)."""
+
+    def __init__(self) -> None:
+        self.due = time.monotonic() + SAMPLE_INTERVAL
+        self.times: list[float] = []
+        #: a sample that counts for this page is being taken
+        self.sampling = False
+
+
 class _Sampler(threading.Thread):
     """Times the workload every :data:`SAMPLE_INTERVAL` seconds while a notebook runs.
 
     The load of a runner changes within seconds (another job's build starts or
-    ends), so samples only before and after a notebook can miss what it met.  The
-    thread is asleep between samples: it takes about 5% of one core while the
-    kernel (another process) executes the notebook.
+    ends), so samples only before and after a notebook can miss what it met.  One
+    thread per process (a ``-j`` worker has its own), started with the first page
+    that may be a notebook, serves every page: it sleeps until a page being read
+    is due for a sample, so a page read faster than one interval (a cache hit)
+    costs a dictionary entry, not a thread.  Asleep between samples, it takes about
+    5% of one core while the kernel (another process) executes the notebook.
     """
 
     def __init__(self) -> None:
         super().__init__(name="gpu-admonition-calibration", daemon=True)
+        self.pid = os.getpid()
+        self.condition = threading.Condition()
         # no sample before the page is read: most reads of a rebuild are cache hits,
         # which execute nothing and must cost nothing
-        self.times: list[float] = []
-        self.stopped = threading.Event()
+        self.reading: dict[str, _Reading] = {}
+        self.closed = False
 
     def run(self) -> None:
-        while not self.stopped.wait(SAMPLE_INTERVAL):
-            # several runs in a row: a thread that wakes up is favoured by the
-            # scheduler for a few milliseconds, which would hide a sustained load
-            start = time.perf_counter()
-            for _ in range(SAMPLE_RUNS):
-                workload()
-            self.times.append((time.perf_counter() - start) / SAMPLE_RUNS)
+        with self.condition:
+            while not self.closed:
+                now = time.monotonic()
+                due = [r for r in self.reading.values() if r.due <= now]
+                if not due:
+                    waits = [r.due - now for r in self.reading.values()]
+                    self.condition.wait(min(waits) if waits else None)
+                    continue
+                for reading in due:
+                    reading.sampling = True
+                self.condition.release()
+                try:
+                    # several runs in a row: a thread that wakes up is favoured by the
+                    # scheduler for a few milliseconds, which would hide a sustained load
+                    start = time.perf_counter()
+                    for _ in range(SAMPLE_RUNS):
+                        workload()
+                    seconds = (time.perf_counter() - start) / SAMPLE_RUNS
+                finally:
+                    self.condition.acquire()
+                for reading in due:
+                    reading.times.append(seconds)
+                    reading.sampling = False
+                    reading.due = time.monotonic() + SAMPLE_INTERVAL
+                self.condition.notify_all()
 
-    def finish(self) -> float:
-        self.stopped.set()
-        self.join()
-        if not self.times:  # a notebook shorter than one interval: one sample after it
-            self.times.append(measure(NOTEBOOK_RUNS)["seconds"])
-        return statistics.median(self.times)
+    def begin(self, docname: str) -> None:
+        with self.condition:
+            self.reading[docname] = _Reading()  # read again in the same process: anew
+            self.condition.notify_all()
+
+    def stop(self, docname: str) -> _Reading | None:
+        """Stop sampling for ``docname``, after a sample in progress for it."""
+        with self.condition:
+            reading = self.reading.pop(docname, None)
+            while reading is not None and reading.sampling:
+                self.condition.wait()
+            return reading
+
+    def close(self) -> None:
+        with self.condition:
+            self.closed = True
+            self.reading.clear()
+            self.condition.notify_all()
 
 
 def _before_notebook(app: Sphinx, docname: str, source: list[str]) -> None:
@@ -109,35 +155,36 @@ def _before_notebook(app: Sphinx, docname: str, source: list[str]) -> None:
     head = source[0][:2000] if source else ""
     if Path(app.env.doc2path(docname)).suffix == ".ipynb" or "kernelspec" in head \
             or "jupytext" in head:
-        samplers = _samplers(app)
-        if docname in samplers:  # read again in the same process
-            samplers.pop(docname).finish()
-        sampler = samplers[docname] = _Sampler()
+        _sampler(app).begin(docname)
+
+
+def _sampler(app: Sphinx, start: bool = True) -> _Sampler | None:
+    """This process's sampler (a forked ``-j`` worker starts its own)."""
+    sampler: _Sampler | None = getattr(app, _SAMPLER_ATTRIBUTE, None)
+    if (sampler is None or sampler.pid != os.getpid()) and start:
+        sampler = _Sampler()
+        setattr(app, _SAMPLER_ATTRIBUTE, sampler)
         sampler.start()
-
-
-def _samplers(app: Sphinx) -> dict[str, _Sampler]:
-    samplers = getattr(app, _SAMPLES_ATTRIBUTE, None)
-    if samplers is None:
-        samplers = {}
-        setattr(app, _SAMPLES_ATTRIBUTE, samplers)
-    return samplers
+    return sampler if sampler is not None and sampler.pid == os.getpid() else None
 
 
 def around_notebook(app: Sphinx, docname: str) -> float:
     """The machine's speed while a notebook ran (its ``calibration_seconds``): the
     median of the samples taken while it ran (or one right after it)."""
-    sampler = _samplers(app).pop(docname, None)
-    if sampler is None:
+    sampler = _sampler(app, start=False)
+    reading = sampler.stop(docname) if sampler is not None else None
+    if reading is None or not reading.times:  # shorter than one interval: one sample after it
         return measure(NOTEBOOK_RUNS)["seconds"]
-    return sampler.finish()
+    return statistics.median(reading.times)
 
 
 def _stop_samplers(app: Sphinx, *args: object) -> None:
-    """Pages that turned out not to execute (cache hits, excluded, not notebooks)."""
-    for sampler in _samplers(app).values():
-        sampler.stopped.set()
-    _samplers(app).clear()
+    """Reading is over: the thread ends (before Sphinx forks the processes that write
+    pages in parallel, and at the end of a build that stopped while reading)."""
+    sampler = _sampler(app, start=False)
+    if sampler is not None:
+        sampler.close()
+    setattr(app, _SAMPLER_ATTRIBUTE, None)
 
 
 def of_build(app: Sphinx) -> dict[str, Any]:
@@ -154,15 +201,16 @@ def setup_calibration(app: Sphinx) -> None:
     app.connect("builder-inited", _forget)
     app.connect("source-read", _before_notebook)
     app.connect("doctree-read", _stop_idle_sampler, priority=900)  # after capture
+    app.connect("env-updated", _stop_samplers)
     app.connect("build-finished", _stop_samplers)
 
 
 def _stop_idle_sampler(app: Sphinx, doctree: Any) -> None:
     """After capture's ``build_record`` took its sampler (an executed notebook), stop
     the sampler of a page that did not execute."""
-    sampler = _samplers(app).pop(app.env.docname, None)
+    sampler = _sampler(app, start=False)
     if sampler is not None:
-        sampler.stopped.set()
+        sampler.stop(app.env.docname)
 
 
 def build_seconds(build: dict[str, Any]) -> float | None:
