@@ -347,7 +347,7 @@ class NotebookRecord(Loadable):
         return next((c for c in self.cells if c.index == self.error.cell_index), None)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return plain_data(self)
 
 
 @dataclasses.dataclass
@@ -396,6 +396,36 @@ class StatusReport:
             raise SchemaError(f"schema version {_shown(version)} is not supported "
                               f"(this version reads {SCHEMA_VERSION})")
         return load_model(cls, data)
+
+
+#: the values :func:`plain_data` returns as they are (immutable)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(field.name for field in dataclasses.fields(cls))
+
+
+def plain_data(value: Any) -> Any:
+    """``dataclasses.asdict`` of a model object, the same dicts and lists, several
+    times faster (it runs for every record a build stores and writes): the model
+    holds dataclasses, lists, dicts and JSON scalars only."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is list:
+        return [plain_data(item) for item in value]
+    if kind is dict:
+        return {plain_data(key): plain_data(item) for key, item in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {name: plain_data(getattr(value, name)) for name in _field_names(kind)}
+    return dataclasses.asdict(_Box(value))["value"]  # anything else: what asdict makes of it
+
+
+@dataclasses.dataclass
+class _Box:
+    value: Any
 
 
 def sorted_slowest_first(notebooks: Iterable[NotebookRecord]) -> list[NotebookRecord]:
