@@ -128,9 +128,13 @@ PLAIN_PAGES = {f"page{n}": f"# Page {n}\n\nText.\n" for n in range(5)}
 
 
 def test_a_kernel_dying_in_a_parallel_worker_is_reported(tmp_path: Path) -> None:
-    # more than five documents, so that Sphinx 7.4 reads in parallel too; one notebook,
-    # so that no two kernels start at once (jupyter_client can then pick one port twice)
-    pages = {**PLAIN_PAGES, "lecture": notebook("Lecture", "y = 2")}
+    # more than five documents, so that Sphinx 7.4 reads in parallel too.  Both
+    # notebooks sort into the first of the two chunks (alpha, index, lecture, page0 |
+    # page1-4), so their kernels start one after the other in one worker (two
+    # starting at once can pick the same port); alpha is read before lecture fails,
+    # and its record is lost with the worker's environment unless its backup is read
+    pages = {**PLAIN_PAGES, "alpha": notebook("Alpha", "z = 3"),
+             "lecture": notebook("Lecture", "y = 2")}
     first = build_project("outcomes", tmp_path, files=book(pages))
     assert by_docname(status_of(first))["lecture"]["status"] == "ok"
     dies = notebook("Lecture", "import os\na = 1", "os._exit(1)")
@@ -138,7 +142,12 @@ def test_a_kernel_dying_in_a_parallel_worker_is_reported(tmp_path: Path) -> None
     assert raised is not None
     data = status_of(second)
     assert data["build"]["outcome"] == "failed"
-    (record,) = data["notebooks"]
+    records = by_docname(data)
+    assert set(records) == {"alpha", "lecture"}
+    alpha = records["alpha"]
+    assert (alpha["status"], alpha["provenance"]) == ("ok", "executed")
+    assert [c["first_line"] for c in alpha["cells"]] == ["z = 3"]
+    record = records["lecture"]
     assert record["status"] == "kernel_died"
     assert [c["first_line"] for c in record["cells"]] == ["import os"]
     assert record["error"]["execution_count"] == 2
