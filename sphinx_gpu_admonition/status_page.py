@@ -140,7 +140,7 @@ COLUMN_SORT = {key: "text" if key in ("name", "executed", "device", "baseline_de
 MANY_ROWS = 200
 #: relative widths of the columns of such a table (shares of the table's width) and
 #: the least width of each, in em, below which the table scrolls sideways
-COLUMN_WIDTHS = {"name": (30, 12), "status": (8, 5), "time": (12, 7), "device": (20, 9),
+COLUMN_WIDTHS = {"name": (28, 12), "status": (9, 5), "time": (12, 7), "device": (20, 9),
                  "flags": (20, 8), "executed": (16, 8), "cells": (7, 4), "slowest": (15, 8),
                  "compile": (10, 6), "memory": (9, 5), "baseline": (11, 6), "ratio": (8, 5),
                  "baseline_device": (20, 9)}
