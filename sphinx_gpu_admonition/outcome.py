@@ -6,13 +6,14 @@ The reports must say what *this* build did, whatever its outcome:
   record of the build that executed it, marked :data:`~.record.EARLIER_BUILD`
   instead of "executed by this build";
 - a build that stops (``-W`` without ``--keep-going``, ``nb_execution_raise_on_error``,
-  a dead kernel, a failed ``-j`` worker) still reports what it read: each record is
-  also kept in a small file beside the probe's output as soon as the document is
-  read (a ``-j`` worker's environment is lost when its chunk fails), and a notebook
-  whose execution never finished is rebuilt from the probe's lines.
+  a dead kernel, a failed ``-j`` worker) still reports what it read: a ``-j``
+  worker also keeps each record in a small file beside the probe's output as soon
+  as the document is read (a worker's environment is lost when its chunk fails;
+  the main process, reading serially, keeps its records in its own environment),
+  and a notebook whose execution never finished is rebuilt from the probe's lines.
 
-Main process only, except the per-document backup, which runs where the
-document is read.
+Main process only, except the per-document backup, which runs in the ``-j``
+worker that reads the document.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +72,8 @@ class BuildProgress:
     to_read: set[str] = dataclasses.field(default_factory=set)
     #: the notebook documents whose records this build stored
     read: set[str] = dataclasses.field(default_factory=set)
+    #: the main process (None: unknown, every reader backs its records up)
+    main_pid: int | None = None
 
 
 def progress(app: Sphinx) -> BuildProgress:
@@ -82,7 +86,7 @@ def _backup_file(app: Sphinx, docname: str) -> Path:
 
 # -- events ----------------------------------------------------------------------------
 def _start(app: Sphinx) -> None:
-    setattr(app, _PROGRESS_ATTRIBUTE, BuildProgress())
+    setattr(app, _PROGRESS_ATTRIBUTE, BuildProgress(main_pid=os.getpid()))
 
 
 def _before_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
@@ -103,13 +107,16 @@ def _before_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
 
 
 def _after_reading_one(app: Sphinx, doctree: nodes.document) -> None:
-    """Keep the record just stored outside the environment (a failing ``-j`` chunk
-    loses its worker's environment) and note it as read by this build."""
+    """Note the record just stored as read by this build; a ``-j`` worker also keeps
+    it outside the environment (a failing chunk loses its worker's environment)."""
     docname = app.env.docname
     data = stored_records(app.env).get(docname)
     if data is None:
         return
-    progress(app).read.add(docname)  # the main process, when reading serially
+    state = progress(app)
+    state.read.add(docname)  # the main process, when reading serially
+    if state.main_pid == os.getpid():
+        return  # the record stays in the main process's environment, whatever happens
     # only needed if the build fails; the build itself must not
     with contextlib.suppress(OSError, TypeError, ValueError):
         atomic_write(_backup_file(app, docname), json.dumps(data))
