@@ -116,35 +116,34 @@ class _CacheDatabase:
 
     def __init__(self, cache_path: Path):
         from jupyter_cache import get_cache
+        from jupyter_cache.cache.db import NbCacheRecord
+        from sqlalchemy import bindparam, select
 
         self.cache = get_cache(str(cache_path))
+        # built once: a statement built per lookup cost more than running it
+        columns = select(NbCacheRecord.hashkey, NbCacheRecord.created)
+        self._created_between = columns.where(
+            NbCacheRecord.created.between(bindparam("low"), bindparam("high")))
+        self._of_uri = columns.where(NbCacheRecord.uri == bindparam("uri"))
 
-    def _query(self, condition: Any) -> list[Any]:
-        """(hashkey, created) of the records matching ``condition`` (one SQL query)."""
-        from jupyter_cache.cache.db import NbCacheRecord
-        from sqlalchemy import select
-
+    def _query(self, statement: Any, **values: Any) -> list[Any]:
+        """(hashkey, created) of the records ``statement`` selects (one SQL query)."""
         with self.cache.db.connect() as connection:
-            return list(connection.execute(
-                select(NbCacheRecord.hashkey, NbCacheRecord.created).where(condition)))
+            return list(connection.execute(statement, values))
 
     def key_created_at(self, timestamp: float) -> str | None:
-        from jupyter_cache.cache.db import NbCacheRecord
-
         # the database keeps the naive datetime that ``timestamp`` was made from;
         # a window around it, then the exact match, whatever the rounding
         moment = datetime.fromtimestamp(timestamp)
         window = timedelta(seconds=1)
         wanted = _created_key(timestamp)
-        candidates = self._query(NbCacheRecord.created.between(moment - window,
-                                                               moment + window))
+        candidates = self._query(self._created_between, low=moment - window,
+                                 high=moment + window)
         return next((hashkey for hashkey, created in candidates
                      if _created_key(created.timestamp()) == wanted), None)
 
     def newest_key_of(self, uri: str) -> str | None:
-        from jupyter_cache.cache.db import NbCacheRecord
-
-        mine = self._query(NbCacheRecord.uri == uri)
+        mine = self._query(self._of_uri, uri=uri)
         return max(mine, key=lambda row: row[1])[0] if mine else None
 
 
@@ -152,8 +151,16 @@ class _CacheDatabase:
 _CACHE_DATABASES: dict[tuple[str, int], _CacheDatabase] = {}
 
 
+#: cache folder as given -> resolved (resolving it took five ``lstat`` per lookup)
+_RESOLVED_FOLDERS: dict[str, str] = {}
+
+
 def _cache_database(cache_path: Path) -> _CacheDatabase:
-    key = (str(Path(cache_path).resolve()), os.getpid())
+    given = str(cache_path)
+    folder = _RESOLVED_FOLDERS.get(given)
+    if folder is None:
+        folder = _RESOLVED_FOLDERS[given] = str(Path(cache_path).resolve())
+    key = (folder, os.getpid())
     database = _CACHE_DATABASES.get(key)
     if database is None:
         database = _CACHE_DATABASES[key] = _CacheDatabase(Path(cache_path))
