@@ -20,6 +20,7 @@ import argparse
 import json
 import random
 import time
+import types
 from pathlib import Path
 
 from sphinx_gpu_admonition.analysis import Thresholds, analyse
@@ -32,6 +33,7 @@ from sphinx_gpu_admonition.status_page import (
     StatusOptions,
     cells_data,
     render_html,
+    write_cells_data,
 )
 
 PAGE = "status.html"
@@ -100,21 +102,19 @@ def page(fragment: str) -> str:
 
 
 def write_site(folder: Path, records: list[NotebookRecord], cells: bool = True,
-               baseline: StatusReport | None = None) -> tuple[int, int]:
-    """``status.html`` (and with ``cells``, its data file) in ``folder``, as a build
-    writes them; the sizes in bytes of the page and of the data file."""
+               baseline: StatusReport | None = None) -> tuple[int, int, int]:
+    """``status.html`` (and with ``cells``, its data files) in ``folder``, as a build
+    writes them; the sizes in bytes of the page, of all the data files and of the
+    largest one (what opening a row's details reads)."""
     analysis = analyse(StatusReport(records), Thresholds(), baseline)
-    src = DATA if cells else None
-    html = page(render_html(analysis, StatusOptions(cells=cells), lambda d: f"{d}.html",
-                            cells_src=src)).encode("utf-8")
     folder.mkdir(parents=True, exist_ok=True)
+    builder = types.SimpleNamespace(get_outfilename=lambda docname: str(folder / PAGE))
+    sources = write_cells_data(builder, "status", analysis) if cells else None
+    html = page(render_html(analysis, StatusOptions(cells=cells), lambda d: f"{d}.html",
+                            cells_src=sources)).encode("utf-8")
     (folder / PAGE).write_bytes(html)
-    data = b""
-    if cells:
-        data = json.dumps(cells_data(analysis), ensure_ascii=False,
-                          separators=(",", ":")).encode("utf-8")
-        (folder / DATA).write_bytes(data)
-    return len(html), len(data)
+    sizes = [path.stat().st_size for path in folder.glob("status.gpu-cells*.json")]
+    return len(html), sum(sizes), max(sizes, default=0)
 
 
 def main() -> None:
@@ -150,7 +150,7 @@ def main() -> None:
           f"{len(without_cells.encode()) / 1e6:.2f} MB")
     if args.write:
         write_site(args.write, records, baseline=baseline)
-        print(f"  wrote {args.write / PAGE} and {args.write / DATA}")
+        print(f"  wrote {args.write / PAGE} and its data files ({DATA} ...)")
 
 
 if __name__ == "__main__":

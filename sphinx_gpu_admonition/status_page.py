@@ -41,11 +41,12 @@ of megabytes (settings and texts come from ``data-`` attributes).
 from __future__ import annotations
 
 import dataclasses
+import glob
 import hashlib
 import json
 import re
 import urllib.parse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -607,10 +608,15 @@ class StatusTable:
     def __init__(self, analysis: BuildAnalysis, options: StatusOptions,
                  page_uri: Callable[[str], str | None], table_id: str = "gpu-status-1",
                  row_ids: bool = True, labels: Labels | None = None,
-                 cells_src: str | None = None):
+                 cells_src: str | Sequence[str] | None = None):
         self.analysis = analysis
-        #: URL of the per-cell data (:func:`cells_data`) relative to the page
-        self.cells_src = cells_src if options.cells else None
+        if isinstance(cells_src, str):
+            cells_src = (cells_src,)
+        #: URLs of the files of per-cell data (:func:`cells_data_files`), relative
+        #: to the page; a notebook's cells are in file ``cells_file[docname]``
+        self.cells_src = tuple(cells_src) if cells_src and options.cells else None
+        self.cells_file = (cells_file_numbers(r.notebook.docname for r in analysis.notebooks)
+                           if self.cells_src is not None and len(self.cells_src) > 1 else {})
         self.options = options
         self.page_uri = page_uri
         self.table_id = table_id
@@ -661,7 +667,7 @@ class StatusTable:
                     if len(table_rows) > MANY_ROWS else None),
             rows=table_rows, facts=self._hidden_columns(),
             labels_of={key: self._label(key) for key in COLUMNS},
-            cells_src=self.cells_src,
+            cells_src=" ".join(self.cells_src) if self.cells_src is not None else None,
             cell_labels=_compact_json(cell_labels(lb)) if self.cells_src is not None else "",
             summary=self._summary(totals, hidden), findings=Markup(self._findings()),
             totals=self._totals(totals))
@@ -889,7 +895,8 @@ class StatusTable:
                 "href": f"{uri}#{name.anchor}" if uri is not None and name.anchor else None,
                 "time": format_seconds(cell.seconds),
                 "names": ", ".join(lb.flag_text.get(f.rule, f.rule) for f in flags)})
-        return {"summary": summary, "error": error, "flagged": cells, "cells": has_cells}
+        return {"summary": summary, "error": error, "flagged": cells, "cells": has_cells,
+                "cells_file": self.cells_file.get(record.docname)}
 
     def _gone(self, record: NotebookRecord) -> dict[str, Any]:
         lb = self.labels
@@ -933,11 +940,12 @@ class StatusTable:
 
 def render_html(analysis: BuildAnalysis, options: StatusOptions,
                 page_uri: Callable[[str], str | None], table_id: str = "gpu-status-1",
-                row_ids: bool = True, cells_src: str | None = None) -> str:
+                row_ids: bool = True, cells_src: str | Sequence[str] | None = None) -> str:
     """The status table of ``analysis`` as an HTML fragment (everything escaped).
 
-    ``cells_src``: the URL (relative to the page) of :func:`cells_data`; without it
-    the rows have no per-cell details.
+    ``cells_src``: the URLs (relative to the page) of :func:`cells_data_files`, in
+    their order (one URL: all the cells); without it the rows have no per-cell
+    details.
     """
     return StatusTable(analysis, options, page_uri, table_id, row_ids,
                      cells_src=cells_src).render()
@@ -1020,6 +1028,32 @@ def cells_data(analysis: BuildAnalysis, labels: Labels | None = None) -> dict[st
                               for index, seconds, first_line in comparison.gone_cells]
         notebooks[record.docname] = entry
     return {"v": CELLS_DATA_VERSION, "nb": notebooks}
+
+
+#: notebooks per file of per-cell data: opening a row's details reads the file of
+#: its notebook only (one file for 1,000 notebooks x 100 cells: 12 MB to read
+#: before the first row opens; one of 50 notebooks: about 600 kB)
+NOTEBOOKS_PER_CELLS_FILE = 50
+
+
+def cells_file_numbers(docnames: Iterable[str]) -> dict[str, int]:
+    """The file of :func:`cells_data_files` that holds each notebook's cells:
+    ``NOTEBOOKS_PER_CELLS_FILE`` notebooks a file, by docname."""
+    return {docname: position // NOTEBOOKS_PER_CELLS_FILE
+            for position, docname in enumerate(sorted(set(docnames)))}
+
+
+def cells_data_files(analysis: BuildAnalysis,
+                     labels: Labels | None = None) -> list[dict[str, Any]]:
+    """:func:`cells_data` in files of ``NOTEBOOKS_PER_CELLS_FILE`` notebooks (at least
+    one file), numbered as :func:`cells_file_numbers` says."""
+    data = cells_data(analysis, labels)
+    numbers = cells_file_numbers(data["nb"])
+    files: list[dict[str, Any]] = [{"v": data["v"], "nb": {}}
+                                   for _ in range(max(numbers.values(), default=0) + 1)]
+    for docname, entry in sorted(data["nb"].items()):
+        files[numbers[docname]]["nb"][docname] = entry
+    return files
 
 
 # -- docutils table for other builders --------------------------------------------
@@ -1172,32 +1206,51 @@ def notebook_analysis(app: Sphinx, docname: str) -> NotebookAnalysis | None:
 CELLS_DATA_SUFFIX = ".gpu-cells.json"
 
 
-def write_cells_data(builder: Any, docname: str, analysis: BuildAnalysis) -> str | None:
-    """Write :func:`cells_data` beside the page of ``docname``; its URL from the page.
+#: the files of per-cell data after the first: ``status.gpu-cells-1.json`` ...
+_NUMBERED_CELLS_FILE = re.compile(r"\.gpu-cells-(\d+)\.json")
 
-    Written here, in the main process, together with the page that uses it; left
-    untouched when unchanged.  The URL carries a digest of the content, so that a
-    browser never shows the cells of an older build.  None (no per-cell details)
-    for builders without an output file per page, for packaged HTML (EPUB, HTML
-    help: ``embedded``; EPUB would warn about the unknown file type), or when it
-    cannot be written.
+
+def cells_file_name(page_stem: str, number: int) -> str:
+    """The name of file ``number`` of the per-cell data of page ``page_stem``."""
+    return page_stem + (CELLS_DATA_SUFFIX if number == 0 else f".gpu-cells-{number}.json")
+
+
+def write_cells_data(builder: Any, docname: str,
+                     analysis: BuildAnalysis) -> list[str] | None:
+    """Write :func:`cells_data_files` beside the page of ``docname``; their URLs from
+    the page, in order.
+
+    Written here, in the main process, together with the page that uses them; a
+    file left untouched when unchanged, files of an earlier build with more
+    notebooks removed.  A URL carries a digest of the content, so that a browser
+    never shows the cells of an older build.  None (no per-cell details) for
+    builders without an output file per page, for packaged HTML (EPUB, HTML help:
+    ``embedded``; EPUB would warn about the unknown file type), or when they cannot
+    be written.
     """
     get_outfilename = getattr(builder, "get_outfilename", None)
     if get_outfilename is None or getattr(builder, "embedded", False) or not analysis.notebooks:
         return None
     page = Path(get_outfilename(docname))
-    path = page.with_name(page.stem + CELLS_DATA_SUFFIX)
-    text = _compact_json(cells_data(analysis))
+    urls = []
     try:
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, text)
+        for number, data in enumerate(cells_data_files(analysis)):
+            path = page.with_name(cells_file_name(page.stem, number))
+            text = _compact_json(data)
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(path, text)
+            digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+            urls.append(f"{urllib.parse.quote(path.name)}?v={digest}")
+        for stale in page.parent.glob(glob.escape(page.stem) + ".gpu-cells-*.json"):
+            numbered = _NUMBERED_CELLS_FILE.fullmatch(stale.name[len(page.stem):])
+            if numbered and int(numbered.group(1)) >= len(urls):
+                stale.unlink()
     except OSError as error:
         warn(logger, f"could not write the per-cell data of the status page: {error}",
              "output", location=docname)
         return None
-    digest = hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
-    return f"{urllib.parse.quote(path.name)}?v={digest}"
+    return urls
 
 
 class StatusTableToHtml(SphinxPostTransform):

@@ -482,12 +482,12 @@ def test_cells_data_file_beside_the_page(tmp_path, caplog):
     })]
     analysis = analyse(StatusReport(records), Thresholds())
     builder = SimpleNamespace(get_outfilename=lambda docname: str(tmp_path / f"{docname}.html"))
-    src = write_cells_data(builder, "status", analysis)
+    (src,) = write_cells_data(builder, "status", analysis)
     data_file = tmp_path / "status.gpu-cells.json"
     assert src.startswith("status.gpu-cells.json?v=")
     assert json.loads(data_file.read_text("utf-8")) == json.loads(json.dumps(cells_data(analysis)))
     written = data_file.stat().st_mtime_ns
-    assert write_cells_data(builder, "status", analysis) == src  # same content: not rewritten
+    assert write_cells_data(builder, "status", analysis) == [src]  # same: not rewritten
     assert data_file.stat().st_mtime_ns == written
     # a builder without a file per page, EPUB, a file that cannot be written: no details
     assert write_cells_data(SimpleNamespace(), "status", analysis) is None
@@ -498,6 +498,47 @@ def test_cells_data_file_beside_the_page(tmp_path, caplog):
     (tmp_path / "blocked" / "s.gpu-cells.json").mkdir(parents=True)
     assert write_cells_data(blocked, "status", analysis) is None
     assert "could not write the per-cell data" in caplog.text
+
+
+def test_cells_of_a_large_book_are_in_files_of_fifty_notebooks(tmp_path):
+    """Opening a row reads the file that holds its notebook only; every row names
+    that file, and a later build with fewer notebooks leaves no stale file."""
+    from types import SimpleNamespace
+
+    from sphinx_gpu_admonition.status_page import NOTEBOOKS_PER_CELLS_FILE, write_cells_data
+
+    def analysis_of(notebooks: int):
+        return analyse(StatusReport([NotebookRecord.from_dict({
+            "docname": f"nb{n:03d}", "status": "ok", "capture": "ok", "runtime_seconds": 1.0,
+            "cells": [{"index": 0, "execution_count": 1, "seconds": 0.5, "first_line": f"x{n}"}],
+        }) for n in range(notebooks)]), Thresholds())
+
+    builder = SimpleNamespace(get_outfilename=lambda docname: str(tmp_path / f"{docname}.html"))
+    analysis = analysis_of(2 * NOTEBOOKS_PER_CELLS_FILE + 20)
+    sources = write_cells_data(builder, "status", analysis)
+    assert [src.split("?")[0] for src in sources] == [
+        "status.gpu-cells.json", "status.gpu-cells-1.json", "status.gpu-cells-2.json"]
+    files = [json.loads((tmp_path / src.split("?")[0]).read_text("utf-8")) for src in sources]
+    assert [len(data["nb"]) for data in files] == [50, 50, 20]
+    soup = BeautifulSoup(render_html(analysis, StatusOptions(), lambda d: f"{d}.html",
+                                     cells_src=sources), "lxml")
+    assert soup.select_one(".gpu-status")["data-cells-src"].split(" ") == sources
+    places = soup.select(".gpu-status-cells[data-docname]")
+    assert len(places) == 120
+    for place in places:
+        data = files[int(place["data-cells-file"])]
+        assert data["nb"][place["data-docname"]]["c"][0]["l"] == f"x{int(place['data-docname'][2:])}"
+    # fewer notebooks: one file, no file attribute, no stale files
+    # (another page's file stays)
+    (tmp_path / "statusx.gpu-cells-7.json").write_text("{}", encoding="utf-8")
+    small = analysis_of(10)
+    sources = write_cells_data(builder, "status", small)
+    assert len(sources) == 1
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == [
+        "status.gpu-cells.json", "statusx.gpu-cells-7.json"]
+    soup = BeautifulSoup(render_html(small, StatusOptions(), lambda d: f"{d}.html",
+                                     cells_src=sources), "lxml")
+    assert not soup.select(".gpu-status-cells[data-cells-file]")
 
 
 def test_empty_book():

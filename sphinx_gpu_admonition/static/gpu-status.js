@@ -11,9 +11,11 @@
  *   - filters: shows the labelled search box and hides the notebooks whose
  *     data-filter text does not contain what was typed;
  *   - shows per-cell details: the cells are not in the page (a book of 1,000
- *     notebooks x 100 cells would make it tens of megabytes) but in a JSON file
- *     beside it (data-cells-src), fetched once when the first row's details
- *     open and rendered for that row only, as text;
+ *     notebooks x 100 cells would make it tens of megabytes) but in JSON files
+ *     beside it (data-cells-src: their URLs, separated by spaces; a row's
+ *     data-cells-file: which of them holds its cells, the first by default),
+ *     each fetched once, when the first of its rows' details open, and rendered
+ *     for that row only, as text;
  *   - follows links to a row (#gpu-status-<notebook>, the badges' links): the
  *     row's details open and the row is highlighted.
  * All settings and texts come from data- attributes of the table's container.
@@ -294,10 +296,10 @@
   }
 
   function initDetails(root) {
-    var src = root.getAttribute("data-cells-src");
+    var sources = (root.getAttribute("data-cells-src") || "").split(" ").filter(Boolean);
     // browsers do not let a page read files beside it when opened from file://:
     // the rows then stay as they are without the script
-    if (!src || window.location.protocol === "file:") {
+    if (!sources.length || window.location.protocol === "file:") {
       return;
     }
     var labels;
@@ -326,7 +328,8 @@
           return;
         }
         details.setAttribute("data-gpu-rendered", "");
-        loadData(src).then(
+        var file = parseInt(place.getAttribute("data-cells-file") || "0", 10);
+        loadData(sources[file] || sources[0]).then(
           function (data) {
             var notebook = data && data.nb && data.nb[place.getAttribute("data-docname")];
             if (!notebook) {
