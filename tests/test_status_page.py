@@ -526,8 +526,9 @@ def test_cells_of_a_large_book_are_in_files_of_fifty_notebooks(tmp_path):
     places = soup.select(".gpu-status-cells[data-docname]")
     assert len(places) == 120
     for place in places:
-        data = files[int(place["data-cells-file"])]
-        assert data["nb"][place["data-docname"]]["c"][0]["l"] == f"x{int(place['data-docname'][2:])}"
+        docname = place["data-docname"]
+        cells = files[int(place["data-cells-file"])]["nb"][docname]["c"]
+        assert cells[0]["l"] == f"x{int(docname[2:])}"
     # fewer notebooks: one file, no file attribute, no stale files
     # (another page's file stays)
     (tmp_path / "statusx.gpu-cells-7.json").write_text("{}", encoding="utf-8")
