@@ -35,6 +35,7 @@ import platform
 import re
 import sys
 from json.encoder import encode_basestring_ascii as _json_string
+from os import write as _write_fd
 from time import perf_counter as _clock
 from time import time as _wall_clock
 
@@ -380,7 +381,10 @@ def _valid_seconds(value) -> bool:
 
 class Probe:
     def __init__(self, output: str, ipython=None):
-        self._stream = open(output, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+        # one write(2) per line, straight to the file: a line is in the file when the
+        # cell ends (a kernel that dies later loses nothing), and appends of whole
+        # lines never interleave; no text and buffer layers on the per-cell path
+        self._fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._ipython = ipython
         # the ExecutionInfo of the notebook cell now running: runs nested in it
         # (%%capture, get_ipython().run_cell) belong to it and are not cells
@@ -408,7 +412,14 @@ class Probe:
     # -- output -----------------------------------------------------------------
     def _write(self, record: dict) -> None:
         record[KEY_PID] = self._pid
-        self._stream.write(self._encode(record) + "\n")
+        self._write_line(self._encode(record) + "\n")
+
+    def _write_line(self, line: str) -> None:
+        data = line.encode("utf-8")
+        written = _write_fd(self._fd, data)
+        while written < len(data):  # only a full disk or a signal writes less
+            data = data[written:]
+            written = _write_fd(self._fd, data)
 
     def _fail(self, where: str, error: BaseException) -> None:
         if not self._failed:  # report the first failure only
@@ -517,7 +528,7 @@ class Probe:
             if error is None:
                 error = result.error_before_exec
             if _valid_seconds(seconds):
-                self._stream.write(self._cell_line(
+                self._write_line(self._cell_line(
                     result.execution_count, seconds,
                     None if error is None else type(error).__name__))
             else:  # only a broken clock gets here
@@ -563,7 +574,7 @@ class Probe:
         with contextlib.suppress(Exception):
             self._write({KEY_KIND: KIND_END,
                          KEY_CALLBACKS_REGISTERED: self.callbacks_registered()})
-            self._stream.close()
+            os.close(self._fd)
 
 
 def install(ipython, output: str) -> Probe:
