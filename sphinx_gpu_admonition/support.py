@@ -6,7 +6,8 @@
   environment table rewrite their pages only then;
 - the stylesheet and script of the status page and the environment table:
   ``static/`` is shipped with HTML builders only, and a page gets the files its
-  doctree asks for (:func:`add_assets`).
+  doctree asks for (:func:`add_assets`);
+- the compiled templates, kept in the doctree folder between builds.
 
 :func:`setup_support` connects it all, once per application, whichever feature
 asks first.
@@ -23,8 +24,9 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 
-from .capture import stored_records
+from .capture import capture_folder, stored_records
 from .envdata import per_build
+from .templates import keep_compiled_templates
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 JS_FILE = "gpu-status.js"
@@ -109,6 +111,10 @@ def add_static_path(app: Sphinx) -> None:
         app.config.html_static_path.append(static)
 
 
+def _keep_compiled_templates(app: Sphinx) -> None:
+    keep_compiled_templates(capture_folder(app) / "templates")
+
+
 def _page_assets(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
                  doctree: nodes.document | None) -> None:
     if doctree is None:
@@ -129,6 +135,7 @@ def setup_support(app: Sphinx) -> None:
         return
     setattr(app, _SETUP_ATTRIBUTE, True)
     app.connect("builder-inited", add_static_path)
+    app.connect("builder-inited", _keep_compiled_templates)
     app.connect("env-get-outdated", _reset_changes)
     # before the collectors (priority 500) forget the document's record
     app.connect("env-purge-doc", _note_purge, priority=100)

@@ -3,11 +3,14 @@
 Jinja2 ships with Sphinx.  Autoescape is on for every template, so a value from a
 record (a notebook title, an error message, a cell's first line) is always text:
 templates never build markup from data by hand.  No Sphinx here: the command line
-can render the same rows.
+can render the same rows.  A build keeps the compiled templates in its doctree
+folder (:func:`keep_compiled_templates`): compiling them took about 30 ms of every
+build.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,30 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False,
         undefined=jinja2.StrictUndefined,  # a misspelt name fails the tests, not a page
     )
+
+
+class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
+    """Compiled templates in a folder; one that cannot be read or written is compiled
+    again, never an error.  Jinja2 compiles a template again when its source (its
+    checksum) or the Python version changed."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().load_bytecode(bucket)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def keep_compiled_templates(folder: Path) -> None:
+    """Keep the compiled templates in ``folder`` (a build's doctree folder, so that
+    the next build of the same book reads them instead of compiling them)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return
+    _environment().bytecode_cache = _CompiledTemplates(str(folder))
 
 
 def render(name: str, **context: Any) -> str:
