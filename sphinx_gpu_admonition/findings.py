@@ -9,6 +9,7 @@ reason in plain words and the action to take.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from .analysis import BuildAnalysis, Flag, action_for
 from .formatting import format_ratio, format_seconds
@@ -55,6 +56,10 @@ def findings(analysis: BuildAnalysis) -> list[Finding]:
     return rows
 
 
+def _english_plural(singular: str, plural: str, count: int) -> str:
+    return singular if count == 1 else plural
+
+
 @dataclasses.dataclass(frozen=True)
 class Headline:
     """This build against the baseline, overall: what ``compare`` opens with."""
@@ -81,27 +86,33 @@ class Headline:
         """``GPU: Tesla T4 → CPU: AMD EPYC 7763, 4 cores``"""
         return f"{', '.join(self.devices_before)} → {', '.join(self.devices_now)}"
 
-    def text(self) -> str:
-        """``This build took 3.59 s against 88.4 s in the baseline (0.04x); ...``"""
+    def text(self, translate: Callable[[str], str] = str,
+             ngettext: Callable[[str, str, int], str] = _english_plural) -> str:
+        """``This build took 3.59 s against 88.4 s in the baseline (0.04x); ...``
+
+        In English by default; the status page passes the book's translation
+        (``i18n.translate`` and ``i18n.ngettext``: this module imports no Sphinx).
+        """
         ratio = self.ratio
-        parts = [f"this build took {format_seconds(self.seconds)} against "
-                 f"{format_seconds(self.baseline_seconds)} in the baseline"
-                 + (f" ({format_ratio(ratio, times='×')})" if ratio is not None else "")]
+        took = translate("this build took {now} against {before} in the baseline").format(
+            now=format_seconds(self.seconds), before=format_seconds(self.baseline_seconds))
+        if ratio is not None:
+            took += translate(" ({ratio})").format(ratio=format_ratio(ratio, times="×"))
+        parts = [took]
         if self.device_changed:
-            parts.append(f"the device changed: {self.device_change()}")
+            parts.append(translate("the device changed: {change}").format(
+                change=self.device_change()))
         if self.regressed:
-            parts.append(f"{_count(self.regressed, 'notebook')} slower beyond the machine's "
-                         "own speed")
+            parts.append(ngettext("%d notebook slower beyond the machine's own speed",
+                                  "%d notebooks slower beyond the machine's own speed",
+                                  self.regressed) % self.regressed)
         if self.new:
-            parts.append(f"{_count(self.new, 'new notebook')}")
+            parts.append(ngettext("%d new notebook", "%d new notebooks", self.new) % self.new)
         if self.gone:
-            parts.append(f"{_count(self.gone, 'notebook')} gone")
-        text = "; ".join(parts)
-        return text[0].upper() + text[1:] + "."
-
-
-def _count(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
+            parts.append(ngettext("%d notebook gone", "%d notebooks gone",
+                                  self.gone) % self.gone)
+        text = translate("; ").join(parts)
+        return translate("{sentence}.").format(sentence=text[0].upper() + text[1:])
 
 
 def headline(analysis: BuildAnalysis) -> Headline | None:

@@ -725,7 +725,7 @@ class StatusTable:
             unlisted=ngettext("%d more in the table below (its flags column).",
                               "%d more in the table below (its flags column).",
                               unlisted) % unlisted if unlisted else "",
-            headline=summary.text() if summary else None,
+            headline=summary.text(translate, ngettext) if summary else None,
             headline_device_changed=bool(summary and summary.device_changed))
 
     def _status_cell(self, record: NotebookRecord) -> Value:
@@ -1147,7 +1147,8 @@ def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
     result: list[nodes.Node] = []
     summary = headline(analysis)
     if summary is not None:
-        result.append(nodes.paragraph(text=summary.text(), classes=["gpu-status-headline"]))
+        result.append(nodes.paragraph(text=summary.text(translate, ngettext),
+                                     classes=["gpu-status-headline"]))
     items = nodes.enumerated_list(classes=["gpu-status-flagged-cells"])
     for finding in findings(analysis):
         record = finding.notebook

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from babel.messages.mofile import read_mo
@@ -146,12 +147,21 @@ def test_untranslated_language_falls_back_to_english(build_root):
 
 
 def test_chinese_status_page_and_page_line(build_root):
-    """The status table's headers and the executed page's line are translated too."""
+    """The status table's headers, the headline against a baseline and the executed
+    page's line are translated too."""
     status = ("# 状态\n\n```{execution-status}\n```\n\n```{execution-environment}\n```\n\n"
-              "运行：{runtime}`notebook`\n")
-    build = build_root("admonition", files={"status.md": status},
-                       confoverrides={"language": "zh_CN", "gpu_admonition_runtime": True})
+              "运行：{runtime}`notebook`\n\n"
+              "```{execution-status}\n:status-file: gpu.json\n:baseline-file: cpu.json\n```\n")
+    incident = Path(__file__).parent / "data"
+    build = build_root("admonition", files={
+        "status.md": status,
+        "gpu.json": (incident / "incident-gpu-t4-status.json").read_text(encoding="utf-8"),
+        "cpu.json": (incident / "incident-cpu-status.json").read_text(encoding="utf-8"),
+    }, confoverrides={"language": "zh_CN", "gpu_admonition_runtime": True})
     page = bs4.BeautifulSoup(build.read("status.html"), "html.parser")
+    headline = page.select_one(".gpu-status-headline").get_text(" ", strip=True)
+    assert re.fullmatch(r"本次构建用时 \S+ s，基线为 \S+ s（[\d.]+×）；设备已变更：.+ → .+"
+                        r"；1 个笔记本变慢，超出机器本身的速度差异。", headline), headline
     headers = [th.get_text(" ", strip=True) for th in page.select("table thead th")]
     assert any(h.startswith("笔记本") for h in headers), headers
     assert any(h.startswith("状态") for h in headers), headers
