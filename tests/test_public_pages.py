@@ -133,3 +133,46 @@ def test_notice_link_and_info_box(browser, sites, tmp_path, theme, width, mode):
         Path(keep).mkdir(parents=True, exist_ok=True)
         (Path(keep) / shot.name).write_bytes(shot.read_bytes())
     page.close()
+
+
+# The contrast of an element's text colour on a colour custom property of it
+# (resolved by a probe element painted with it).
+PAIR_CONTRAST_JS = """(element, property) => {
+  const probe = document.createElement("span");
+  probe.style.color = `var(${property})`;
+  element.appendChild(probe);
+  const painted = getComputedStyle(probe).color;
+  probe.remove();
+  const parse = (c) => c.match(/[\\d.]+/g).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const text = lum(parse(getComputedStyle(element).color));
+  const behind = lum(parse(painted));
+  return (Math.max(text, behind) + 0.05) / (Math.min(text, behind) + 0.05);
+}"""
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_status_page_follows_the_theme_mode(browser, sites, theme, mode):
+    """The surfaces the status page paints (the headline's box, the scroll shadows'
+    cover) follow the theme's mode: the page's text stays readable on them.
+    quantecon-book-theme's dark mode keeps PyData's variables light, so a table
+    that trusted them painted light boxes under light text."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{sites[theme]}/status.html", wait_until="load")
+    page.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
+    if mode == "dark":
+        _dark(page, theme)
+    table = page.locator("div.gpu-status").first
+    assert table.count() == 1
+    for part in (table.locator(".gpu-status-summary"), table.locator("thead th").first):
+        ratio = part.evaluate(CONTRAST_JS)
+        assert ratio >= 4.5, f"{part.inner_text()!r}: contrast {ratio:.2f}:1 in {mode}"
+    summary = table.locator(".gpu-status-summary")
+    for surface in ("--gpu-status-surface", "--gpu-status-background"):
+        ratio = summary.evaluate(PAIR_CONTRAST_JS, surface)
+        assert ratio >= 4.5, f"text on {surface}: contrast {ratio:.2f}:1 in {theme} {mode}"
+    page.close()
