@@ -196,16 +196,23 @@ def _title(doctree: nodes.document) -> str:
 def _cells(probe: ProbeOutput, doctree: nodes.document) -> list[CellRecord]:
     index_of = {count: index for index, count, _ in _mystnb.code_cells(doctree)
                 if count is not None}
+    return _with_expected_errors(
+        [dataclasses.replace(cell, index=index_of.get(cell.execution_count))
+         for cell in probe.cells], doctree)
+
+
+def _with_expected_errors(cells: list[CellRecord],
+                          doctree: nodes.document) -> list[CellRecord]:
+    """``cells`` with ``error_expected`` set from the page: a cell tagged
+    ``raises-exception``, or any cell when the book allows errors, may raise."""
+    if not any(cell.error for cell in cells):
+        return cells
     tags = _mystnb.cell_tags(doctree)
     env = getattr(doctree.settings, "env", None)
     allowed = env is not None and _mystnb.allows_errors(env)
-    cells = []
-    for cell in probe.cells:
-        index = index_of.get(cell.execution_count)
-        expected = cell.error is not None and (
-            allowed or "raises-exception" in tags.get(index, []))  # type: ignore[arg-type]
-        cells.append(dataclasses.replace(cell, index=index, error_expected=expected))
-    return cells
+    return [dataclasses.replace(cell, error_expected=cell.error is not None and (
+                allowed or "raises-exception" in tags.get(cell.index, [])))  # type: ignore[arg-type]
+            for cell in cells]
 
 
 def _died_in(cells: list[CellRecord], doctree: nodes.document) -> int | None:
@@ -247,6 +254,8 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
 
     if hit_key:
         _restore_from_sidecar(cache_path / SIDECAR_FOLDER / f"{hit_key}.json", docname, record)
+        # from the page, as for an execution (sidecars before version 3 did not say)
+        record.cells = _with_expected_errors(record.cells, doctree)
     else:
         _fill_from_probe(probe, doctree, record)
         if probe.errors:

@@ -14,7 +14,8 @@ Loading checks every value against the dataclasses' field types (one validator,
 The JSON form is described by ``schema/execution-status.schema.json`` (strict; a
 test fails when it and the dataclasses disagree); bump :data:`SCHEMA_VERSION`
 whenever a field changes meaning or disappears, and :data:`SIDECAR_VERSION`
-whenever the model changes at all.
+whenever the model changes at all (and keep :data:`READABLE_SIDECAR_VERSIONS` to
+the versions whose data still means the same).
 """
 
 from __future__ import annotations
@@ -697,6 +698,11 @@ def read_status(path: str | Path) -> StatusReport:
 #: model changes, so a cache restored from another release is never misread.
 SIDECAR_ID = "sphinx-gpu-admonition/capture-sidecar"
 SIDECAR_VERSION = 3  # 3: cells say whether their error was expected
+#: the sidecar versions this release reads: every version after 1 only added fields,
+#: whose defaults stand for what an older sidecar did not save (the cells' lines
+#: and sources are looked up again by every build, and whether their errors were
+#: expected on every cache hit), so an upgrade keeps the measurements of a cache
+READABLE_SIDECAR_VERSIONS = frozenset({1, 2, SIDECAR_VERSION})
 
 
 def sidecar_dict(record: NotebookRecord) -> dict[str, Any]:
@@ -713,8 +719,9 @@ def read_sidecar(path: Path) -> NotebookRecord | None:
     data = read_json(path)
     if not isinstance(data, dict):
         raise SchemaError(f"{path}: not a capture sidecar (no JSON object)")
-    if data.get("sidecar") != SIDECAR_ID or data.get("sidecar_version") != SIDECAR_VERSION:
-        return None  # an unversioned sidecar (0.1.0 and earlier) or another release's
+    if data.get("sidecar") != SIDECAR_ID or \
+            data.get("sidecar_version") not in READABLE_SIDECAR_VERSIONS:
+        return None  # an unversioned sidecar (0.1.0 and earlier) or a later release's
     try:
         return NotebookRecord.from_dict(data.get("record"), where="record")
     except SchemaError as error:

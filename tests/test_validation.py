@@ -380,8 +380,49 @@ def test_bad_or_foreign_sidecar_on_a_cache_hit(tmp_path: Path) -> None:
     assert timing["capture"] == "missing" and warnings == []
     assert "another version of sphinx-gpu-admonition" in timing["capture_message"]
 
+    # a sidecar of an earlier release (version 2: no error_expected) keeps its
+    # measurements after an upgrade, so that a -W build reusing its cache still passes
+    earlier = copy.deepcopy(saved)
+    earlier["sidecar_version"] = 2
+    for cell in earlier["record"]["cells"]:
+        cell.pop("error_expected", None)
+    timing, warnings = hit_with(earlier)
+    assert timing["capture"] == "ok" and len(timing["cells"]) == 3 and warnings == []
+
+    # a later release's sidecar: as missing, without a warning
+    later = {**saved, "sidecar_version": record.SIDECAR_VERSION + 1}
+    timing, warnings = hit_with(later)
+    assert timing["capture"] == "missing" and warnings == []
+    assert "another version of sphinx-gpu-admonition" in timing["capture_message"]
+
     timing, warnings = hit_with(saved)
     assert timing["capture"] == "ok" and len(timing["cells"]) == 3 and warnings == []
+
+
+def test_a_cache_hit_from_an_earlier_release_knows_its_expected_errors(tmp_path: Path) -> None:
+    """Sidecars of version 2 do not say whether a cell's error was expected: a cache
+    hit works it out from the page (``raises-exception``), as an execution does."""
+    from test_capture import build_again, forget_environment, notebooks
+
+    from conftest import MYST_HEADER
+
+    cache = {"nb_execution_mode": "cache"}
+    page = (MYST_HEADER + "# Expected\n\n```{code-cell} ipython3\n:tags: [raises-exception]\n"
+            '{}["an expected error"]\n```\n\n```{code-cell} ipython3\nx = 1\n```\n')
+    first = build_project("samecell", tmp_path, confoverrides=cache,
+                          files={"samecell.md": page})
+    (sidecar,) = (tmp_path / "_build" / ".jupyter_cache" / "sphinx-gpu-admonition").glob("*.json")
+    saved = json.loads(sidecar.read_text(encoding="utf-8"))
+    saved["sidecar_version"] = 2
+    for cell in saved["record"]["cells"]:
+        cell.pop("error_expected")
+    sidecar.write_text(json.dumps(saved), encoding="utf-8")
+    forget_environment(tmp_path / "_build")
+    hit = notebooks(build_again(first, confoverrides=cache))["samecell"]
+    assert hit["provenance"] == "cache" and hit["capture"] == "ok"
+    assert [(c["error"], c["error_expected"]) for c in hit["cells"]] == [
+        ("KeyError", True), (None, False)]
+    assert hit["status"] == "ok"
 
 
 # -- what the extension writes stays valid ------------------------------------------------------
