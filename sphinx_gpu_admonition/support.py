@@ -24,7 +24,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 
-from .capture import capture_folder, stored_records
+from .capture import stored_records
 from .envdata import per_build
 from .templates import keep_compiled_templates
 
@@ -111,8 +111,12 @@ def add_static_path(app: Sphinx) -> None:
         app.config.html_static_path.append(static)
 
 
+#: beside the capture folder, not in it: that folder exists only when capture is on
+COMPILED_TEMPLATES_FOLDER = "sphinx-gpu-admonition-templates"
+
+
 def _keep_compiled_templates(app: Sphinx) -> None:
-    keep_compiled_templates(capture_folder(app) / "templates")
+    keep_compiled_templates(Path(app.doctreedir) / COMPILED_TEMPLATES_FOLDER)
 
 
 def _page_assets(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
