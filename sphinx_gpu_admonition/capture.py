@@ -399,6 +399,7 @@ _SAVED_ENVIRONMENT_KEY = "_gpu_admonition_saved_environ"
 
 
 def _start_capture(app: Sphinx) -> None:
+    _forget_leaked_capture()
     if not get_config(app.config).capture:
         return
     saved = {name: os.environ.get(name) for name in
@@ -412,9 +413,27 @@ def _start_capture(app: Sphinx) -> None:
     capture_folder(app).mkdir(parents=True, exist_ok=True)
 
 
+def _forget_leaked_capture() -> None:
+    """Undo the kernel environment a build in this process left set.
+
+    A build stopped by KeyboardInterrupt gets no ``build-finished`` (Sphinx emits it
+    for exceptions only), so its variables stay; a later build in the same process
+    (a test suite, an IDE, a notebook calling Sphinx) must not start kernels that
+    write into the earlier build's capture folder.
+    """
+    if os.environ.get("PYTHONSTARTUP") == str(STARTUP_FILE):
+        user_startup = os.environ.pop(ENV_USER_STARTUP, None)
+        if user_startup:
+            os.environ["PYTHONSTARTUP"] = user_startup
+        else:
+            os.environ.pop("PYTHONSTARTUP")
+    for name in (ENV_PROBE, ENV_OUTPUT):
+        os.environ.pop(name, None)
+
+
 def _name_output_file(app: Sphinx, docname: str, source: list[str]) -> None:
-    if ENV_PROBE not in os.environ:
-        return
+    if getattr(app, _SAVED_ENVIRONMENT_KEY, None) is None:
+        return  # capture is off for this build
     path = output_file(app, docname)
     path.unlink(missing_ok=True)  # data of an earlier build of this document
     os.environ[ENV_OUTPUT] = str(path)

@@ -9,6 +9,7 @@ not notebooks are not listed.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -17,6 +18,7 @@ import jsonschema
 import pytest
 from conftest import MYST_HEADER, ProjectBuild, build_project, sphinx_build
 
+from sphinx_gpu_admonition.probe import ENV_OUTPUT, ENV_PROBE, STARTUP_FILE
 from sphinx_gpu_admonition.record import SCHEMA_ID
 
 SCHEMA = json.loads(
@@ -172,7 +174,8 @@ def test_a_rebuild_that_executes_nothing_says_so_and_an_interrupted_build_leaves
 
     # an interrupt skips build-finished: the reports of the previous build must go
     conf = first.srcdir / "conf.py"
-    conf.write_text(conf.read_text() + (
+    plain_conf = conf.read_text()
+    conf.write_text(plain_conf + (
         "\ndef setup(app):\n"
         "    def stop(app, docname, source):\n"
         "        raise KeyboardInterrupt\n"
@@ -181,6 +184,16 @@ def test_a_rebuild_that_executes_nothing_says_so_and_an_interrupted_build_leaves
     assert isinstance(raised, KeyboardInterrupt)
     assert not (interrupted.outdir / "execution-status.json").exists()
     assert not (interrupted.outdir / "execution-status.junit.xml").exists()
+
+    # ... and it leaves the kernels' environment set: the next build in this process,
+    # with capture off, neither measures its notebooks nor keeps that environment
+    assert os.environ.get("PYTHONSTARTUP") == str(STARTUP_FILE)
+    conf.write_text(plain_conf, encoding="utf-8")
+    off, raised = rebuild(first, freshenv=True, confoverrides={"gpu_capture": False})
+    assert raised is None
+    assert by_docname(status_of(off))["good"]["capture"] == "missing"
+    assert os.environ.get("PYTHONSTARTUP") != str(STARTUP_FILE)
+    assert ENV_PROBE not in os.environ and ENV_OUTPUT not in os.environ
 
 
 def test_checks_that_cannot_be_made_say_so(tmp_path: Path) -> None:
