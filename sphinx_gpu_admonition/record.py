@@ -20,6 +20,7 @@ the versions whose data still means the same).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import hashlib
@@ -421,12 +422,14 @@ def plain_data(value: Any) -> Any:
         return {plain_data(key): plain_data(item) for key, item in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {name: plain_data(getattr(value, name)) for name in _field_names(kind)}
-    return dataclasses.asdict(_Box(value))["value"]  # anything else: what asdict makes of it
-
-
-@dataclasses.dataclass
-class _Box:
-    value: Any
+    # anything else as asdict makes it
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple
+        return kind(*[plain_data(item) for item in value])
+    if isinstance(value, (list, tuple)):
+        return kind(plain_data(item) for item in value)
+    if isinstance(value, dict):
+        return kind((plain_data(key), plain_data(item)) for key, item in value.items())
+    return copy.deepcopy(value)
 
 
 def sorted_slowest_first(notebooks: Iterable[NotebookRecord]) -> list[NotebookRecord]:
