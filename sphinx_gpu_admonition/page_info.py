@@ -223,6 +223,21 @@ def add_page_info(app: Sphinx, doctree: nodes.document) -> None:
         _insert(doctree, info_node(record), position)
 
 
+class execution_info_markup(nodes.General, nodes.Element):  # noqa: N801 - docutils style
+    """The HTML of the "executed on" box, written as it is.
+
+    Not a ``raw`` node: Sphinx indexes the text of raw HTML for search, and this
+    box's words (the device, the date) are on every notebook page, so searching
+    for "CPU" would list them all.  An element without text is not indexed (the
+    ``no-search`` class says so to Sphinx 7.3 and later too).
+    """
+
+
+def _visit_execution_info_markup(translator: Any, node: execution_info_markup) -> None:
+    translator.body.append(node["markup"])
+    raise nodes.SkipNode
+
+
 class ExecutionInfoToHtml(SphinxPostTransform):
     """HTML: the environment rows go one click away, in a ``<details>`` element."""
 
@@ -232,10 +247,10 @@ class ExecutionInfoToHtml(SphinxPostTransform):
     def run(self, **kwargs: Any) -> None:
         for container in list(self.document.findall(nodes.container)):
             if INFO_CLASS in container["classes"]:
-                # parent.replace, not replace_self: that would copy the classes onto
-                # the raw node and the writer would wrap it in a second <div>
-                container.parent.replace(
-                    container, nodes.raw("", details_markup(container), format="html"))
+                # parent.replace, not replace_self: that would copy the container's
+                # classes onto the new node
+                container.parent.replace(container, execution_info_markup(
+                    "", markup=details_markup(container), classes=["no-search"]))
 
 
 def details_markup(container: nodes.container) -> str:
@@ -281,6 +296,7 @@ def _meta_tags(app: Sphinx, pagename: str, templatename: str, context: dict[str,
 def setup_page_info(app: Sphinx) -> None:
     # after the collector (priority 500) has stored the page's record
     app.connect("doctree-read", add_page_info, priority=600)
+    app.add_node(execution_info_markup, html=(_visit_execution_info_markup, None))
     app.add_post_transform(ExecutionInfoToHtml)
     app.add_post_transform(ExecutionInfoOutOfNotebooks)
     app.connect("html-page-context", _meta_tags)

@@ -226,8 +226,32 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
 
 
 def status_json_text(report: StatusReport) -> str:
-    """The text of ``execution-status.json`` (also of a merged one)."""
-    return json.dumps(report.to_dict(), indent=1, sort_keys=True, ensure_ascii=False)
+    """The text of ``execution-status.json`` (also of a merged one).
+
+    A line for each key of the document and one for each notebook (and each entry
+    of the other lists and mappings at that level), each written compactly: as
+    easy to read, diff and grep by notebook as an indented file, and written by
+    the json module's C encoder, which ``indent`` turns off (about 4x slower).
+    """
+    return _json_by_line(report.to_dict())
+
+
+def _json_by_line(data: dict[str, Any]) -> str:
+    def dumps(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+    lines = []
+    for key in sorted(data):
+        value = data[key]
+        if isinstance(value, list) and value:
+            text = "[\n" + ",\n".join(map(dumps, value)) + "\n]"
+        elif isinstance(value, dict) and value:
+            text = "{\n" + ",\n".join(f"{dumps(name)}:{dumps(item)}"
+                                       for name, item in sorted(value.items())) + "\n}"
+        else:
+            text = dumps(value)
+        lines.append(f"{dumps(key)}:{text}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def _write(path: Path, text: str) -> None:

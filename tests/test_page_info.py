@@ -7,6 +7,7 @@ notebooks from that build's jupyter-cache, so no kernel starts again.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -95,6 +96,22 @@ def test_top_position_puts_the_line_under_the_title(expecting_gpu: ProjectBuild)
     sentence = notice.select_one(".gpu-executed-on").get_text()
     assert sentence.startswith("This page was executed on CPU: ")
     assert sentence.endswith(", not on a GPU.")
+
+
+def test_the_box_is_not_in_the_search_index(expecting_gpu: ProjectBuild) -> None:
+    """Every notebook page has the box: were its words indexed, searching for "CPU" or
+    "executed" would list every notebook.  The quiet page (title, code, box) is
+    found by its title only."""
+    text = expecting_gpu.read("searchindex.js")
+    index = json.loads(text[text.index("(") + 1:text.rindex(")")])
+    quiet = index["docnames"].index("quiet")
+    words = {term for term, docs in index["terms"].items()
+             if quiet in (docs if isinstance(docs, list) else [docs])}
+    titles = {title for title, places in index["alltitles"].items()
+              if any(place[0] == quiet for place in places)}
+    assert titles == {"No admonition"}
+    assert not words & {"execut", "executed", "cpu", "core", "cores", "python", "os"}, words
+    assert "Executed on CPU: " in expecting_gpu.read("quiet.html")  # still on the page
 
 
 @pytest.mark.parametrize("position", ["bottom", "admonition", "off"])
