@@ -279,6 +279,30 @@ def test_sidecar_round_trip_and_versions(tmp_path: Path) -> None:
     assert read_sidecar(path) is None
 
 
+def test_plain_data_is_what_asdict_makes() -> None:
+    """The model's fast conversion (``record.plain_data``, behind every ``to_dict``)
+    gives what ``dataclasses.asdict`` gives: for the recorded incident data, and for
+    the values the model never holds (tuples, named tuples, sets)."""
+    data = Path(__file__).parent / "data"
+    for name in ("incident-gpu-t4-status.json", "incident-cpu-status.json"):
+        for notebook in record.read_status(data / name).notebooks:
+            assert record.plain_data(notebook) == dataclasses.asdict(notebook)
+
+    @dataclasses.dataclass
+    class Odd:
+        pair: tuple
+        named: typing.Any
+        tags: set
+        nested: dict
+
+    class Point(typing.NamedTuple):
+        x: int
+        y: list
+    odd = Odd((1, [2]), Point(1, [2]), {"a"}, {"k": (Point(3, []),)})
+    assert record.plain_data(odd) == dataclasses.asdict(odd)
+    assert type(record.plain_data(odd)["named"]) is Point
+
+
 def test_sidecar_with_bad_data_names_file_and_field(tmp_path: Path) -> None:
     data = sidecar_dict(_a_record())
     data["record"]["cells"][0]["seconds"] = "1.5"
