@@ -428,8 +428,6 @@ def test_a_cache_hit_from_an_earlier_release_knows_its_expected_errors(tmp_path:
     hit works it out from the page (``raises-exception``), as an execution does."""
     from test_capture import build_again, forget_environment, notebooks
 
-    from conftest import MYST_HEADER
-
     cache = {"nb_execution_mode": "cache"}
     page = (MYST_HEADER + "# Expected\n\n```{code-cell} ipython3\n:tags: [raises-exception]\n"
             '{}["an expected error"]\n```\n\n```{code-cell} ipython3\nx = 1\n```\n')
