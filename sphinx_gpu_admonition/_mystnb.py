@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -84,6 +85,40 @@ def code_cells(doctree: nodes.document) -> list[tuple[int, int | None, str]]:
     return cells
 
 
+#: the opening fence of a MyST code cell: ```{code-cell}, ~~~{code-cell}, :::{code-cell}
+_CODE_CELL_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*\{code-cell\}")
+
+
+def cell_start_lines(doctree: nodes.document, source_path: Path) -> dict[int, int]:
+    """Cell index -> the line of the source file where the code cell starts, for a
+    text notebook (a line of an ``.ipynb`` file's JSON would mean nothing to a reader).
+
+    MyST-NB gives a cell's last line (its closing fence); the cell starts at the
+    nearest ``{code-cell}`` fence above it.
+    """
+    if source_path.suffix == ".ipynb":
+        return {}
+    lines: dict[int, int] = {}
+    source: list[str] | None = None
+    for node in doctree.findall(nodes.container):
+        if node.get("nb_element") == "cell_code" and node.line is not None:
+            if source is None:
+                try:
+                    source = source_path.read_text(encoding="utf-8").splitlines()
+                except (OSError, UnicodeDecodeError):
+                    source = []
+            lines[node["cell_index"]] = cell_start(source, node.line)
+    return lines
+
+
+def cell_start(source: list[str], line: int) -> int:
+    """The line of the ``{code-cell}`` fence at or above ``line`` (else ``line``)."""
+    for number in range(min(line, len(source)), 0, -1):
+        if _CODE_CELL_FENCE.match(source[number - 1]):
+            return number
+    return line
+
+
 def cell_tags(doctree: nodes.document) -> dict[int, list[str]]:
     """Cell index -> the tags of each code cell rendered on the page."""
     tags = {}
@@ -110,8 +145,9 @@ class _CacheDatabase:
 
     Listing every record for every notebook made a book's cost grow with the
     square of its size (and with ``-j N`` each reading process is a new one):
-    here a hit is one query on the records' creation time and a fresh execution
-    one query on the notebook's source path, whatever the size of the cache.
+    here the build reads every record's creation time once (:func:`index_cache_hits`),
+    a hit missing from that index is one query on the records' creation time, and a
+    fresh execution one query on the notebook's source path.
     """
 
     def __init__(self, cache_path: Path):
@@ -125,6 +161,7 @@ class _CacheDatabase:
         self._created_between = columns.where(
             NbCacheRecord.created.between(bindparam("low"), bindparam("high")))
         self._of_uri = columns.where(NbCacheRecord.uri == bindparam("uri"))
+        self._every_record = columns
 
     def _query(self, statement: Any, **values: Any) -> list[Any]:
         """(hashkey, created) of the records ``statement`` selects (one SQL query)."""
@@ -142,6 +179,11 @@ class _CacheDatabase:
         return next((hashkey for hashkey, created in candidates
                      if _created_key(created.timestamp()) == wanted), None)
 
+    def creation_index(self) -> dict[int, str]:
+        """Every record's hash by its creation time in microseconds (one SQL query)."""
+        return {_created_key(created.timestamp()): hashkey
+                for hashkey, created in self._query(self._every_record)}
+
     def newest_key_of(self, uri: str) -> str | None:
         mine = self._query(self._of_uri, uri=uri)
         return max(mine, key=lambda row: row[1])[0] if mine else None
@@ -155,16 +197,41 @@ _CACHE_DATABASES: dict[tuple[str, int], _CacheDatabase] = {}
 _RESOLVED_FOLDERS: dict[str, str] = {}
 
 
-def _cache_database(cache_path: Path) -> _CacheDatabase:
+def _resolved(cache_path: Path) -> str:
     given = str(cache_path)
     folder = _RESOLVED_FOLDERS.get(given)
     if folder is None:
         folder = _RESOLVED_FOLDERS[given] = str(Path(cache_path).resolve())
-    key = (folder, os.getpid())
+    return folder
+
+
+def _cache_database(cache_path: Path) -> _CacheDatabase:
+    key = (_resolved(cache_path), os.getpid())
     database = _CACHE_DATABASES.get(key)
     if database is None:
         database = _CACHE_DATABASES[key] = _CacheDatabase(Path(cache_path))
     return database
+
+
+#: resolved cache folder -> its records' hashes by creation time (µs), read once per
+#: build in the main process: ``-j`` workers are forked after it and inherit it
+_HIT_INDEXES: dict[str, dict[int, str]] = {}
+
+
+def index_cache_hits(cache_path: Path) -> None:
+    """Read the creation time of every record of the cache, once for the build.
+
+    One query per build instead of one per notebook: a query costs about as much as
+    reading a few hundred records' times.  A record this build adds, or a time read
+    in another time zone, is not in the index and takes one query of its own.
+    """
+    if not (cache_path / "global.db").is_file():
+        return  # no cache yet (and no hit); jupyter-cache would create one
+    try:
+        database = _cache_database(cache_path)
+        _HIT_INDEXES[_resolved(cache_path)] = database.creation_index()
+    except Exception:  # an unreadable cache: every lookup queries (and finds nothing)
+        _HIT_INDEXES.pop(_resolved(cache_path), None)
 
 
 def hit_record_key(cache_path: Path, mtime: float | None) -> str | None:
@@ -175,6 +242,9 @@ def hit_record_key(cache_path: Path, mtime: float | None) -> str | None:
     """
     if mtime is None:
         return None
+    indexed = _HIT_INDEXES.get(_resolved(cache_path), {}).get(_created_key(mtime))
+    if indexed is not None:
+        return indexed
     try:
         return _cache_database(cache_path).key_created_at(mtime)
     except Exception:  # an unreadable cache: report the notebook as executed
