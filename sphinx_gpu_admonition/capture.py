@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -225,8 +226,44 @@ def _died_in(cells: list[CellRecord], doctree: nodes.document) -> int | None:
     return None
 
 
+def repository_path(path: Path) -> str:
+    """``path`` relative to the repository root (``GITHUB_WORKSPACE``, else the current
+    folder) when it lies inside it, else absolute: how CI annotations name files."""
+    root = _resolved_folder(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
+    path = path.resolve()
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+@functools.lru_cache(maxsize=8)
+def _resolved_folder(folder: str) -> Path:
+    """A folder with its links resolved (once per process: a record is located per page)."""
+    return Path(folder).resolve()
+
+
+def _locate(env: BuildEnvironment, docname: str, doctree: nodes.document,
+            record: NotebookRecord) -> None:
+    """The record's source file and each cell's line in it, from this build's page
+    (a cache hit's saved lines may have moved since): every view, from the status
+    page to the annotations, names a cell by them."""
+    source = Path(env.doc2path(docname))
+    record.source = repository_path(source)
+    lines = _mystnb.cell_start_lines(doctree, source)
+    for cell in record.cells:  # this record's own cells (parsed or made for it)
+        cell.line = lines.get(cell.index) if cell.index is not None else None
+
+
 def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
                  doctree: nodes.document) -> NotebookRecord:
+    record = _build_record(app, env, docname, doctree)
+    _locate(env, docname, doctree, record)
+    return record
+
+
+def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
+                  doctree: nodes.document) -> NotebookRecord:
     result = _mystnb.execution_result(env, docname)
     record = NotebookRecord(docname=docname, status=OK, title=_title(doctree))
     if result is None:
@@ -378,7 +415,10 @@ class ExecutionRecordCollector(EnvironmentCollector):
             return
         if not record.cells and not _mystnb.code_cells(doctree):
             return  # executed, but without code (a status page with notebook front matter)
-        stored_records(env)[docname] = record.to_dict()
+        data = stored_records(env)[docname] = record.to_dict()
+        # the pages, tables and reports of this process read the record just built
+        # instead of parsing the dict again (the dict is what -j workers send back)
+        _PARSED_RECORDS.setdefault(env, {})[docname] = (data, record)
         env.metadata[docname].update(page_metadata(record))
 
 
@@ -439,6 +479,14 @@ def _name_output_file(app: Sphinx, docname: str, source: list[str]) -> None:
     os.environ[ENV_OUTPUT] = str(path)
 
 
+def _index_cache_hits(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """Before reading (and before ``-j`` forks its workers): the cache's records,
+    so that finding each hit's record is a dictionary lookup."""
+    cache_path = _mystnb.execution_cache_path(env)
+    if docnames and cache_path is not None and _mystnb.execution_mode(env) == "cache":
+        _mystnb.index_cache_hits(cache_path)
+
+
 def _stop_capture(app: Sphinx, exception: Exception | None) -> None:
     saved = getattr(app, _SAVED_ENVIRONMENT_KEY, None)
     if saved is None:
@@ -453,5 +501,6 @@ def _stop_capture(app: Sphinx, exception: Exception | None) -> None:
 def setup_capture(app: Sphinx) -> None:
     app.add_env_collector(ExecutionRecordCollector)
     app.connect("builder-inited", _start_capture)
+    app.connect("env-before-read-docs", _index_cache_hits)
     app.connect("source-read", _name_output_file)
     app.connect("build-finished", _stop_capture, priority=900)

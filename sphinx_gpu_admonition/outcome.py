@@ -37,6 +37,7 @@ from .capture import (
     _probe_lines,
     atomic_write,
     output_file,
+    repository_path,
     stored_records,
 )
 from .envdata import per_build
@@ -163,6 +164,7 @@ def _from_probe(app: Sphinx, docname: str, status: str, error_type: str,
     record = NotebookRecord(docname=docname, status=status, provenance=EXECUTED,
                             method=_mystnb.execution_mode(app.env))
     _fill_from_probe(probe, nodes.document("", None), record)
+    record.source = repository_path(Path(app.env.doc2path(docname)))  # no page: no lines
     last = max((c.execution_count or 0 for c in record.cells), default=0)
     record.error = ErrorInfo(type=error_type, message=message, execution_count=last + 1)
     if probe.started is not None:

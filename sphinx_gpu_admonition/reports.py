@@ -25,7 +25,7 @@ from . import _mystnb, calibration, github
 from ._version import __version__
 from .analysis import BuildAnalysis, analyse
 from .baseline import get_baseline, thresholds
-from .capture import all_records, atomic_write
+from .capture import all_records, atomic_write, repository_path
 from .config import get_config
 from .findings import BuildTotals, findings
 from .outcome import failure_text, records_of_stopped_build
@@ -39,7 +39,7 @@ from .record import (
     StatusReport,
     sorted_slowest_first,
 )
-from .status_page import build_analysis, cell_lines
+from .status_page import build_analysis
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
@@ -76,8 +76,6 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
     ``failure`` is the exception that stopped the build.
     """
     records = {nb.docname: nb for nb in all_records(app.env) + (extra or [])}
-    for record in records.values():
-        _locate_source(app, record)
     report = StatusReport(
         notebooks=[records[name] for name in sorted(records)],
         build={
@@ -100,29 +98,6 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
                 else build_analysis(app))
     report.analysis = analysis.to_dict()
     return report, analysis
-
-
-def repository_path(path: Path) -> str:
-    """``path`` relative to the repository root (``GITHUB_WORKSPACE``, else the current
-    folder) when it lies inside it, else absolute: how CI annotations name files."""
-    root = Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
-    path = path.resolve()
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
-def _locate_source(app: Sphinx, record: NotebookRecord) -> None:
-    """The record's source file and, for text notebooks, each cell's line (the lines
-    the status page's warnings use): what annotations need, from the JSON alone."""
-    source = Path(app.env.doc2path(record.docname))
-    record.source = repository_path(source)
-    if source.suffix == ".ipynb":  # a line of the JSON file would mean nothing to a reader
-        return
-    lines = cell_lines(app.env).get(record.docname, {})
-    for cell in record.cells:
-        cell.line = lines.get(cell.index) if cell.index is not None else None
 
 
 @functools.cache
@@ -286,17 +261,15 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
         for line in summary_lines(report, analysis):
             logger.info(line)
     if github.enabled(config.github_annotations):
-        _write_github(app, report)
+        _write_github(app, report, analysis)
 
 
-def _write_github(app: Sphinx, report: StatusReport) -> None:
+def _write_github(app: Sphinx, report: StatusReport, analysis: BuildAnalysis) -> None:
     """Annotations, job summary and step outputs for GitHub Actions."""
     from .cli import github_summary  # the same Markdown as ``report --markdown``
 
     config = get_config(app.config)
     baseline = get_baseline(app)
-    # analysed again: the build's shared analysis holds records without source lines
-    analysis = analyse(report, thresholds(app), baseline)
     github.write_annotations(github.annotations(report, analysis), sys.stderr)
     outdir = Path(app.outdir)
     values = github.output_values(

@@ -110,7 +110,6 @@ logger = logging.getLogger(__name__)
 
 #: env attributes (plain data, pickled with the environment)
 STATUS_PAGES = "gpu_status_pages"  # set of docnames with {execution-status}
-CELL_LINES = "gpu_cell_lines"  # docname -> {cell index: source line}
 _LINK_TARGET = "gpu_status_link_target"  # status page the badges linked to last build
 _BASELINE_DIGEST = "gpu_status_baseline_digest"
 
@@ -242,10 +241,6 @@ def status_pages(env: BuildEnvironment) -> dict[str, bool]:
     return env_data(env, STATUS_PAGES, dict)
 
 
-def cell_lines(env: BuildEnvironment) -> dict[str, dict[int, int]]:
-    return env_data(env, CELL_LINES, dict)
-
-
 class ExecutionStatusDirective(SphinxDirective):
     """``{execution-status}``: the execution status table of all notebooks of the book."""
 
@@ -288,52 +283,19 @@ class ExecutionStatusDirective(SphinxDirective):
 
 
 class StatusPagesCollector(EnvironmentCollector):
-    """Pages with the directive, and the source line of each code cell (for warnings)."""
+    """The pages with the directive (a page's flag is set by the directive itself)."""
 
     def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
         status_pages(env).pop(docname, None)
-        cell_lines(env).pop(docname, None)
 
     def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: set[str],
                     other: BuildEnvironment) -> None:
-        mine_pages, their_pages = status_pages(env), status_pages(other)
-        for docname in docnames & their_pages.keys():
-            mine_pages[docname] = their_pages[docname]
-        mine, theirs = cell_lines(env), cell_lines(other)
-        for docname in docnames:
-            if docname in theirs:
-                mine[docname] = theirs[docname]
+        mine, theirs = status_pages(env), status_pages(other)
+        for docname in docnames & theirs.keys():
+            mine[docname] = theirs[docname]
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
-        lines = {}
-        source: list[str] | None = None
-        for node in doctree.findall(nodes.container):
-            if node.get("nb_element") == "cell_code" and node.line is not None:
-                if source is None:
-                    source = _source_lines(app.env, app.env.docname)
-                lines[node["cell_index"]] = cell_start(source, node.line)
-        if lines:
-            cell_lines(app.env)[app.env.docname] = lines
-
-
-#: the opening fence of a MyST code cell: ```{code-cell}, ~~~{code-cell}, :::{code-cell}
-_CODE_CELL_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*\{code-cell\}")
-
-
-def _source_lines(env: BuildEnvironment, docname: str) -> list[str]:
-    try:
-        return Path(env.doc2path(docname)).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-
-
-def cell_start(source: list[str], line: int) -> int:
-    """The line where a code cell starts: MyST-NB gives a cell's last line (its closing
-    fence); the cell starts at the nearest ``{code-cell}`` fence above it."""
-    for number in range(min(line, len(source)), 0, -1):
-        if _CODE_CELL_FENCE.match(source[number - 1]):
-            return number
-    return line
+        """Nothing to collect from the doctree: the directive notes its page."""
 
 
 # -- which pages to rewrite --------------------------------------------------------
@@ -379,10 +341,8 @@ def _env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
 
 
 # -- opt-in warnings -----------------------------------------------------------------
-def _cell_location(env: BuildEnvironment, docname: str,
-                   index: int | None) -> tuple[str, int | None] | str:
-    line = cell_lines(env).get(docname, {}).get(index) if index is not None else None
-    return (docname, line) if line is not None else docname
+def _cell_location(docname: str, cell: CellRecord) -> tuple[str, int] | str:
+    return (docname, cell.line) if cell.line is not None else docname
 
 
 def _emit_warnings(app: Sphinx, env: BuildEnvironment) -> None:
@@ -398,7 +358,7 @@ def _emit_warnings(app: Sphinx, env: BuildEnvironment) -> None:
                          f"({format_seconds(comparison.baseline_seconds)})",
                  "regression", location=record.docname)
         for cell, flags in result.flagged_cells:
-            location = _cell_location(env, record.docname, cell.index)
+            location = _cell_location(record.docname, cell)
             label = record.cell_name(cell).label
             if config.warn_slow_cells:
                 reasons = "; ".join(f"{f.rule}: {f.text}" for f in flags)

@@ -367,6 +367,22 @@ def test_assets_only_where_needed(status_book: StatusBook):
 
 
 # -- opt-in warnings -----------------------------------------------------------------
+def test_flagged_cells_name_their_line_as_the_json_does(
+        status_book: StatusBook, status_html):
+    """One name for a cell everywhere: the page's list of flagged cells gives the
+    file and line that execution-status.json gives (and the warnings, below)."""
+    import json
+
+    report = json.loads(status_book.html.read("execution-status.json"))
+    slow = next(nb for nb in report["notebooks"] if nb["docname"] == "slow")
+    assert slow["source"].endswith("slow.md")
+    located = {f"{slow['source']}:{c['line']}" for c in slow["cells"] if c["line"]}
+    shown = [span.get_text() for span in
+             status_html.select("li.gpu-status-finding .gpu-status-docname")]
+    on_page = [text for text in shown if "slow.md:" in text]
+    assert on_page and set(on_page) <= located
+
+
 def test_slow_cell_and_regression_warnings_once(status_book: StatusBook, table):
     warnings = status_book.html.warning_lines
     slow_cells = [line for line in warnings if "gpu_admonition.slow_cell" in line]
