@@ -101,6 +101,9 @@ class _Sampler(threading.Thread):
         # which execute nothing and must cost nothing
         self.reading: dict[str, _Reading] = {}
         self.closed = False
+        #: when the thread wakes up next: a page due later needs no wake-up call (a
+        #: call per page read, a cache hit's too, cost a thread switch each)
+        self.wakes_at = 0.0
 
     def run(self) -> None:
         with self.condition:
@@ -108,8 +111,12 @@ class _Sampler(threading.Thread):
                 now = time.monotonic()
                 due = [r for r in self.reading.values() if r.due <= now]
                 if not due:
-                    waits = [r.due - now for r in self.reading.values()]
-                    self.condition.wait(min(waits) if waits else None)
+                    # idle, it looks again every interval (a page is due one interval
+                    # after it starts, so it is sampled at most one interval late)
+                    wait = min((r.due - now for r in self.reading.values()),
+                               default=SAMPLE_INTERVAL)
+                    self.wakes_at = now + wait
+                    self.condition.wait(wait)
                     continue
                 for reading in due:
                     reading.sampling = True
@@ -131,8 +138,9 @@ class _Sampler(threading.Thread):
 
     def begin(self, docname: str) -> None:
         with self.condition:
-            self.reading[docname] = _Reading()  # read again in the same process: anew
-            self.condition.notify_all()
+            reading = self.reading[docname] = _Reading()  # read again: anew
+            if reading.due < self.wakes_at:
+                self.condition.notify_all()
 
     def stop(self, docname: str) -> _Reading | None:
         """Stop sampling for ``docname``, after a sample in progress for it."""
