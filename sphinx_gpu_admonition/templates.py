@@ -27,6 +27,9 @@ def _environment() -> jinja2.Environment:
         autoescape=True,  # every template, whatever its name
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False,
         undefined=jinja2.StrictUndefined,  # a misspelt name fails the tests, not a page
+        # the templates are the package's files: no file check at every render (a
+        # page renders one per notebook page)
+        auto_reload=False,
     )
 
 
