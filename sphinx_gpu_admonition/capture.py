@@ -93,6 +93,17 @@ def get_record(env: BuildEnvironment, docname: str) -> NotebookRecord | None:
     return entry[1]
 
 
+def record_data(env: BuildEnvironment, record: NotebookRecord) -> dict[str, Any]:
+    """``record.to_dict()``: the stored dict when ``record`` is the one
+    :func:`get_record` gives for it (records read are never changed), so that
+    writing a book's JSON does not convert every record again."""
+    entry = _PARSED_RECORDS.get(env, {}).get(record.docname)
+    if entry is not None and entry[1] is record and \
+            stored_records(env).get(record.docname) is entry[0]:
+        return entry[0]
+    return record.to_dict()
+
+
 def all_records(env: BuildEnvironment) -> list[NotebookRecord]:
     """Every record, by docname (shared between readers, so never change them)."""
     return [record for docname in sorted(stored_records(env))

@@ -403,3 +403,12 @@ def test_pages_read_the_record_a_parallel_build_would_send(force_build: ProjectB
     assert stored_records(env)
     for docname, data in stored_records(env).items():
         assert get_record(env, docname) == NotebookRecord.from_dict(data)
+
+
+def test_the_json_holds_each_record_as_the_model_writes_it(force_build: ProjectBuild) -> None:
+    """The JSON is written from the dicts the build stored: the same as converting
+    each record again."""
+    from sphinx_gpu_admonition.capture import all_records
+
+    written = {nb["docname"]: nb for nb in status_json(force_build)["notebooks"]}
+    assert written == {r.docname: r.to_dict() for r in all_records(force_build.app.env)}
