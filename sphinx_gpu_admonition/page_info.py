@@ -1,15 +1,17 @@
 """Show on each executed page what it ran on: a line, the environment one click away.
 
 At ``doctree-read`` (the record of the page is complete then) a builder-neutral
-container is inserted at the configured position, and the ``gpu`` admonitions
+placeholder holding the box's line and rows is inserted at the configured
+position, and the ``gpu`` admonitions
 of the page get an "executed on" sentence.  A notice is written for a GPU: when
 the kernel ran without one, its standard first sentence ("built using a machine
 with access to a GPU") is replaced by one that is true of this copy, the
 sentence says "without a GPU", and the build warns unless
 ``gpu_expected_backend`` says that this is expected.  A notebook page whose
-notice offers no way to Colab warns (``gpu_admonition.colab``).  An HTML-only post-transform turns
-the container into a ``<details>`` element; other builders show it as a line
-and a field list.  ``html-page-context`` adds ``<meta>`` tags with the same facts.
+notice offers no way to Colab warns (``gpu_admonition.colab``).  Post-transforms
+make the placeholder a ``<details>`` element for HTML, a line and a field list
+for other builders, and nothing in download notebooks.  ``html-page-context``
+adds ``<meta>`` tags with the same facts.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from .config import get_config
 from .formatting import format_date, format_gpu_memory, format_seconds
 from .i18n import _
 from .record import CACHE, Environment, NotebookRecord
+from .support import app_of
 from .templates import render as render_template
 from .warnings import warn
 
@@ -111,11 +114,25 @@ def machine_fields(env: Environment) -> list[tuple[str, str]]:
     return rows
 
 
-def info_node(record: NotebookRecord) -> nodes.container:
-    container = nodes.container(classes=[INFO_CLASS, f"gpu-status-{record.status}"])
-    container += nodes.paragraph(text=summary_line(record))
+class execution_info_placeholder(nodes.container):  # noqa: N801 - docutils node style
+    """The "executed on" box as data (its line and its rows): the builder's
+    post-transform makes it markup (HTML) or a line and a field list (the others),
+    so HTML pages neither build nor walk nodes they would only turn into markup."""
+
+
+def info_node(record: NotebookRecord) -> execution_info_placeholder:
+    node = execution_info_placeholder(classes=[INFO_CLASS, f"gpu-status-{record.status}"])
+    node["gpu_summary"] = summary_line(record)
+    node["gpu_rows"] = environment_fields(record)
+    return node
+
+
+def info_nodes(placeholder: nodes.Element) -> nodes.container:
+    """The box for builders other than HTML: its line, then a field list of its rows."""
+    container = nodes.container(classes=placeholder["classes"])
+    container += nodes.paragraph(text=placeholder["gpu_summary"])
     fields = nodes.field_list(classes=[DETAILS_CLASS])
-    for label, value in environment_fields(record):
+    for label, value in placeholder["gpu_rows"]:
         field = nodes.field()
         field += nodes.field_name(text=label)
         body = nodes.field_body()
@@ -245,34 +262,39 @@ class ExecutionInfoToHtml(SphinxPostTransform):
     formats = ("html",)
 
     def run(self, **kwargs: Any) -> None:
-        for container in list(self.document.findall(nodes.container)):
-            if INFO_CLASS in container["classes"]:
-                # parent.replace, not replace_self: that would copy the container's
-                # classes onto the new node
-                container.parent.replace(container, execution_info_markup(
-                    "", markup=details_markup(container), classes=["no-search"]))
+        for placeholder in list(self.document.findall(execution_info_placeholder)):
+            # parent.replace, not replace_self: that would copy the placeholder's
+            # classes onto the new node
+            placeholder.parent.replace(placeholder, execution_info_markup(
+                "", markup=details_markup(placeholder), classes=["no-search"]))
 
 
-def details_markup(container: nodes.container) -> str:
+def details_markup(placeholder: nodes.Element) -> str:
     """``<details>`` markup of an :func:`info_node` (a template: every text is escaped)."""
-    summary = container.children[0].astext() if container.children else ""
-    rows = [(field[0].astext(), field[1].astext())
-            for fields in container.findall(nodes.field_list) for field in fields]
-    return render_template("page_info.html", classes=container["classes"], summary=summary,
-                           rows=rows)
+    return render_template("page_info.html", classes=placeholder["classes"],
+                           summary=placeholder["gpu_summary"], rows=placeholder["gpu_rows"])
 
 
-class ExecutionInfoOutOfNotebooks(SphinxPostTransform):
-    """Download notebooks (sphinx-tojupyter) are the lecture, not a build report:
-    they keep the admonition's sentence but not the environment box."""
+#: builders of download notebooks (sphinx-tojupyter): they are the lecture, not a
+#: build report, so they keep the admonition's sentence but not the environment box
+NOTEBOOK_BUILDERS = ("jupyter", "jupyterpdf")
 
-    default_priority = 400
-    builders = ("jupyter", "jupyterpdf")
+
+class ExecutionInfoToNodes(SphinxPostTransform):
+    """Every other builder: the line and a field list (none in download notebooks)."""
+
+    default_priority = 401
 
     def run(self, **kwargs: Any) -> None:
-        for container in list(self.document.findall(nodes.container)):
-            if INFO_CLASS in container["classes"]:
-                container.parent.remove(container)
+        placeholders = list(self.document.findall(execution_info_placeholder))
+        if not placeholders:
+            return
+        in_notebook = app_of(self.env).builder.name in NOTEBOOK_BUILDERS
+        for placeholder in placeholders:
+            if in_notebook:
+                placeholder.parent.remove(placeholder)
+            else:
+                placeholder.parent.replace(placeholder, info_nodes(placeholder))
 
 
 def _meta_tags(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
@@ -298,5 +320,5 @@ def setup_page_info(app: Sphinx) -> None:
     app.connect("doctree-read", add_page_info, priority=600)
     app.add_node(execution_info_markup, html=(_visit_execution_info_markup, None))
     app.add_post_transform(ExecutionInfoToHtml)
-    app.add_post_transform(ExecutionInfoOutOfNotebooks)
+    app.add_post_transform(ExecutionInfoToNodes)
     app.connect("html-page-context", _meta_tags)
