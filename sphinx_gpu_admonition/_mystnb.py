@@ -7,6 +7,7 @@ defensive fallbacks, and ``tests/test_mystnb_compat.py`` pins the behaviour.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -216,17 +217,18 @@ _HIT_INDEXES: dict[str, dict[int, str]] = {}
 def index_cache_hits(cache_path: Path) -> None:
     """Read the creation time of every record of the cache, once for the build.
 
-    One query per build instead of one per notebook: a query costs about as much as
-    reading a few hundred records' times.  A record this build adds, or a time read
-    in another time zone, is not in the index and takes one query of its own.
+    One read per build instead of a query per notebook (a query through
+    jupyter-cache costs about as much as reading a few hundred records' times).
+    A record this build adds, or a time read in another time zone, is not in the
+    index and takes one query of its own.
     """
     database = cache_path / "global.db"
+    _HIT_INDEXES.pop(_resolved(cache_path), None)  # an earlier build's, in this process
     if not database.is_file():
         return  # no cache yet (and no hit)
-    try:
+    # an unreadable cache: no index, every lookup queries (and finds nothing)
+    with contextlib.suppress(Exception):
         _HIT_INDEXES[_resolved(cache_path)] = _creation_index(database)
-    except Exception:  # an unreadable cache: every lookup queries (and finds nothing)
-        _HIT_INDEXES.pop(_resolved(cache_path), None)
 
 
 def _creation_index(database: Path) -> dict[int, str]:
