@@ -22,7 +22,6 @@ import functools
 import hashlib
 import json
 import os
-import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -68,46 +67,27 @@ _ERROR_STATUS = {"CellTimeoutError": TIMEOUT, "DeadKernelError": KERNEL_DIED}
 
 
 # -- access to the stored records --------------------------------------------------
-def stored_records(env: BuildEnvironment) -> dict[str, dict[str, Any]]:
-    """docname -> record dict (the environment pickles plain data)."""
+def stored_records(env: BuildEnvironment) -> dict[str, NotebookRecord]:
+    """docname -> record.
+
+    The environment keeps (and pickles) the records themselves: every page, table
+    and report reads the same object, and there is no second copy as plain dicts.
+    A book's records are live for the whole build, so each copy weighs on every
+    full garbage collection, and a build's own work (the theme's navigation on
+    every page) makes more of those the larger the book.
+    """
     return env_data(env, RECORDS_ATTRIBUTE, dict)
-
-
-#: env -> docname -> (the stored dict, its record): each stored dict is parsed once,
-#: however many pages, tables and reports read it; a re-read document stores a new
-#: dict, which is what invalidates its entry
-_PARSED_RECORDS: weakref.WeakKeyDictionary[
-    BuildEnvironment, dict[str, tuple[dict[str, Any], NotebookRecord]]
-] = weakref.WeakKeyDictionary()
 
 
 def get_record(env: BuildEnvironment, docname: str) -> NotebookRecord | None:
     """The record of ``docname``; shared between readers, so never change it."""
-    data = stored_records(env).get(docname)
-    if data is None:
-        return None
-    parsed = _PARSED_RECORDS.setdefault(env, {})
-    entry = parsed.get(docname)
-    if entry is None or entry[0] is not data:
-        entry = parsed[docname] = (data, NotebookRecord.from_dict(data))
-    return entry[1]
-
-
-def record_data(env: BuildEnvironment, record: NotebookRecord) -> dict[str, Any]:
-    """``record.to_dict()``: the stored dict when ``record`` is the one
-    :func:`get_record` gives for it (records read are never changed), so that
-    writing a book's JSON does not convert every record again."""
-    entry = _PARSED_RECORDS.get(env, {}).get(record.docname)
-    if entry is not None and entry[1] is record and \
-            stored_records(env).get(record.docname) is entry[0]:
-        return entry[0]
-    return record.to_dict()
+    return stored_records(env).get(docname)
 
 
 def all_records(env: BuildEnvironment) -> list[NotebookRecord]:
     """Every record, by docname (shared between readers, so never change them)."""
-    return [record for docname in sorted(stored_records(env))
-            if (record := get_record(env, docname)) is not None]
+    records = stored_records(env)
+    return [records[docname] for docname in sorted(records)]
 
 
 # -- the kernel side's output ---------------------------------------------------------
@@ -426,10 +406,7 @@ class ExecutionRecordCollector(EnvironmentCollector):
             return
         if not record.cells and not _mystnb.code_cells(doctree):
             return  # executed, but without code (a status page with notebook front matter)
-        data = stored_records(env)[docname] = record.to_dict()
-        # the pages, tables and reports of this process read the record just built
-        # instead of parsing the dict again (the dict is what -j workers send back)
-        _PARSED_RECORDS.setdefault(env, {})[docname] = (data, record)
+        stored_records(env)[docname] = record
         env.metadata[docname].update(page_metadata(record))
 
 

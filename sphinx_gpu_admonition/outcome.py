@@ -101,18 +101,18 @@ def _before_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
             with contextlib.suppress(OSError):
                 path.unlink(missing_ok=True)
     records = stored_records(env)
-    for docname, data in list(records.items()):
-        if docname not in state.to_read and data.get("provenance") == EXECUTED:
-            # a new dict, so readers holding a parsed copy of the old one see the change
-            records[docname] = {**data, "provenance": EARLIER_BUILD}
+    for docname, record in list(records.items()):
+        if docname not in state.to_read and record.provenance == EXECUTED:
+            # a new record: readers may hold the old one (records are never changed)
+            records[docname] = dataclasses.replace(record, provenance=EARLIER_BUILD)
 
 
 def _after_reading_one(app: Sphinx, doctree: nodes.document) -> None:
     """Note the record just stored as read by this build; a ``-j`` worker also keeps
     it outside the environment (a failing chunk loses its worker's environment)."""
     docname = app.env.docname
-    data = stored_records(app.env).get(docname)
-    if data is None:
+    record = stored_records(app.env).get(docname)
+    if record is None:
         return
     state = progress(app)
     state.read.add(docname)  # the main process, when reading serially
@@ -120,7 +120,7 @@ def _after_reading_one(app: Sphinx, doctree: nodes.document) -> None:
         return  # the record stays in the main process's environment, whatever happens
     # only needed if the build fails; the build itself must not
     with contextlib.suppress(OSError, TypeError, ValueError):
-        atomic_write(_backup_file(app, docname), json.dumps(data))
+        atomic_write(_backup_file(app, docname), json.dumps(record.to_dict()))
 
 
 def _merged(app: Sphinx, env: BuildEnvironment, docnames: set[str],
@@ -199,7 +199,7 @@ def records_of_stopped_build(app: Sphinx, error: BaseException) -> list[Notebook
         elif output_file(app, docname).is_file():
             unfinished.append(docname)
         elif docname in stored:
-            earlier = NotebookRecord.from_dict(stored[docname])
+            earlier = stored[docname]
             if earlier.provenance == EXECUTED:
                 earlier = dataclasses.replace(earlier, provenance=EARLIER_BUILD)
             recovered.append(earlier)

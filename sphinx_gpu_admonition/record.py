@@ -379,16 +379,12 @@ class StatusReport:
                 result[env.machine_id] = (env, entry[1])
         return result
 
-    def to_dict(self, notebook_data: Callable[[NotebookRecord], dict[str, Any]] | None = None
-                ) -> dict[str, Any]:
-        """``notebook_data``: each notebook's dict, when the caller has them already
-        (a build keeps every record's dict); else :meth:`NotebookRecord.to_dict`."""
-        convert = notebook_data or NotebookRecord.to_dict
+    def to_dict(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA_ID,
             "schema_version": SCHEMA_VERSION,
             "build": self.build,
-            "notebooks": [convert(nb) for nb in self.notebooks],
+            "notebooks": [nb.to_dict() for nb in self.notebooks],
             "analysis": self.analysis,
         }
 

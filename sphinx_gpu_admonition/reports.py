@@ -11,7 +11,6 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from . import _mystnb, calibration, github
 from ._version import __version__
 from .analysis import BuildAnalysis, analyse
 from .baseline import get_baseline, thresholds
-from .capture import all_records, atomic_write, record_data, repository_path
+from .capture import all_records, atomic_write, repository_path
 from .config import get_config
 from .findings import BuildTotals, findings
 from .outcome import failure_text, records_of_stopped_build
@@ -201,18 +200,15 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
     return lines
 
 
-def status_json_text(report: StatusReport,
-                     notebook_data: Callable[[NotebookRecord], dict[str, Any]] | None = None
-                     ) -> str:
+def status_json_text(report: StatusReport) -> str:
     """The text of ``execution-status.json`` (also of a merged one).
 
     A line for each key of the document and one for each notebook (and each entry
     of the other lists and mappings at that level), each written compactly: as
     easy to read, diff and grep by notebook as an indented file, and written by
     the json module's C encoder, which ``indent`` turns off (about 4x slower).
-    ``notebook_data``: see :meth:`.StatusReport.to_dict`.
     """
-    return _json_by_line(report.to_dict(notebook_data))
+    return _json_by_line(report.to_dict())
 
 
 def _json_by_line(data: dict[str, Any]) -> str:
@@ -258,8 +254,7 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
     report, analysis = build_report(app, extra, exception)
     outdir = Path(app.outdir)
     if config.status_json:
-        _write(outdir / config.status_json,
-               status_json_text(report, functools.partial(record_data, app.env)))
+        _write(outdir / config.status_json, status_json_text(report))
     if config.status_junit:
         _write(outdir / config.status_junit, junit_xml(report))
     if config.status_console:

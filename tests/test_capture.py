@@ -214,11 +214,11 @@ def test_cache_miss_then_hit_from_a_copied_build_folder(tmp_path: Path) -> None:
     assert reused["executed_at"] == executed["executed_at"]
     assert reused["cells"] == executed["cells"]
     assert reused["environment"] == executed["environment"]
-    from sphinx_gpu_admonition.capture import get_record, stored_records
+    from sphinx_gpu_admonition.capture import get_record
     from sphinx_gpu_admonition.record import NotebookRecord
 
-    env = second.app.env
-    assert get_record(env, "timing") == NotebookRecord.from_dict(stored_records(env)["timing"])
+    # the record the pages read is the one the JSON holds
+    assert get_record(second.app.env, "timing") == NotebookRecord.from_dict(reused)
     html = BeautifulSoup(second.read("timing.html"), "html.parser")
     assert "execution cache" in html.select_one("details.gpu-execution-info summary").get_text()
 
@@ -393,16 +393,18 @@ def test_a_corrupt_sidecar_warns_and_the_build_goes_on(tmp_path: Path) -> None:
     assert len(warnings) == 1 and "timing" in warnings[0]
 
 
-def test_pages_read_the_record_a_parallel_build_would_send(force_build: ProjectBuild) -> None:
-    """A serial build's pages and reports read the record the build just made; the
-    main process of a ``-j`` build parses the dict its workers sent: the same record."""
+def test_pages_read_the_record_the_json_holds(force_build: ProjectBuild) -> None:
+    """The environment keeps the record objects every page, table and report reads;
+    each is the record its JSON entry describes."""
     from sphinx_gpu_admonition.capture import get_record, stored_records
     from sphinx_gpu_admonition.record import NotebookRecord
 
     env = force_build.app.env
-    assert stored_records(env)
-    for docname, data in stored_records(env).items():
-        assert get_record(env, docname) == NotebookRecord.from_dict(data)
+    written = {nb["docname"]: nb for nb in status_json(force_build)["notebooks"]}
+    assert stored_records(env) and set(stored_records(env)) == set(written)
+    for docname, record in stored_records(env).items():
+        assert get_record(env, docname) is record
+        assert record == NotebookRecord.from_dict(written[docname])
 
 
 def test_the_json_holds_each_record_as_the_model_writes_it(force_build: ProjectBuild) -> None:
