@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from collections.abc import Sequence
 from typing import Any
 
 from .calibration import build_seconds, calibration_ratio, median_ratio
@@ -77,7 +78,7 @@ ACTIONS = {
 ACTION_ORDER = ("sequential_loop", "recompile", "compile", "regression", "slow", "share")
 
 
-def action_for(flags: list[Flag]) -> str:
+def action_for(flags: Sequence[Flag]) -> str:
     """The action of the most specific rule among ``flags`` ("" without flags)."""
     rules = {flag.rule for flag in flags}
     return next((ACTIONS[rule] for rule in ACTION_ORDER if rule in rules), "")
@@ -326,11 +327,15 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
 @dataclasses.dataclass
 class NotebookAnalysis:
     notebook: NotebookRecord
-    cell_flags: list[list[Flag]]
+    #: each cell's flags, in the record's order: a tuple, so that the unflagged
+    #: cells (nearly all) share the empty one instead of each holding a list that
+    #: lives as long as the build's analysis (every object alive costs time at every
+    #: garbage collection)
+    cell_flags: list[tuple[Flag, ...]]
     comparison: NotebookComparison | None
 
     @property
-    def flagged_cells(self) -> list[tuple[CellRecord, list[Flag]]]:
+    def flagged_cells(self) -> list[tuple[CellRecord, tuple[Flag, ...]]]:
         return [(c, f) for c, f in zip(self.notebook.cells, self.cell_flags, strict=False) if f]
 
     def to_dict(self) -> dict[str, Any]:
@@ -360,8 +365,8 @@ def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
         comparison = compare_notebooks(notebook, baseline.get(notebook.docname), thresholds,
                                        machine)
     flags = [
-        flag_cell(cell, notebook, thresholds,
-                  comparison.cells.get(position) if comparison else None)
+        tuple(flag_cell(cell, notebook, thresholds,
+                        comparison.cells.get(position) if comparison else None))
         for position, cell in enumerate(notebook.cells)
     ]
     return NotebookAnalysis(notebook, flags, comparison)

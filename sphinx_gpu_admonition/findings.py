@@ -9,7 +9,7 @@ reason in plain words and the action to take.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .analysis import BuildAnalysis, Flag, action_for
 from .formatting import format_ratio, format_seconds
@@ -26,7 +26,7 @@ class Finding:
     #: the cell's share of its notebook's cell time (kernel start-up not included)
     share: float | None
     device: str | None
-    flags: list[Flag]
+    flags: Sequence[Flag]
 
     @property
     def reason(self) -> str:

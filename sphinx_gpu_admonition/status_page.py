@@ -930,7 +930,7 @@ def cell_labels(labels: Labels) -> dict[str, Any]:
     }
 
 
-def _cell_entry(position: int, cell: CellRecord, flags: list[Flag], total: float,
+def _cell_entry(position: int, cell: CellRecord, flags: Sequence[Flag], total: float,
                 comparison: NotebookComparison | None, labels: Labels) -> dict[str, Any]:
     """One cell with short keys; texts formatted here, so that there is one formatter."""
     entry: dict[str, Any] = {
@@ -1367,7 +1367,7 @@ def is_shell_or_magic(source: str) -> bool:
     return all(line.startswith(("!", "%")) for line in code)
 
 
-def badge_html(seconds: float, part: float | None, flags: list[Flag], href: str | None,
+def badge_html(seconds: float, part: float | None, flags: Sequence[Flag], href: str | None,
                labels: Labels) -> str:
     """``2.30 s, 69% of this page's cell time — slow, large share (on the status page)``
     linking to the cell's row on the status page; reasons in the tooltip and as text

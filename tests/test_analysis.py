@@ -139,3 +139,17 @@ def test_recompilation_counted_per_cell_user_functions_first():
     for cell in spread.cells:
         cell.compilations = {"jit(step)": 1}
     assert "recompile" not in rules(spread)
+
+
+def test_unflagged_cells_share_one_empty_flags_value():
+    """A book's analysis lives for the whole build: an unflagged cell (nearly every
+    cell) holds no object of its own there."""
+    from sphinx_gpu_admonition.analysis import Thresholds, analyse_notebook
+    from sphinx_gpu_admonition.record import NotebookRecord
+
+    record = NotebookRecord.from_dict({
+        "docname": "quick", "status": "ok", "capture": "ok",
+        "cells": [{"seconds": 0.01, "index": i, "execution_count": i} for i in range(5)]})
+    result = analyse_notebook(record, Thresholds())
+    assert result.cell_flags == [()] * 5 and result.flagged_cells == []
+    assert len({id(flags) for flags in result.cell_flags}) == 1
