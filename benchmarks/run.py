@@ -251,7 +251,7 @@ def environment_bytes_per_cell(builds: dict[str, Path], sizes: Sizes) -> Row:
     with (builds["with"] / "doctrees" / "environment.pickle").open("rb") as stream:
         env = pickle.load(stream)
     records = getattr(env, "gpu_execution_records", {})
-    cells = sum(len(r.get("cells") or []) for r in records.values()) or 1
+    cells = sum(len(record.cells) for record in records.values()) or 1
     extra = (sizes_on_disk["with"] - sizes_on_disk["without"]) / cells
     return Row("environment pickle, bytes per code cell",
                f"{sizes_on_disk['with'] / 1e3:.0f} kB", f"{sizes_on_disk['without'] / 1e3:.0f} kB",
