@@ -34,10 +34,10 @@ from . import _mystnb
 from .capture import (
     ProbeOutput,
     _fill_from_probe,
+    _locate,
     _probe_lines,
     atomic_write,
     output_file,
-    repository_path,
     stored_records,
 )
 from .envdata import per_build
@@ -163,8 +163,9 @@ def _from_probe(app: Sphinx, docname: str, status: str, error_type: str,
     probe = ProbeOutput(_probe_lines(output_file(app, docname)))
     record = NotebookRecord(docname=docname, status=status, provenance=EXECUTED,
                             method=_mystnb.execution_mode(app.env))
-    _fill_from_probe(probe, nodes.document("", None), record)
-    record.source = repository_path(Path(app.env.doc2path(docname)))  # no page: no lines
+    page = nodes.document("", None)  # the build stopped before the page was read
+    _fill_from_probe(probe, page, record)
+    _locate(app.env, docname, page, record)  # its source; no page, so no cell lines
     last = max((c.execution_count or 0 for c in record.cells), default=0)
     record.error = ErrorInfo(type=error_type, message=message, execution_count=last + 1)
     if probe.started is not None:
