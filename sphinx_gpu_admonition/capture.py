@@ -221,14 +221,16 @@ def repository_path(path: Path) -> str:
     """``path`` relative to the repository root (``GITHUB_WORKSPACE``, else the current
     folder) when it lies inside it, else absolute: how CI annotations name files."""
     root = _resolved_folder(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
-    path = path.resolve()
+    # the folder's links resolved once (a page's path was five ``lstat`` calls); a
+    # linked file keeps its own name, the one the book's sources use
+    path = _resolved_folder(os.path.dirname(os.path.abspath(path))) / path.name
     try:
         return path.relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=256)
 def _resolved_folder(folder: str) -> Path:
     """A folder with its links resolved (once per process: a record is located per page)."""
     return Path(folder).resolve()

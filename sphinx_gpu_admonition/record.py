@@ -26,6 +26,7 @@ import functools
 import hashlib
 import json
 import math
+import os
 import re
 import types
 import typing
@@ -655,8 +656,14 @@ def read_json(path: Path) -> Any:
     parser's recursion limit are all a :class:`SchemaError` (OSError is left to
     the caller: a missing or unreadable file is not bad data).
     """
-    with path.open("rb") as stream:  # read up to the limit: a device or FIFO has no size
-        data = stream.read(MAX_FILE_BYTES + 1)
+    with path.open("rb") as stream:
+        # one read of the file's size (a read of the limit allocated 64 MiB for every
+        # sidecar a cache hit reads); a FIFO or device has no size, and a file may
+        # grow: they are read on up to the limit
+        chunk = min(os.fstat(stream.fileno()).st_size, MAX_FILE_BYTES) + 1
+        data = stream.read(chunk)
+        if len(data) == chunk <= MAX_FILE_BYTES:
+            data += stream.read(MAX_FILE_BYTES + 1 - chunk)
     if len(data) > MAX_FILE_BYTES:
         raise SchemaError(f"{path}: too large (more than {MAX_FILE_BYTES} bytes)")
     try:

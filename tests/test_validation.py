@@ -12,7 +12,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import os
 import re
+import threading
 import types
 import typing
 from collections.abc import Callable
@@ -261,6 +263,31 @@ def test_too_large_files_are_not_read(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(record, "MAX_FILE_BYTES", 100)
     with pytest.raises(SchemaError, match="too large"):
         read_status(path)
+
+
+def test_files_without_a_size_are_read_to_the_limit(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FIFO (``--baseline <(curl ...)``) has no size: it is read on, up to the limit;
+    a file of exactly the limit is read whole."""
+    text = json.dumps(valid_document())
+    fifo = tmp_path / "status.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_text, args=(text,))
+    writer.start()
+    try:
+        assert read_status(fifo).to_dict() == read_status(_write(tmp_path, text)).to_dict()
+    finally:
+        writer.join()
+    monkeypatch.setattr(record, "MAX_FILE_BYTES", len(text.encode()))
+    assert read_status(_write(tmp_path, text)).notebooks
+    os.mkfifo(tmp_path / "big.fifo")
+    writer = threading.Thread(target=(tmp_path / "big.fifo").write_text, args=(text + " ",))
+    writer.start()
+    try:
+        with pytest.raises(SchemaError, match="too large"):
+            read_status(tmp_path / "big.fifo")
+    finally:
+        writer.join()
 
 
 # -- sidecars ------------------------------------------------------------------------------

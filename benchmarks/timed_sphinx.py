@@ -1,0 +1,107 @@
+"""``python -m sphinx``, with the time spent in sphinx-gpu-admonition's own code.
+
+    python benchmarks/timed_sphinx.py OUT.json [sphinx-build arguments]
+
+A whole-build ratio on a shared 2-core machine moves by about 5 % from one
+build to the next, more than the whole extension costs in a cache-hit rebuild.
+This measures the extension's part of the same real build instead: every event
+listener, transform, post-transform and directive it registers runs inside a
+clock, and OUT.json gets their seconds (by kind and name) and the time to import
+and set it up.  A garbage collection that starts in the extension's code is
+counted as its time (it would have run somewhere, but the extension's objects
+made it due).  Without the extension in ``extensions`` it runs the build
+unchanged (so that the reference pays the same start-up) and writes zeros.
+
+Only the benchmark uses this; it wraps Sphinx's registry and event listeners,
+which no extension should do.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from docutils.parsers.rst import Directive
+from docutils.transforms import Transform
+from sphinx import registry
+from sphinx.cmd.build import main as build_main
+
+PACKAGE = "sphinx_gpu_admonition"
+#: the part of the extension's time that does not depend on the book
+SET_UP = "import and setup"
+SECONDS: collections.Counter[str] = collections.Counter()
+_depth = [0]  # the extension's code calling more of it is counted once
+
+
+def timed(label: str, function: Any) -> Any:
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if _depth[0]:
+            return function(*args, **kwargs)
+        _depth[0] += 1
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            SECONDS[label] += time.perf_counter() - start
+            _depth[0] -= 1
+    return run
+
+
+def is_ours(thing: Any) -> bool:
+    return (getattr(thing, "__module__", None) or "").startswith(PACKAGE)
+
+
+def handler_name(handler: Any) -> str:
+    module = handler.__module__.removeprefix(PACKAGE + ".")
+    return f"{module}.{getattr(handler, '__qualname__', handler)}"
+
+
+def wrap_extension(app: Any) -> None:
+    """Put a clock around every listener and docutils class of the extension."""
+    for event, listeners in app.events.listeners.items():
+        listeners[:] = [listener._replace(handler=timed(
+                            f"event {event}: {handler_name(listener.handler)}", listener.handler))
+                        if is_ours(listener.handler) else listener for listener in listeners]
+    for name, module in list(sys.modules.items()):
+        if not name.startswith(PACKAGE):
+            continue
+        for value in list(vars(module).values()):
+            if not isinstance(value, type) or value.__module__ != name:
+                continue
+            if issubclass(value, Transform):
+                value.apply = timed(f"transform {value.__name__}", value.apply)
+            elif issubclass(value, Directive):
+                value.run = timed(f"directive {value.__name__}", value.run)
+
+
+_load_extension = registry.SphinxComponentRegistry.load_extension
+
+
+def load_extension(self: Any, app: Any, extname: str) -> None:
+    if extname != PACKAGE or extname in app.extensions:
+        return _load_extension(self, app, extname)
+    start = time.perf_counter()
+    _load_extension(self, app, extname)
+    SECONDS[SET_UP] += time.perf_counter() - start
+    wrap_extension(app)
+    return None
+
+
+def main(argv: list[str]) -> int:
+    out, arguments = Path(argv[0]), argv[1:]
+    registry.SphinxComponentRegistry.load_extension = load_extension  # type: ignore[method-assign]
+    try:
+        return build_main(arguments)
+    finally:
+        out.write_text(json.dumps({"total": sum(SECONDS.values()), "by": dict(SECONDS)},
+                                  indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
