@@ -54,7 +54,7 @@ from .envdata import env_data
 from .i18n import translate
 from .page_info import machine_fields
 from .record import EXECUTED, Environment, NotebookRecord, StatusReport
-from .support import add_assets, app_of, records_changed, setup_support
+from .support import NonHtmlPostTransform, add_assets, app_of, records_changed, setup_support
 from .templates import render as render_template
 from .warnings import warn
 
@@ -390,7 +390,7 @@ class EnvironmentTableToHtml(SphinxPostTransform):
         add_assets(self.document, "css")
 
 
-class EnvironmentTableToNodes(SphinxPostTransform):
+class EnvironmentTableToNodes(NonHtmlPostTransform):
     """Other builders: docutils tables (links resolved at priority 10)."""
 
     default_priority = 8

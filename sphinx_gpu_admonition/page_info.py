@@ -31,7 +31,7 @@ from .config import get_config
 from .formatting import format_date, format_gpu_memory, format_seconds
 from .i18n import _
 from .record import CACHE, Environment, NotebookRecord
-from .support import app_of
+from .support import NonHtmlPostTransform, app_of
 from .templates import render as render_template
 from .warnings import warn
 
@@ -280,7 +280,7 @@ def details_markup(placeholder: nodes.Element) -> str:
 NOTEBOOK_BUILDERS = ("jupyter", "jupyterpdf")
 
 
-class ExecutionInfoToNodes(SphinxPostTransform):
+class ExecutionInfoToNodes(NonHtmlPostTransform):
     """Every other builder: the line and a field list (none in download notebooks)."""
 
     default_priority = 401

@@ -98,6 +98,7 @@ from .support import (  # noqa: F401 - the assets' names are also read from here
     CSS_FILE,
     JS_FILE,
     STATIC_DIR,
+    NonHtmlPostTransform,
     add_assets,
     app_of,
     records_changed,
@@ -1257,7 +1258,7 @@ class StatusTableToHtml(SphinxPostTransform):
         add_assets(self.document, "css", "js")
 
 
-class StatusTableToNodes(SphinxPostTransform):
+class StatusTableToNodes(NonHtmlPostTransform):
     """Every other builder: a plain docutils table (links resolved at priority 10)."""
 
     default_priority = 8
