@@ -8,11 +8,10 @@ the same cells for the same reasons.
 from __future__ import annotations
 
 import dataclasses
-import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from .calibration import build_seconds, calibration_ratio, median_ratio
+from .calibration import build_seconds, calibration_ratio, median_of, median_ratio
 from .formatting import format_seconds
 from .record import CellRecord, NotebookRecord, StatusReport
 
@@ -184,8 +183,8 @@ def machine_factor(report: StatusReport, baseline: StatusReport) -> MachineFacto
                 by_machines.setdefault(key, []).append(ratio)
     if by_machines:
         every = [ratio for ratios in by_machines.values() for ratio in ratios]
-        return MachineFactor(statistics.median(every), "calibration", {
-            key: statistics.median(ratios) for key, ratios in by_machines.items()})
+        return MachineFactor(median_of(every), "calibration", {
+            key: median_of(ratios) for key, ratios in by_machines.items()})
     build_ratio = calibration_ratio(build_seconds(report.build), build_seconds(baseline.build))
     if build_ratio is not None:
         return MachineFactor(build_ratio, "calibration")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import sys
-import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
@@ -154,7 +153,9 @@ def append_outputs(values: Mapping[str, object],
     for name, value in values.items():
         text = "" if value is None else str(value)
         if "\n" in text or "\r" in text:
-            delimiter = f"ghadelimiter_{uuid.uuid4()}"
+            # random, as GitHub's own toolkit makes it (``uuid`` would import
+            # ``platform``: 2 ms of every build's start, for this rare case)
+            delimiter = f"ghadelimiter_{os.urandom(16).hex()}"
             lines += [f"{name}<<{delimiter}", text, delimiter]
         else:
             lines.append(f"{name}={text}")
