@@ -327,9 +327,8 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
 class NotebookAnalysis:
     notebook: NotebookRecord
     #: each cell's flags, in the record's order: a tuple, so that the unflagged
-    #: cells (nearly all) share the empty one instead of each holding a list that
-    #: lives as long as the build's analysis (every object alive costs time at every
-    #: garbage collection)
+    #: cells (nearly all) share the empty one instead of each holding a list of its
+    #: own for as long as the build's analysis lives
     cell_flags: list[tuple[Flag, ...]]
     comparison: NotebookComparison | None
 

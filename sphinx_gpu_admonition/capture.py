@@ -71,10 +71,8 @@ def stored_records(env: BuildEnvironment) -> dict[str, NotebookRecord]:
     """docname -> record.
 
     The environment keeps (and pickles) the records themselves: every page, table
-    and report reads the same object, and there is no second copy as plain dicts.
-    A book's records are live for the whole build, so each copy weighs on every
-    full garbage collection, and a build's own work (the theme's navigation on
-    every page) makes more of those the larger the book.
+    and report reads the same object, and there is no second copy as plain dicts
+    to parse again.
     """
     return env_data(env, RECORDS_ATTRIBUTE, dict)
 

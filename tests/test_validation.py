@@ -307,9 +307,10 @@ def test_sidecar_round_trip_and_versions(tmp_path: Path) -> None:
 
 
 def test_plain_data_is_what_asdict_makes() -> None:
-    """The model's fast conversion (``record.plain_data``, behind every ``to_dict``)
-    gives what ``dataclasses.asdict`` gives: for the recorded incident data, and for
-    the values the model never holds (tuples, named tuples, sets)."""
+    """The model's conversions give what ``dataclasses.asdict`` gives: ``plain_data``
+    (any value; the free-form fallback) for the recorded incident data and for the
+    values the model never holds (tuples, named tuples, sets), and ``to_dict`` (the
+    converter specialised from the field types) for the incident data."""
     data = Path(__file__).parent / "data"
     for name in ("incident-gpu-t4-status.json", "incident-cpu-status.json"):
         for notebook in record.read_status(data / name).notebooks:
