@@ -73,7 +73,11 @@ def measure(runs: int = BUILD_RUNS) -> dict[str, Any]:
 class _Reading:
     """The samples of one page being read (and perhaps executed)."""
 
-    def __init__(self) -> None:
+    def __init__(self, kernel_file: str | None = None) -> None:
+        #: the file the page's kernel creates when it starts (the capture's output):
+        #: no sample before it exists, so that a cache hit, a page that executes
+        #: nothing however long MyST-NB takes to read it, is never sampled
+        self.kernel_file = kernel_file
         self.due = time.monotonic() + SAMPLE_INTERVAL
         self.times: list[float] = []
         #: a sample that counts for this page is being taken
@@ -87,9 +91,13 @@ class _Sampler(threading.Thread):
     ends), so samples only before and after a notebook can miss what it met.  One
     thread per process (a ``-j`` worker has its own), started with the first page
     that may be a notebook, serves every page: it sleeps until a page being read
-    is due for a sample, so a page read faster than one interval (a cache hit)
-    costs a dictionary entry, not a thread.  Asleep between samples, it takes about
-    5% of one core while the kernel (another process) executes the notebook.
+    is due for a sample, so a page read faster than one interval costs a dictionary
+    entry, not a thread.  With the capture on, a page is sampled only once its
+    kernel started: a cache hit executes nothing and is never sampled, however long
+    MyST-NB takes to read it (samples of pure-Python work would slow that reading,
+    and a hit keeps the calibration of the build that executed it).  Asleep between
+    samples, it takes about 5% of one core while the kernel (another process)
+    executes the notebook.
     """
 
     def __init__(self) -> None:
@@ -109,6 +117,11 @@ class _Sampler(threading.Thread):
             while not self.closed:
                 now = time.monotonic()
                 due = [r for r in self.reading.values() if r.due <= now]
+                for reading in due:
+                    if reading.kernel_file is not None and not os.path.exists(
+                            reading.kernel_file):
+                        reading.due = now + SAMPLE_INTERVAL  # no kernel (yet)
+                due = [r for r in due if r.due <= now]
                 if not due:
                     # idle, it looks again every interval (a page is due one interval
                     # after it starts, so it is sampled at most one interval late)
@@ -135,9 +148,9 @@ class _Sampler(threading.Thread):
                     reading.due = time.monotonic() + SAMPLE_INTERVAL
                 self.condition.notify_all()
 
-    def begin(self, docname: str) -> None:
+    def begin(self, docname: str, kernel_file: str | None = None) -> None:
         with self.condition:
-            reading = self.reading[docname] = _Reading()  # read again: anew
+            reading = self.reading[docname] = _Reading(kernel_file)  # read again: anew
             if reading.due < self.wakes_at:
                 self.condition.notify_all()
 
@@ -156,13 +169,18 @@ class _Sampler(threading.Thread):
             self.condition.notify_all()
 
 
-def _before_notebook(app: Sphinx, docname: str, source: list[str]) -> None:
+def before_notebook(app: Sphinx, docname: str, source: list[str],
+                    kernel_file: str | None) -> None:
     """Start sampling before MyST-NB reads (and so executes) a page that may be a
-    notebook, in the process that reads it (a -j worker too), like build_record."""
+    notebook, in the process that reads it (a -j worker too), like build_record.
+
+    Called by the capture's ``source-read`` listener, which knows ``kernel_file``,
+    the file the page's kernel creates when it starts (None with the capture off:
+    then the page is sampled from one interval after it starts being read)."""
     head = source[0][:2000] if source else ""
     if Path(app.env.doc2path(docname)).suffix == ".ipynb" or "kernelspec" in head \
             or "jupytext" in head:
-        _sampler(app).begin(docname)
+        _sampler(app).begin(docname, kernel_file)
 
 
 def _sampler(app: Sphinx, start: bool = True) -> _Sampler | None:
@@ -206,7 +224,6 @@ def _forget(app: Sphinx) -> None:
 
 def setup_calibration(app: Sphinx) -> None:
     app.connect("builder-inited", _forget)
-    app.connect("source-read", _before_notebook)
     app.connect("doctree-read", _stop_idle_sampler, priority=900)  # after capture
     app.connect("env-updated", _stop_samplers)
     app.connect("build-finished", _stop_samplers)

@@ -459,12 +459,15 @@ def _forget_leaked_capture() -> None:
         os.environ.pop(name, None)
 
 
-def _name_output_file(app: Sphinx, docname: str, source: list[str]) -> None:
-    if getattr(app, _SAVED_ENVIRONMENT_KEY, None) is None:
-        return  # capture is off for this build
-    path = output_file(app, docname)
-    path.unlink(missing_ok=True)  # data of an earlier build of this document
-    os.environ[ENV_OUTPUT] = str(path)
+def _before_reading(app: Sphinx, docname: str, source: list[str]) -> None:
+    """Name the file the page's kernel will write to, and start the calibration
+    sampler, which samples once that file exists (the kernel started)."""
+    kernel_file = None
+    if getattr(app, _SAVED_ENVIRONMENT_KEY, None) is not None:  # capture is on
+        path = output_file(app, docname)
+        path.unlink(missing_ok=True)  # data of an earlier build of this document
+        kernel_file = os.environ[ENV_OUTPUT] = str(path)
+    calibration.before_notebook(app, docname, source, kernel_file)
 
 
 def _index_cache_hits(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
@@ -490,5 +493,5 @@ def setup_capture(app: Sphinx) -> None:
     app.add_env_collector(ExecutionRecordCollector)
     app.connect("builder-inited", _start_capture)
     app.connect("env-before-read-docs", _index_cache_hits)
-    app.connect("source-read", _name_output_file)
+    app.connect("source-read", _before_reading)
     app.connect("build-finished", _stop_capture, priority=900)
