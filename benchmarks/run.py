@@ -41,6 +41,7 @@ import json
 import os
 import pickle
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -150,16 +151,21 @@ def compile_extension() -> None:
     compileall.compile_dir(str(Path(sphinx_gpu_admonition.__file__).parent), quiet=1)
 
 
-def sphinx(src: Path, build: Path, mode: str, *options: str,
-           own_time: Path | None = None) -> float:
-    """Seconds of one ``python -m sphinx`` html build (a failed build stops the run);
-    with ``own_time``, run by ``timed_sphinx.py``, which writes the extension's own
-    seconds in that build to that file."""
+def sphinx_command(src: Path, build: Path, mode: str, *options: str,
+                   own_time: Path | None = None) -> list[str]:
+    """``python -m sphinx`` for an html build; with ``own_time``, ``timed_sphinx.py``,
+    which also writes the extension's own seconds in that build to that file."""
     runner = ["-m", "sphinx"] if own_time is None else [str(HERE / "timed_sphinx.py"),
                                                          str(own_time)]
-    command = [sys.executable, *runner, "-b", "html", "-q",
-               "-d", str(build / "doctrees"), "-D", f"nb_execution_mode={mode}",
-               *options, str(src), str(build / "html")]
+    return [sys.executable, *runner, "-b", "html", "-q",
+            "-d", str(build / "doctrees"), "-D", f"nb_execution_mode={mode}",
+            *options, str(src), str(build / "html")]
+
+
+def sphinx(src: Path, build: Path, mode: str, *options: str,
+           own_time: Path | None = None) -> float:
+    """Seconds of one build of :func:`sphinx_command` (a failed build stops the run)."""
+    command = sphinx_command(src, build, mode, *options, own_time=own_time)
     for attempt in range(3):
         start = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True)
@@ -265,17 +271,29 @@ def environment_bytes_per_cell(builds: dict[str, Path], sizes: Sizes) -> Row:
                f"+{extra:.0f} B/cell", "<= 150 B/cell")
 
 
-def cache_hit_rebuilds(folder: Path, notebooks: int, cells: int,
-                       repeats: int) -> list[Row]:
-    """``-E`` rebuilds where every notebook is a cache hit, with / without, and the
-    time spent in the extension's own code in the builds with it (a ratio of whole
-    builds moves by a few percent from build to build on a shared machine; that
-    time does not, and says whether the cost per notebook grows with the book)."""
-    with_src = make_book(folder / "with", notebooks, cells, True)
-    without_src = make_book(folder / "without", notebooks, cells, False)
-    with_build, without_build = folder / "with" / "_build", folder / "without" / "_build"
-    with_cache = f"nb_execution_cache_path={folder / 'with' / 'cache'}"
-    without_cache = f"nb_execution_cache_path={folder / 'without' / 'cache'}"
+@dataclasses.dataclass(frozen=True)
+class CacheHitBooks:
+    """The same book with and without the extension, each with a cache that holds
+    every notebook: a build with ``-E`` re-reads everything and executes nothing."""
+
+    folder: Path
+    notebooks: int
+    cells: int
+
+    def arguments(self, name: str) -> tuple[Path, Path, str, str, str, str]:
+        """:func:`sphinx_command`'s arguments for the rebuild of the book ``name``."""
+        return (self.folder / name / "src", self.folder / name / "_build", "cache",
+                "-D", f"nb_execution_cache_path={self.folder / name / 'cache'}", "-E")
+
+    def build(self, name: str, own_time: Path | None = None) -> float:
+        """Seconds of one rebuild of the book ``name`` ("with" or "without")."""
+        return sphinx(*self.arguments(name), own_time=own_time)
+
+
+def cache_hit_books(folder: Path, notebooks: int, cells: int) -> CacheHitBooks:
+    make_book(folder / "with", notebooks, cells, True)
+    make_book(folder / "without", notebooks, cells, False)
+    books = CacheHitBooks(folder, notebooks, cells)
     # fill the cache once (with the extension, so that its capture is saved beside
     # the cache); the outputs and hashes are the same, so the book without it
     # gets a copy of the same cache.  Serially: two processes adding records race
@@ -285,23 +303,30 @@ def cache_hit_rebuilds(folder: Path, notebooks: int, cells: int,
     from jupyter_cache import get_cache
 
     get_cache(str(folder / "with" / "cache")).db  # noqa: B018 - creates the database
-    sphinx(with_src, with_build, "cache", "-D", with_cache)
+    books.build("with")
     shutil.copytree(folder / "with" / "cache", folder / "without" / "cache")
-    sphinx(without_src, without_build, "cache", "-D", without_cache)  # all hits
+    books.build("without")  # all hits
+    return books
+
+
+def cache_hit_rebuilds(books: CacheHitBooks, repeats: int) -> list[Row]:
+    """``-E`` rebuilds where every notebook is a cache hit, with / without, and the
+    time spent in the extension's own code in the builds with it (a ratio of whole
+    builds moves by a few percent from build to build on a shared machine; that
+    time does not, and says whether the cost per notebook grows with the book)."""
+    folder, notebooks, cells = books.folder, books.notebooks, books.cells
     own: list[dict[str, Any]] = []
 
     def with_extension() -> float:
         # both books are built by timed_sphinx.py (the same start-up); this one's
         # file says how much of the build was the extension's own code
-        seconds = sphinx(with_src, with_build, "cache", "-D", with_cache, "-E",
-                         own_time=folder / "own.json")
+        seconds = books.build("with", own_time=folder / "own.json")
         own.append(json.loads((folder / "own.json").read_text(encoding="utf-8")))
         return seconds
 
     times = interleaved(
         {"with": with_extension,
-         "without": lambda: sphinx(without_src, without_build, "cache", "-D", without_cache,
-                                   "-E", own_time=folder / "reference.json")},
+         "without": lambda: books.build("without", own_time=folder / "reference.json")},
         repeats)
     per_notebook = (median(times["with"]) - median(times["without"])) / notebooks * 1e3
     label = f"{notebooks} nb x {cells} cells"
@@ -320,6 +345,39 @@ def cache_hit_rebuilds(folder: Path, notebooks: int, cells: int,
             f"+ {median([run['by'].get(SET_UP, 0.0) for run in own]) * 1e3:.0f} ms "
             "import and set-up", spread(own_ratio, 3), "same ms/nb at any size"),
     ]
+
+
+def instructions(command: list[str]) -> int:
+    """Instructions the command executes (Valgrind's cachegrind, without simulating
+    caches), with hash randomisation and address-space randomisation off."""
+    setarch = ["setarch", platform.machine(), "-R"] if shutil.which("setarch") else []
+    done = subprocess.run([*setarch, "valgrind", "--tool=cachegrind", "--cache-sim=no",
+                           "--cachegrind-out-file=/dev/null", *command],
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONHASHSEED": "0"})
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode or not found:
+        raise SystemExit(f"valgrind failed: {' '.join(command)}\n{done.stderr[-3000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def cache_hit_instructions(books: CacheHitBooks, repeats: int) -> Row:
+    """The cache-hit rebuilds again, counting instructions instead of seconds.
+
+    On a shared machine a build's time moves by about 5 % from run to run, more
+    than the whole extension costs there; the instructions it executes move by
+    about 0.1 % (what remains: times and paths the build reads).  Each build runs
+    about 30x slower under Valgrind.  The calibration sampler, which samples a page
+    read for longer than 0.6 s only once its kernel started, takes no sample here
+    either: a cache hit starts no kernel.
+    """
+    commands = {name: sphinx_command(*books.arguments(name)) for name in ("with", "without")}
+    counts = interleaved({name: functools.partial(instructions, command)
+                          for name, command in commands.items()}, repeats)
+    label = f"{books.notebooks} nb x {books.cells} cells"
+    return Row(f"all-cache-hit -E rebuild, {label}, instructions (Valgrind)",
+               f"{median(counts['with']) / 1e9:.3f} G", f"{median(counts['without']) / 1e9:.3f} G",
+               spread(ratios(counts["with"], counts["without"]), 4), "<= 1.02")
 
 
 def hit_lookups(folder: Path, records: int) -> Row:
@@ -497,6 +555,9 @@ def main(argv: list[str] | None = None) -> int:
                       help="also the cache-hit rebuild of a 500-notebook book (slow)")
     parser.add_argument("--repeats", type=int, help="rounds of each measure")
     parser.add_argument("--json", type=Path, help="also save the rows as JSON")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count the instructions of the cache-hit rebuilds "
+                             "(Valgrind; about 30x slower than a build, steadier than time)")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else DEFAULT
     if args.full:
@@ -511,13 +572,15 @@ def main(argv: list[str] | None = None) -> int:
         forced, builds = forced_builds(folder / "forced", sizes)
         rows += forced
         rows.append(environment_bytes_per_cell(builds, sizes))
-        rows += cache_hit_rebuilds(folder / "hits", sizes.notebooks, sizes.cells,
-                                   max(sizes.repeats, 3 if not args.quick else 1))
+        books = cache_hit_books(folder / "hits", sizes.notebooks, sizes.cells)
+        rows += cache_hit_rebuilds(books, max(sizes.repeats, 3 if not args.quick else 1))
+        if args.instructions:
+            rows.append(cache_hit_instructions(books, sizes.repeats))
         for records in (sizes.notebooks, sizes.big_cache):
             rows.append(hit_lookups(folder / f"lookups-{records}", records))
         if sizes.big_book:
-            rows += cache_hit_rebuilds(folder / "hits-big", sizes.big_book, sizes.cells,
-                                       sizes.repeats)
+            rows += cache_hit_rebuilds(
+                cache_hit_books(folder / "hits-big", sizes.big_book, sizes.cells), sizes.repeats)
         rows += status_page_rows(folder / "page", sizes, max(sizes.repeats, 1))
     print(machine())
     print(table(rows))

@@ -9,6 +9,7 @@ never a timing value.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,19 @@ def test_quick_benchmark_prints_one_table(tmp_path: Path) -> None:
     assert parallel["target"].endswith("same JSON apart from times: 1/1")
     after_table = done.stdout.split(table[-1], 1)[1]
     assert "probe" in after_table
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs Valgrind")
+def test_instruction_counts_follow_the_work() -> None:
+    """The steadier measure of ``--instructions``: Valgrind's count of what a command
+    executes, which grows with the work it does (not with other load)."""
+    sys.path.insert(0, str(RUN.parent))
+    try:
+        import run
+    finally:
+        sys.path.remove(str(RUN.parent))
+    idle = run.instructions([sys.executable, "-c", "pass"])
+    busy = run.instructions([sys.executable, "-c", "sum(range(10**6))"])
+    assert 0 < idle < busy
+    with pytest.raises(SystemExit, match="valgrind failed"):
+        run.instructions([sys.executable, "-c", "raise SystemExit(3)"])
