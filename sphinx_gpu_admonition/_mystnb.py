@@ -8,19 +8,17 @@ defensive fallbacks, and ``tests/test_mystnb_compat.py`` pins the behaviour.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import re
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from docutils import nodes
 from sphinx.environment import BuildEnvironment
 
 
-@dataclasses.dataclass(frozen=True)
-class ExecutionResult:
+class ExecutionResult(NamedTuple):
     """MyST-NB's ``exec_data`` of one document."""
 
     mtime: float | None

@@ -20,6 +20,8 @@ GPU_BACKENDS = ("gpu", "cuda", "rocm")
 
 @dataclasses.dataclass(frozen=True)
 class Thresholds:
+    """The flagging rules' limits (``gpu_slow_cell_*`` and the others; the CLI's too)."""
+
     slow_cell_seconds: float = 10.0
     slow_cell_share: float = 0.5
     slow_cell_min_seconds: float = 1.0
@@ -35,6 +37,8 @@ class Thresholds:
 
 @dataclasses.dataclass(frozen=True)
 class Flag:
+    """Why a cell is flagged: one rule and its reason."""
+
     #: slow, share, regression (why the cell is slow) or compile, recompile,
     #: sequential_loop (hints at the cause)
     rule: str
@@ -85,6 +89,8 @@ def action_for(flags: Sequence[Flag]) -> str:
 
 @dataclasses.dataclass
 class CellComparison:
+    """A cell against the baseline's cell of the same index."""
+
     baseline_seconds: float | None
     ratio: float | None
     #: "compared", "new" (not in the baseline)
@@ -101,6 +107,8 @@ class CellComparison:
 
 @dataclasses.dataclass
 class NotebookComparison:
+    """A notebook against the baseline's: its times, ratio and cells."""
+
     baseline_seconds: float | None
     ratio: float | None
     baseline_backend: str | None
@@ -325,6 +333,8 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
 
 @dataclasses.dataclass
 class NotebookAnalysis:
+    """One notebook's record, its cells' flags and its comparison."""
+
     notebook: NotebookRecord
     #: each cell's flags, in the record's order: a tuple, so that the unflagged
     #: cells (nearly all) share the empty one instead of each holding a list of its
@@ -372,6 +382,8 @@ def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
 
 @dataclasses.dataclass
 class BuildAnalysis:
+    """Every notebook of a build analysed, and what the baseline had."""
+
     notebooks: list[NotebookAnalysis]
     #: notebooks only in the baseline
     gone: list[NotebookRecord]

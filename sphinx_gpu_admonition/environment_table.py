@@ -36,7 +36,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -280,8 +280,7 @@ def table_id(placeholder: int, machine: int) -> str:
     return f"{prefix}-{machine}"
 
 
-@dataclasses.dataclass(frozen=True)
-class MachineTable:
+class MachineTable(NamedTuple):
     """The rows of one machine's table: every builder renders these."""
 
     ident: str

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from .analysis import BuildAnalysis, Flag, action_for
 from .formatting import format_ratio, format_seconds
 from .record import CACHE, EARLIER_BUILD, OK, CellName, NotebookRecord
 
 
-@dataclasses.dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One flagged cell: where, how long, on what, why and what to do."""
 
     notebook: NotebookRecord
@@ -60,8 +60,7 @@ def _english_plural(singular: str, plural: str, count: int) -> str:
     return singular if count == 1 else plural
 
 
-@dataclasses.dataclass(frozen=True)
-class Headline:
+class Headline(NamedTuple):
     """This build against the baseline, overall: what ``compare`` opens with."""
 
     #: the notebooks executed in both builds: their time now and in the baseline

@@ -105,6 +105,8 @@ class Loadable:
 
 @dataclasses.dataclass
 class Device(Loadable):
+    """Devices of one kind that JAX saw (``count`` of them)."""
+
     platform: str
     kind: str
     count: int = dataclasses.field(default=1, metadata={"minimum": 1})
@@ -142,6 +144,8 @@ class JaxInfo(Loadable):
 
 @dataclasses.dataclass
 class Host(Loadable):
+    """The machine the kernel ran on."""
+
     cpu: str | None = None
     cores: int | None = None
     memory_gb: float | None = None
@@ -268,6 +272,8 @@ class CellName:
 
 @dataclasses.dataclass
 class ErrorInfo(Loadable):
+    """Why a notebook failed, and in which cell."""
+
     type: str
     message: str = ""
     cell_index: int | None = None
@@ -478,7 +484,7 @@ def _object_dumper(cls: type) -> Dumper:
 
     def dump(value: Any) -> dict[str, Any]:
         return {name: item if dump_field is None else dump_field(item)
-                for (name, dump_field), item in zip(fields, values(value))}
+                for (name, dump_field), item in zip(fields, values(value), strict=True)}
 
     return dump
 

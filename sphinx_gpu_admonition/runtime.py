@@ -35,12 +35,11 @@ are stated, labelled "measured on an earlier version".
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import math
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -121,8 +120,7 @@ def device_name(record: NotebookRecord) -> str | None:
         environment.gpus[0].name if environment.gpus else None)
 
 
-@dataclasses.dataclass(frozen=True)
-class Measurement:
+class Measurement(NamedTuple):
     """One execution of a page as the text states it."""
 
     record: NotebookRecord
