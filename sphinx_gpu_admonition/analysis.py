@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .calibration import build_seconds, calibration_ratio, median_of, median_ratio
 from .formatting import format_seconds
@@ -18,8 +18,7 @@ from .record import CellRecord, NotebookRecord, StatusReport
 GPU_BACKENDS = ("gpu", "cuda", "rocm")
 
 
-@dataclasses.dataclass(frozen=True)
-class Thresholds:
+class Thresholds(NamedTuple):
     """The flagging rules' limits (``gpu_slow_cell_*`` and the others; the CLI's too)."""
 
     slow_cell_seconds: float = 10.0
@@ -32,11 +31,10 @@ class Thresholds:
     @classmethod
     def from_config(cls, config: Any) -> Thresholds:
         """From a :class:`~.config.GpuConfig` (or anything with these attributes)."""
-        return cls(**{f.name: getattr(config, f.name) for f in dataclasses.fields(cls)})
+        return cls(**{name: getattr(config, name) for name in cls._fields})
 
 
-@dataclasses.dataclass(frozen=True)
-class Flag:
+class Flag(NamedTuple):
     """Why a cell is flagged: one rule and its reason."""
 
     #: slow, share, regression (why the cell is slow) or compile, recompile,
@@ -351,7 +349,7 @@ class NotebookAnalysis:
             "flagged_cells": [
                 {"cell": self.notebook.cell_name(c).label, "index": c.index,
                  "execution_count": c.execution_count, "seconds": c.seconds,
-                 "flags": [dataclasses.asdict(f) for f in flags]}
+                 "flags": [f._asdict() for f in flags]}
                 for c, flags in self.flagged_cells
             ],
         }

@@ -40,7 +40,6 @@ of megabytes (settings and texts come from ``data-`` attributes).
 
 from __future__ import annotations
 
-import dataclasses
 import glob
 import hashlib
 import json
@@ -156,8 +155,7 @@ def _value(sort: Any, text: Any, **parts: Any) -> Value:
 
 
 # -- options -----------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class StatusOptions:
+class StatusOptions(NamedTuple):
     """Options of one ``{execution-status}`` table."""
 
     #: default order: "time" (slowest first) or "name" (by title)
@@ -201,7 +199,7 @@ def parse_options(raw: dict[str, Any], report: Callable[[str], None]) -> StatusO
             report(f"invalid :cells: {raw['cells']!r} (yes or no); using yes")
     if "columns" in raw:
         values["columns"] = _parse_columns(raw.get("columns") or "", report)
-    return dataclasses.replace(defaults, **values)
+    return defaults._replace(**values)
 
 
 def _parse_columns(text: str, report: Callable[[str], None]) -> tuple[str, ...]:
@@ -266,7 +264,7 @@ class ExecutionStatusDirective(SphinxDirective):
                                                "directive", location=location))
         node = execution_status_placeholder(
             classes=["gpu-execution-status", *self.options.get("class", [])])
-        node["gpu_status_options"] = dataclasses.asdict(options)
+        node["gpu_status_options"] = options._asdict()
         for option in ("status-file", "baseline-file"):
             if option in self.options:
                 _relative, path = self.env.relfn2path(self.options[option], self.env.docname)

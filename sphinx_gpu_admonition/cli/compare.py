@@ -58,8 +58,8 @@ class CompareOptions:
 
     def thresholds(self) -> Thresholds:
         """The analysis' thresholds: ``--fail-above`` is the regression ratio when given."""
-        return dataclasses.replace(
-            DEFAULT_THRESHOLDS, slow_cell_min_seconds=self.min_seconds,
+        return DEFAULT_THRESHOLDS._replace(
+            slow_cell_min_seconds=self.min_seconds,
             regression_ratio=(self.fail_above if self.fail_above is not None
                               else self.regression_ratio))
 

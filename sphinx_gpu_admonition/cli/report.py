@@ -4,7 +4,6 @@ their reasons, failures and machines, as text, GitHub Markdown or JSON."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from typing import Any
 
@@ -104,7 +103,7 @@ def summarise_report(report: StatusReport, source: str, thresholds: Thresholds,
     return {
         "source": source,
         "build": report.build,
-        "thresholds": dataclasses.asdict(thresholds),
+        "thresholds": thresholds._asdict(),
         "totals": totals,
         "slowest_notebooks": slowest,
         "slowest_cells": slowest_cells,
@@ -265,8 +264,8 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     report = read_report(args.build)
-    thresholds = dataclasses.replace(DEFAULT_THRESHOLDS, slow_cell_seconds=args.slow_cell_seconds,
-                                     slow_cell_min_seconds=args.min_seconds)
+    thresholds = DEFAULT_THRESHOLDS._replace(slow_cell_seconds=args.slow_cell_seconds,
+                                             slow_cell_min_seconds=args.min_seconds)
     summary = summarise_report(report, args.build, thresholds, args.top)
     if github_enabled(args):
         write_github(report, analyse(report, thresholds),
