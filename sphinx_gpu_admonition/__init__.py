@@ -11,7 +11,7 @@ from typing import Any
 from ._version import __version__
 
 #: Bump when the shape of data stored in the Sphinx environment changes.
-ENV_VERSION = 2  # 2: the records themselves, with their source and cell lines
+ENV_VERSION = 3  # 3: the pages with a status table of a file; 2: the records themselves
 
 
 def setup(app: Any) -> dict[str, Any]:

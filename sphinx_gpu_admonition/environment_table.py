@@ -54,7 +54,14 @@ from .envdata import env_data
 from .i18n import translate
 from .page_info import machine_fields
 from .record import EXECUTED, Environment, NotebookRecord, StatusReport
-from .support import NonHtmlPostTransform, add_assets, app_of, records_changed, setup_support
+from .support import (
+    NonHtmlPostTransform,
+    add_assets,
+    app_of,
+    html_tree_may_hold,
+    records_changed,
+    setup_support,
+)
 from .templates import render as render_template
 from .warnings import warn
 
@@ -366,6 +373,8 @@ class EnvironmentTableToHtml(SphinxPostTransform):
     formats = ("html",)
 
     def run(self, **kwargs: Any) -> None:
+        if not html_tree_may_hold(self.env, self.env.docname, environment_pages(self.env)):
+            return
         placeholders = list(self.document.findall(execution_environment_placeholder))
         if not placeholders:
             return

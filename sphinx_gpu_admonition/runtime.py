@@ -55,7 +55,7 @@ from .envdata import env_data
 from .formatting import format_date, format_seconds
 from .i18n import _, ngettext
 from .record import NotebookRecord, SchemaError, StatusReport, read_status
-from .support import app_of
+from .support import app_of, html_tree_may_hold
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
@@ -331,6 +331,8 @@ class ResolveRuntime(SphinxPostTransform):
     def run(self, **kwargs: Any) -> None:
         self.building_app = app_of(self.env)
         html = self.building_app.builder.format == "html"
+        if html and not html_tree_may_hold(self.env, self.env.docname, references(self.env)):
+            return
         for node in list(self.document.findall(RuntimePlaceholder)):
             try:
                 if node["part"] == "notice":

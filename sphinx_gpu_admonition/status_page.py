@@ -100,6 +100,7 @@ from .support import (  # noqa: F401 - the assets' names are also read from here
     NonHtmlPostTransform,
     add_assets,
     app_of,
+    html_tree_may_hold,
     records_changed,
     setup_support,
 )
@@ -109,7 +110,8 @@ from .warnings import warn
 logger = logging.getLogger(__name__)
 
 #: env attributes (plain data, pickled with the environment)
-STATUS_PAGES = "gpu_status_pages"  # set of docnames with {execution-status}
+STATUS_PAGES = "gpu_status_pages"  # docnames with a table of this build (see status_pages)
+TABLE_PAGES = "gpu_status_table_pages"  # docnames with any {execution-status} table
 _LINK_TARGET = "gpu_status_link_target"  # status page the badges linked to last build
 _BASELINE_DIGEST = "gpu_status_baseline_digest"
 
@@ -236,8 +238,15 @@ class execution_status_placeholder(nodes.container):  # noqa: N801 - docutils no
 
 
 def status_pages(env: BuildEnvironment) -> dict[str, bool]:
-    """docname -> whether every table on it lists all notebooks (no ``:min-seconds:``)."""
+    """docname -> whether every table of this build on it lists all notebooks (no
+    ``:min-seconds:``), for the pages with such a table."""
     return env_data(env, STATUS_PAGES, dict)
+
+
+def table_pages(env: BuildEnvironment) -> set[str]:
+    """The pages with a status table, of this build or of a status file: the pages
+    whose HTML the post-transform walks for one (:func:`.support.html_tree_may_hold`)."""
+    return env_data(env, TABLE_PAGES, set)
 
 
 class ExecutionStatusDirective(SphinxDirective):
@@ -270,6 +279,7 @@ class ExecutionStatusDirective(SphinxDirective):
                 _relative, path = self.env.relfn2path(self.options[option], self.env.docname)
                 self.env.note_dependency(path)
                 node[f"gpu_{option.replace('-', '_')}"] = path
+        table_pages(self.env).add(self.env.docname)
         if "gpu_status_file" not in node:
             pages = status_pages(self.env)
             # a page is a link target for badges when its tables list every notebook
@@ -282,16 +292,18 @@ class ExecutionStatusDirective(SphinxDirective):
 
 
 class StatusPagesCollector(EnvironmentCollector):
-    """The pages with the directive (a page's flag is set by the directive itself)."""
+    """The pages with the directive (the directive notes its page itself)."""
 
     def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
         status_pages(env).pop(docname, None)
+        table_pages(env).discard(docname)
 
     def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: set[str],
                     other: BuildEnvironment) -> None:
         mine, theirs = status_pages(env), status_pages(other)
         for docname in docnames & theirs.keys():
             mine[docname] = theirs[docname]
+        table_pages(env).update(table_pages(other) & docnames)
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
         """Nothing to collect from the doctree: the directive notes its page."""
@@ -1225,6 +1237,8 @@ class StatusTableToHtml(SphinxPostTransform):
     formats = ("html",)
 
     def run(self, **kwargs: Any) -> None:
+        if not html_tree_may_hold(self.env, self.env.docname, table_pages(self.env)):
+            return
         placeholders = list(self.document.findall(execution_status_placeholder))
         if not placeholders:
             return

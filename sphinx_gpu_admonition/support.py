@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,33 @@ class NonHtmlPostTransform(SphinxPostTransform):
 
     def is_supported(self) -> bool:
         return app_of(self.env).builder.format != "html" and super().is_supported()
+
+
+def html_tree_may_hold(env: BuildEnvironment, docname: str, pages: Collection[str]) -> bool:
+    """Whether the HTML doctree of ``docname`` may hold nodes that documents in ``pages``
+    got when they were read (a directive or role notes its page in the environment).
+
+    The tree of an HTML page is its document's; a single-page HTML build assembles
+    the root document's tree with every document its toctrees include, directly or
+    below.  A post-transform looking for such nodes need not walk a page that holds
+    none: each walk costs as much as the page has nodes, and most pages have none.
+    Only for builders of the "html" format: LaTeX, Texinfo and man pages also add
+    documents no toctree includes (appendices).
+    """
+    if not pages:
+        return False
+    if docname in pages:
+        return True
+    seen = {docname}
+    below = list(env.toctree_includes.get(docname, ()))
+    while below:
+        included = below.pop()
+        if included in pages:
+            return True
+        if included not in seen:
+            seen.add(included)
+            below.extend(env.toctree_includes.get(included, ()))
+    return False
 
 
 # -- which records changed in this build -------------------------------------------

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import sphinx.locale
+from bs4 import BeautifulSoup
 from conftest import GPU_ENVIRONMENT, ROOTS, ProjectBuild, _baseline_notebook, sphinx_build
 from sphinx.locale import translators
 
@@ -70,6 +71,8 @@ class Book:
     text: ProjectBuild
     latex: ProjectBuild
     man: ProjectBuild
+    #: the root page's tree holds every page (the roles are on pages below it)
+    singlehtml: ProjectBuild
     #: the notebook's record after the build that executed it
     executed: NotebookRecord
     #: html again after an edit of the notebook's prose (a cache hit)
@@ -91,6 +94,7 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Book:
     text = sphinx_build(srcdir, builddir, "text")
     latex = sphinx_build(srcdir, builddir, "latex")
     man = sphinx_build(srcdir, builddir, "man")
+    singlehtml = sphinx_build(srcdir, builddir, "singlehtml")
     executed = read_status(html.outdir / "execution-status.json").by_docname()["sleepy"]
     with (srcdir / "sleepy.md").open("a", encoding="utf-8") as notebook:
         notebook.write("\nThe end.\n")
@@ -98,7 +102,7 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Book:
     retired = {**gpu_runner(), "docname": "retired"}
     (srcdir / "gpu-status.json").write_text(_status(gpu_runner(), retired), encoding="utf-8")
     new_sources = sphinx_build(srcdir, builddir, "html")
-    return Book(srcdir, html, text, latex, man, executed, rebuilt, new_sources)
+    return Book(srcdir, html, text, latex, man, singlehtml, executed, rebuilt, new_sources)
 
 
 @pytest.fixture
@@ -245,6 +249,8 @@ def test_every_builder_says_it(book):
     assert r"Laptop \textless{}CPU\textgreater{} \& co" in latex  # escaped
     man = squash(next(book.man.outdir.glob("*.1")).read_text(encoding="utf-8"))
     assert "about 2 minutes on a GPU (Tesla T4)" in man
+    single = squash(BeautifulSoup(book.singlehtml.read("index.html"), "html.parser").get_text())
+    assert f"It runs in {mine}, about 2 minutes on a GPU (Tesla T4)" in single
     # exact figures stay out of print (only the HTML tooltip has them)
     assert "130.0 s" not in text + latex + man
 

@@ -14,11 +14,12 @@ import json
 import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import unquote
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import ROOTS, StatusBook, gpu_baseline, sphinx_build
+from conftest import ROOTS, STATUS_BOOK_CONFIG, StatusBook, gpu_baseline, sphinx_build
 
 from sphinx_gpu_admonition.analysis import HINT_RULES, Thresholds, analyse
 from sphinx_gpu_admonition.record import NotebookRecord, StatusReport
@@ -30,6 +31,7 @@ from sphinx_gpu_admonition.status_page import (
     render_html,
     row_id,
 )
+from sphinx_gpu_admonition.support import html_tree_may_hold
 
 HOSTILE = 'hostile<b>&"x'
 NOTEBOOKS = {"fast", "slow", "failing", "jaxnb", HOSTILE, "gone"}
@@ -301,6 +303,30 @@ def test_options_sort_min_seconds_and_cells(status_book: StatusBook):
     assert second.select("details")
     # row ids only once per page
     assert all(not r.has_attr("id") for r in rows(second))
+
+
+def test_single_page_html_renders_the_tables_of_the_pages_below_the_root(
+        status_book: StatusBook):
+    """singlehtml assembles the book into the root's tree (the root itself has no
+    table): every page's status and environment tables are in it, none left out by
+    the skipping of HTML pages that hold no table."""
+    single = sphinx_build(status_book.srcdir, status_book.builddir, "singlehtml",
+                          STATUS_BOOK_CONFIG)
+    page = soup_of(single.outdir / "index.html")
+    assert len(page.select("table.gpu-status-table")) == 1  # status.md (options.rst: no toctree)
+    assert page.select("table.gpu-environment-table")
+
+
+def test_html_tree_may_hold_follows_the_toctrees_below_the_page():
+    """Which HTML pages the placeholder post-transforms walk: the page noted by a
+    directive, or one whose toctrees include it (singlehtml's root), never a sibling."""
+    env = SimpleNamespace(toctree_includes={"index": ["a", "b"], "a": ["a1"],
+                                            "a1": ["index"], "b": []})
+    assert html_tree_may_hold(env, "a1", {"a1"})
+    assert html_tree_may_hold(env, "index", {"a1"})  # two levels below
+    assert not html_tree_may_hold(env, "b", {"a1"})
+    assert not html_tree_may_hold(env, "index", set())
+    assert not html_tree_may_hold(env, "index", {"orphan"})  # ends despite the cycle
 
 
 def test_bad_options_warn_with_location(status_book: StatusBook):
