@@ -37,6 +37,7 @@ from .capture import (
     _locate,
     _probe_lines,
     atomic_write,
+    capture_folder,
     output_file,
     stored_records,
 )
@@ -96,10 +97,15 @@ def _before_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> 
     failure are this build's."""
     state = progress(app)
     state.to_read = set(docnames)
-    for docname in state.to_read:
-        for path in (_backup_file(app, docname), output_file(app, docname)):
-            with contextlib.suppress(OSError):
-                path.unlink(missing_ok=True)
+    # one listing of the folder, not two removals per page that find nothing (a
+    # rebuild of cache hits leaves no file there); a page's output file and its
+    # backup are named by the same digest (output_file, _backup_file)
+    digests = {output_file(app, docname).stem for docname in state.to_read}
+    with contextlib.suppress(OSError), os.scandir(capture_folder(app)) as entries:
+        for entry in entries:
+            if entry.name.partition(".")[0] in digests:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
     records = stored_records(env)
     for docname, record in list(records.items()):
         if docname not in state.to_read and record.provenance == EXECUTED:
