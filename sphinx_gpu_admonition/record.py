@@ -170,8 +170,9 @@ class Environment(Loadable):
     @property
     def machine_id(self) -> str:
         """A short stable id of the machine (host and GPUs), to group notebooks by it."""
-        key = json.dumps(
-            [dataclasses.asdict(self.host), [g.name for g in self.gpus]], sort_keys=True)
+        # vars(): the host's fields as asdict gives them (all plain values), without
+        # its deep copy; the status page asks for it for every notebook
+        key = json.dumps([vars(self.host), [g.name for g in self.gpus]], sort_keys=True)
         return hashlib.sha1(key.encode()).hexdigest()[:10]
 
     @property
