@@ -2,13 +2,15 @@
 
 CI runners of one type differ in speed from run to run (a noisy neighbour, a
 throttled CPU).  A notebook that is 1.9x slower on a runner that is 1.9x slower
-overall did not regress.  A build that executes notebooks times :func:`workload` in the
-builder process (about 60 ms) and stores it as ``build.calibration``; it
-times it again while each notebook executes (:class:`_Sampler`; right after a
-notebook too short for that) and keeps the median in the notebook's
-``calibration_seconds``: the load
-of a runner changes within seconds (samples only around a notebook missed what
-it met), and a merged build needs the speed of each notebook's machine.
+overall did not regress.  A build that executes notebooks times :func:`workload`
+while each notebook executes (:class:`_Sampler`) and keeps the median in the
+notebook's ``calibration_seconds``: the load of a runner changes within seconds
+(samples only around a notebook missed what it met), and a merged build needs
+the speed of each notebook's machine.  The median of those is the build's
+``build.calibration``.  The samples take at most 1 % of one core
+(:data:`MAX_CPU_SHARE`): every core they take is one the notebook could not
+use.  A notebook over before its first sample gets the machine's most recent
+sample (:data:`RECENT_SECONDS`), else one sample right after it.
 :func:`.analysis.machine_factor` turns two builds into the factor that
 :mod:`.analysis` divides ratios by before it calls a notebook regressed.
 
@@ -35,12 +37,20 @@ from sphinx.application import Sphinx
 from .envdata import per_build
 
 WORKLOAD_VERSION = 1
-#: runs of the workload at the start of a build, and after each executed notebook
+#: runs of the workload for a build whose notebooks have no calibration, and after a
+#: notebook that has no sample of its own and no recent one
 BUILD_RUNS = 5
 NOTEBOOK_RUNS = 3
-#: seconds between samples while a notebook executes, and runs per sample (about 30 ms)
-SAMPLE_INTERVAL = 0.6
+#: runs of the workload per sample (about 25 ms), and the share of one core the
+#: samples may take: the next sample is due when the last one's time is that share
+#: of the time since, and never sooner than SAMPLE_INTERVAL seconds
 SAMPLE_RUNS = 3
+MAX_CPU_SHARE = 0.01
+SAMPLE_INTERVAL = 2.0
+#: a notebook over before its first sample takes the process's last sample if it
+#: is at most this many seconds old (a book of short notebooks pays for one sample
+#: every RECENT_SECONDS, not one per notebook)
+RECENT_SECONDS = 30.0
 _SIZE = 50_000
 _ATTRIBUTE = "_gpu_admonition_calibration"
 _SAMPLER_ATTRIBUTE = "_gpu_admonition_calibration_sampler"
@@ -85,7 +95,7 @@ class _Reading:
 
 
 class _Sampler(threading.Thread):
-    """Times the workload every :data:`SAMPLE_INTERVAL` seconds while a notebook runs.
+    """Times the workload while a notebook runs, at most :data:`MAX_CPU_SHARE` of a core.
 
     The load of a runner changes within seconds (another job's build starts or
     ends), so samples only before and after a notebook can miss what it met.  One
@@ -95,9 +105,9 @@ class _Sampler(threading.Thread):
     entry, not a thread.  With the capture on, a page is sampled only once its
     kernel started: a cache hit executes nothing and is never sampled, however long
     MyST-NB takes to read it (samples of pure-Python work would slow that reading,
-    and a hit keeps the calibration of the build that executed it).  Asleep between
-    samples, it takes about 5% of one core while the kernel (another process)
-    executes the notebook.
+    and a hit keeps the calibration of the build that executed it).  A sample takes
+    the GIL and a core from a builder and a kernel that are working, so samples are
+    spaced to take at most :data:`MAX_CPU_SHARE` of one core (one every 2.5 s here).
     """
 
     def __init__(self) -> None:
@@ -111,6 +121,9 @@ class _Sampler(threading.Thread):
         #: when the thread wakes up next: a page due later needs no wake-up call (a
         #: call per page read, a cache hit's too, cost a thread switch each)
         self.wakes_at = 0.0
+        #: (time.monotonic(), seconds) of the last sample, for a notebook too short
+        #: to get one of its own
+        self.latest: tuple[float, float] | None = None
 
     def run(self) -> None:
         with self.condition:
@@ -139,13 +152,16 @@ class _Sampler(threading.Thread):
                     start = time.perf_counter()
                     for _ in range(SAMPLE_RUNS):
                         workload()
-                    seconds = (time.perf_counter() - start) / SAMPLE_RUNS
+                    took = time.perf_counter() - start
                 finally:
                     self.condition.acquire()
+                seconds = took / SAMPLE_RUNS
+                now = time.monotonic()
+                self.latest = (now, seconds)
                 for reading in due:
                     reading.times.append(seconds)
                     reading.sampling = False
-                    reading.due = time.monotonic() + SAMPLE_INTERVAL
+                    reading.due = now + max(SAMPLE_INTERVAL, took / MAX_CPU_SHARE)
                 self.condition.notify_all()
 
     def begin(self, docname: str, kernel_file: str | None = None) -> None:
@@ -161,6 +177,17 @@ class _Sampler(threading.Thread):
             while reading is not None and reading.sampling:
                 self.condition.wait()
             return reading
+
+    def recent(self) -> float | None:
+        """The last sample's time, if it is at most :data:`RECENT_SECONDS` old."""
+        with self.condition:
+            if self.latest is None or time.monotonic() - self.latest[0] > RECENT_SECONDS:
+                return None
+            return self.latest[1]
+
+    def remember(self, seconds: float) -> None:
+        with self.condition:
+            self.latest = (time.monotonic(), seconds)
 
     def close(self) -> None:
         with self.condition:
@@ -195,12 +222,19 @@ def _sampler(app: Sphinx, start: bool = True) -> _Sampler | None:
 
 def around_notebook(app: Sphinx, docname: str) -> float:
     """The machine's speed while a notebook ran (its ``calibration_seconds``): the
-    median of the samples taken while it ran (or one right after it)."""
+    median of the samples taken while it ran; for a notebook over before its first
+    sample, the process's recent sample, else one taken right after it."""
     sampler = _sampler(app, start=False)
-    reading = sampler.stop(docname) if sampler is not None else None
-    if reading is None or not reading.times:  # shorter than one interval: one sample after it
+    if sampler is None:
         return measure(NOTEBOOK_RUNS)["seconds"]
-    return median_of(reading.times)
+    reading = sampler.stop(docname)
+    if reading is not None and reading.times:
+        return median_of(reading.times)
+    recent = sampler.recent()
+    if recent is None:
+        recent = measure(NOTEBOOK_RUNS)["seconds"]
+        sampler.remember(recent)
+    return recent
 
 
 def _stop_samplers(app: Sphinx, *args: object) -> None:
@@ -212,10 +246,17 @@ def _stop_samplers(app: Sphinx, *args: object) -> None:
     setattr(app, _SAMPLER_ATTRIBUTE, None)
 
 
-def of_build(app: Sphinx) -> dict[str, Any]:
-    """This build's calibration, measured the first time it is asked for (a build
-    that executes nothing, an all-cache-hit rebuild, never pays for it)."""
-    return per_build(app, _ATTRIBUTE, measure)
+def of_build(app: Sphinx, executed: Iterable[float | None]) -> dict[str, Any]:
+    """This build's calibration, made the first time it is asked for (a build that
+    executes nothing, an all-cache-hit rebuild, never asks): the median of the
+    calibrations of the notebooks it executed (``executed``: samples taken while
+    they ran, which cost nothing more), else the workload timed now."""
+    def made() -> dict[str, Any]:
+        seconds = [value for value in executed if value]
+        if not seconds:
+            return measure()
+        return {"seconds": median_of(seconds), "workload": WORKLOAD_VERSION}
+    return per_build(app, _ATTRIBUTE, made)
 
 
 def _forget(app: Sphinx) -> None:

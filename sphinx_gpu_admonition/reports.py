@@ -91,8 +91,10 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
     )
     # the machine's speed matters only for what this build executed (a cache hit
     # keeps the calibration of the build that executed it)
-    if any(nb.provenance == EXECUTED for nb in report.notebooks):
-        report.build["calibration"] = calibration.of_build(app)
+    executed = [nb.calibration_seconds for nb in report.notebooks
+                if nb.provenance == EXECUTED]
+    if executed:
+        report.build["calibration"] = calibration.of_build(app, executed)
     # the build's own analysis unless a crashed notebook joins the records
     analysis = (analyse(report, thresholds(app), get_baseline(app)) if extra
                 else build_analysis(app))
