@@ -1,6 +1,7 @@
 """Every benchmark of sphinx-gpu-admonition, printed as one table.
 
     python benchmarks/run.py [--quick | --full] [--repeats N] [--json FILE]
+                             [--instructions] [--forced-only]
 
 Each figure is a ratio against the same work without the extension (a book
 whose status page is MyST-NB's ``{nb-exec-table}``), or against the reference
@@ -11,6 +12,9 @@ falls on both alike.  Ratios are medians of the per-round ratios, with their
 spread (min-max).
 
 - forced build: N notebooks x M trivial code cells, ``nb_execution_mode = "force"``;
+  its wall time, the same less the kernel-shutdown waits that strike notebooks at
+  random with or without the extension (:class:`BuildTime`), and the CPU time of
+  the build and its kernels (``--forced-only`` runs these alone);
 - cache-hit rebuild: the same book, every notebook a jupyter-cache hit, ``-E``
   (re-read everything); the extra cost per notebook is printed too, and must
   not grow with the book (``--full`` adds a 500-notebook book);
@@ -42,6 +46,7 @@ import os
 import pickle
 import platform
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -152,32 +157,84 @@ def compile_extension() -> None:
 
 
 def sphinx_command(src: Path, build: Path, mode: str, *options: str,
-                   own_time: Path | None = None) -> list[str]:
+                   own_time: Path | None = None, quiet: bool = True) -> list[str]:
     """``python -m sphinx`` for an html build; with ``own_time``, ``timed_sphinx.py``,
     which also writes the extension's own seconds in that build to that file."""
     runner = ["-m", "sphinx"] if own_time is None else [str(HERE / "timed_sphinx.py"),
                                                          str(own_time)]
-    return [sys.executable, *runner, "-b", "html", "-q",
+    return [sys.executable, *runner, "-b", "html", *(["-q"] if quiet else []),
             "-d", str(build / "doctrees"), "-D", f"nb_execution_mode={mode}",
             *options, str(src), str(build / "html")]
 
 
-def sphinx(src: Path, build: Path, mode: str, *options: str,
-           own_time: Path | None = None) -> float:
-    """Seconds of one build of :func:`sphinx_command` (a failed build stops the run)."""
-    command = sphinx_command(src, build, mode, *options, own_time=own_time)
+#: MyST-NB's line for each executed notebook (printed without ``-q``)
+EXECUTED = re.compile(r"Executed notebook in ([0-9.]+) seconds")
+#: a notebook of the forced book this much slower than the book's median one waited
+#: for its kernel to shut down (see :class:`BuildTime`)
+SHUTDOWN_WAIT_MARGIN = 2.0
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildTime:
+    """One build: its wall time, the CPU time of the build and of its kernels, and
+    its notebooks' kernel-shutdown waits.
+
+    About one notebook in ten to twenty, with or without the extension, waits some
+    3.4 s for its kernel to exit when nbclient shuts it down (plain nbclient
+    executing the same notebook in a loop shows it too).  A 20-notebook forced
+    build thus takes 16, 19.5, 23 or 26 s by chance, and a ratio of wall times
+    says more about those waits than about the extension.  ``waits`` is their
+    time: each notebook's excess over the book's median notebook, for those at
+    least :data:`SHUTDOWN_WAIT_MARGIN` seconds over it (the books' notebooks are
+    all alike), read from MyST-NB's "Executed notebook in ... seconds" lines.
+    """
+
+    wall: float
+    cpu: float
+    waits: float
+    waited: int  # notebooks that waited
+
+    @property
+    def without_waits(self) -> float:
+        return self.wall - self.waits
+
+
+def shutdown_waits(output: str) -> tuple[float, int]:
+    """(seconds, notebooks) of the kernel-shutdown waits in a build's output."""
+    times = [float(found) for found in EXECUTED.findall(output)]
+    if not times:
+        return 0.0, 0
+    typical = statistics.median(times)
+    waits = [t - typical for t in times if t > typical + SHUTDOWN_WAIT_MARGIN]
+    return sum(waits), len(waits)
+
+
+def sphinx_build(src: Path, build: Path, mode: str, *options: str,
+                 own_time: Path | None = None, quiet: bool = True) -> BuildTime:
+    """One build of :func:`sphinx_command` (a failed build stops the run)."""
+    command = sphinx_command(src, build, mode, *options, own_time=own_time, quiet=quiet)
     for attempt in range(3):
+        cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True)
         seconds = time.perf_counter() - start
+        cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if not done.returncode:
-            return seconds
+            cpu = (cpu_after.ru_utime - cpu_before.ru_utime
+                   + cpu_after.ru_stime - cpu_before.ru_stime)
+            return BuildTime(seconds, cpu, *shutdown_waits(done.stdout))
         # kernels started at the same moment by other jobs can take the same port
         # (jupyter_client); such a build is run again, any other failure stops
         if "Address already in use" not in done.stderr or attempt == 2:
             break
         print(f"a kernel could not bind its port; building again: {src}", file=sys.stderr)
     raise SystemExit(f"build failed: {' '.join(command)}\n{done.stderr[-3000:]}")
+
+
+def sphinx(src: Path, build: Path, mode: str, *options: str,
+           own_time: Path | None = None) -> float:
+    """Seconds of one build of :func:`sphinx_command`."""
+    return sphinx_build(src, build, mode, *options, own_time=own_time).wall
 
 
 def interleaved(runs: dict[str, Callable[[], float]], repeats: int) -> dict[str, list[float]]:
@@ -224,12 +281,15 @@ def forced_builds(folder: Path, sizes: Sizes) -> tuple[list[Row], dict[str, Path
              for name in ("with", "without")}
     books["parallel"] = books["with"]  # the same sources (their paths are in the JSON)
     counter = {name: 0 for name in books}
+    builds: dict[str, list[BuildTime]] = {name: [] for name in books}
 
     def run(name: str, *options: str) -> Callable[[], float]:
         def build() -> float:
             counter[name] += 1
             target = folder / name / f"_build{counter[name]}"
-            return sphinx(books[name], target, "force", *options)
+            built = sphinx_build(books[name], target, "force", *options, quiet=False)
+            builds[name].append(built)
+            return built.wall
         return build
 
     times = interleaved({"with": run("with"), "without": run("without"),
@@ -246,9 +306,26 @@ def forced_builds(folder: Path, sizes: Sizes) -> tuple[list[Row], dict[str, Path
     first = next((found for found in differences if found), [])
     same_text = f"{same}/{len(differences)}" + (f" (differ: {', '.join(first[:3])})"
                                                  if first else "")
+
+    def part(name: str, of: Callable[[BuildTime], float]) -> list[float]:
+        return [of(built) for built in builds[name]]
+
+    def waited(name: str) -> int:
+        return sum(built.waited for built in builds[name])
+
+    without_waits = (part("with", lambda b: b.without_waits),
+                     part("without", lambda b: b.without_waits))
+    cpu = part("with", lambda b: b.cpu), part("without", lambda b: b.cpu)
     rows = [
         Row(f"forced build, {label}", f"{median(times['with']):.1f} s",
             f"{median(times['without']):.1f} s", spread(ratios(times["with"], times["without"])),
+            "<= 1.01"),
+        Row(f"forced build, {label}, less kernel-shutdown waits",
+            f"{median(without_waits[0]):.1f} s ({waited('with')} waits)",
+            f"{median(without_waits[1]):.1f} s ({waited('without')} waits)",
+            spread(ratios(*without_waits)), "<= 1.01"),
+        Row(f"forced build, {label}, CPU time of the build and its kernels",
+            f"{median(cpu[0]):.1f} s", f"{median(cpu[1]):.1f} s", spread(ratios(*cpu)),
             "<= 1.01"),
         Row(f"-j 2 vs serial, {label} (with the extension)",
             f"{median(times['parallel']):.1f} s", f"{median(times['with']):.1f} s serial",
@@ -368,8 +445,8 @@ def cache_hit_instructions(books: CacheHitBooks, repeats: int) -> Row:
     than the whole extension costs there; the instructions it executes move by
     about 0.1 % (what remains: times and paths the build reads).  Each build runs
     about 30x slower under Valgrind.  The calibration sampler, which samples a page
-    read for longer than 0.6 s only once its kernel started, takes no sample here
-    either: a cache hit starts no kernel.
+    only once its kernel started, takes no sample here either: a cache hit starts
+    no kernel.
     """
     commands = {name: sphinx_command(*books.arguments(name)) for name in ("with", "without")}
     counts = interleaved({name: functools.partial(instructions, command)
@@ -555,6 +632,9 @@ def main(argv: list[str] | None = None) -> int:
                       help="also the cache-hit rebuild of a 500-notebook book (slow)")
     parser.add_argument("--repeats", type=int, help="rounds of each measure")
     parser.add_argument("--json", type=Path, help="also save the rows as JSON")
+    parser.add_argument("--forced-only", action="store_true",
+                        help="only the forced builds (the measure a busy host disturbs "
+                             "most, to run again with more rounds)")
     parser.add_argument("--instructions", action="store_true",
                         help="also count the instructions of the cache-hit rebuilds "
                              "(Valgrind; about 30x slower than a build, steadier than time)")
@@ -572,19 +652,21 @@ def main(argv: list[str] | None = None) -> int:
         forced, builds = forced_builds(folder / "forced", sizes)
         rows += forced
         rows.append(environment_bytes_per_cell(builds, sizes))
-        books = cache_hit_books(folder / "hits", sizes.notebooks, sizes.cells)
-        rows += cache_hit_rebuilds(books, max(sizes.repeats, 3 if not args.quick else 1))
-        if args.instructions:
-            rows.append(cache_hit_instructions(books, sizes.repeats))
-        for records in (sizes.notebooks, sizes.big_cache):
-            rows.append(hit_lookups(folder / f"lookups-{records}", records))
-        if sizes.big_book:
-            rows += cache_hit_rebuilds(
-                cache_hit_books(folder / "hits-big", sizes.big_book, sizes.cells), sizes.repeats)
-        rows += status_page_rows(folder / "page", sizes, max(sizes.repeats, 1))
+        if not args.forced_only:
+            books = cache_hit_books(folder / "hits", sizes.notebooks, sizes.cells)
+            rows += cache_hit_rebuilds(books, max(sizes.repeats, 3 if not args.quick else 1))
+            if args.instructions:
+                rows.append(cache_hit_instructions(books, sizes.repeats))
+            for records in (sizes.notebooks, sizes.big_cache):
+                rows.append(hit_lookups(folder / f"lookups-{records}", records))
+            if sizes.big_book:
+                big = cache_hit_books(folder / "hits-big", sizes.big_book, sizes.cells)
+                rows += cache_hit_rebuilds(big, sizes.repeats)
+            rows += status_page_rows(folder / "page", sizes, max(sizes.repeats, 1))
     print(machine())
     print(table(rows))
-    print(probe_benchmark(args.quick))
+    if not args.forced_only:
+        print(probe_benchmark(args.quick))
     if args.json:
         args.json.write_text(json.dumps([dataclasses.asdict(r) for r in rows], indent=1),
                              encoding="utf-8")
