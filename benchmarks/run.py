@@ -306,23 +306,17 @@ def forced_builds(folder: Path, sizes: Sizes) -> tuple[list[Row], dict[str, Path
     first = next((found for found in differences if found), [])
     same_text = f"{same}/{len(differences)}" + (f" (differ: {', '.join(first[:3])})"
                                                  if first else "")
-
-    def part(name: str, of: Callable[[BuildTime], float]) -> list[float]:
-        return [of(built) for built in builds[name]]
-
-    def waited(name: str) -> int:
-        return sum(built.waited for built in builds[name])
-
-    without_waits = (part("with", lambda b: b.without_waits),
-                     part("without", lambda b: b.without_waits))
-    cpu = part("with", lambda b: b.cpu), part("without", lambda b: b.cpu)
+    sides = ("with", "without")
+    without_waits = [[built.without_waits for built in builds[name]] for name in sides]
+    cpu = [[built.cpu for built in builds[name]] for name in sides]
+    waited = {name: sum(built.waited for built in builds[name]) for name in sides}
     rows = [
         Row(f"forced build, {label}", f"{median(times['with']):.1f} s",
             f"{median(times['without']):.1f} s", spread(ratios(times["with"], times["without"])),
             "<= 1.01"),
         Row(f"forced build, {label}, less kernel-shutdown waits",
-            f"{median(without_waits[0]):.1f} s ({waited('with')} waits)",
-            f"{median(without_waits[1]):.1f} s ({waited('without')} waits)",
+            f"{median(without_waits[0]):.1f} s ({waited['with']} waits)",
+            f"{median(without_waits[1]):.1f} s ({waited['without']} waits)",
             spread(ratios(*without_waits)), "<= 1.01"),
         Row(f"forced build, {label}, CPU time of the build and its kernels",
             f"{median(cpu[0]):.1f} s", f"{median(cpu[1]):.1f} s", spread(ratios(*cpu)),

@@ -186,6 +186,7 @@ class _Sampler(threading.Thread):
             return self.latest[1]
 
     def remember(self, seconds: float) -> None:
+        """A sample taken outside the thread (right after a short notebook)."""
         with self.condition:
             self.latest = (time.monotonic(), seconds)
 
