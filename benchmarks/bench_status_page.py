@@ -4,8 +4,8 @@
         [--write FOLDER]
 
 Synthetic records (deterministic) go through the same analysis and rendering
-as a build (:func:`~sphinx_gpu_admonition.analysis.analyse` and
-:func:`~sphinx_gpu_admonition.status_page.render_html`); the script prints the
+as a build (:func:`~sphinx_gpu_admonition.model.analysis.analyse` and
+:func:`~sphinx_gpu_admonition.ext.status_page.render_html`); the script prints the
 time of each step and the size of the HTML fragment and of the per-cell data
 file.  ``--write`` saves a stand-alone page (with the extension's CSS and
 JavaScript inlined) and its data file to a folder; serve it
@@ -23,18 +23,17 @@ import time
 import types
 from pathlib import Path
 
-from sphinx_gpu_admonition.analysis import Thresholds, analyse
-from sphinx_gpu_admonition.record import NotebookRecord, StatusReport
-from sphinx_gpu_admonition.status_page import (
+from sphinx_gpu_admonition.ext.admonition import CSS_FILE, STATIC_DIR
+from sphinx_gpu_admonition.ext.status_page import (
     CELLS_DATA_SUFFIX,
-    CSS_FILE,
-    JS_FILE,
-    STATIC_DIR,
     StatusOptions,
     cells_data,
     render_html,
     write_cells_data,
 )
+from sphinx_gpu_admonition.ext.support import JS_FILE
+from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
 
 PAGE = "status.html"
 DATA = "status" + CELLS_DATA_SUFFIX

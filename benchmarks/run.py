@@ -459,7 +459,7 @@ def hit_lookups(folder: Path, records: int) -> Row:
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
-    from sphinx_gpu_admonition import _mystnb
+    from sphinx_gpu_admonition.ext import _mystnb
 
     cache = get_cache(str(folder / "cache"))
     for n in range(records):

@@ -15,16 +15,16 @@ ENV_VERSION = 3  # 3: the pages with a status table of a file; 2: the records th
 
 
 def setup(app: Any) -> dict[str, Any]:
-    from .admonition import setup_admonition
-    from .capture import setup_capture
-    from .config import setup_config
-    from .environment_table import setup_environment_table
-    from .i18n import setup_i18n
-    from .outcome import setup_outcome
-    from .page_info import setup_page_info
-    from .reports import setup_reports
-    from .runtime import setup_runtime
-    from .status_page import setup_status_page
+    from .ext.admonition import setup_admonition
+    from .ext.capture import setup_capture
+    from .ext.config import setup_config
+    from .ext.environment_table import setup_environment_table
+    from .ext.i18n import setup_i18n
+    from .ext.outcome import setup_outcome
+    from .ext.page_info import setup_page_info
+    from .ext.reports import setup_reports
+    from .ext.runtime import setup_runtime
+    from .ext.status_page import setup_status_page
 
     setup_config(app)
     setup_i18n(app)

@@ -197,7 +197,7 @@ def _baseline_notebook(docname: str, title: str, runtime: float,
 
 def gpu_baseline() -> dict[str, Any]:
     """An execution-status document recorded (by hand) on a Tesla T4 runner."""
-    from sphinx_gpu_admonition.record import SCHEMA_ID, SCHEMA_VERSION
+    from sphinx_gpu_admonition.model.record import SCHEMA_ID, SCHEMA_VERSION
 
     return {
         "schema": SCHEMA_ID, "schema_version": SCHEMA_VERSION,

@@ -334,7 +334,7 @@ class FakeConfig(dict):
     """The config values the notice reads (``get_config`` validates the gpu_* ones)."""
 
     def __init__(self, theme="alabaster", options=None, colab_url=None):
-        from sphinx_gpu_admonition.config import options as gpu_options
+        from sphinx_gpu_admonition.ext.config import options as gpu_options
 
         super().__init__({f"gpu_{k}": o.default for k, o in gpu_options().items()})
         self.update(html_theme=theme, html_theme_options=options or {},
@@ -364,13 +364,13 @@ QUANTECON_THEME = {**BOOK_THEME,
     ("sphinx_book_theme", {"launch_buttons": BOOK_THEME["launch_buttons"]}, None),
 ])
 def test_launch_button_only_where_the_theme_shows_one(theme, options, expected):
-    from sphinx_gpu_admonition.admonition import launch_button_theme
+    from sphinx_gpu_admonition.ext.admonition import launch_button_theme
 
     assert launch_button_theme(FakeConfig(theme, options)) == expected
 
 
 def test_colab_link_from_the_template_or_the_repository(tmp_path):
-    from sphinx_gpu_admonition.admonition import colab_link
+    from sphinx_gpu_admonition.ext.admonition import colab_link
 
     markdown = tmp_path / "jax_intro.md"
     markdown.write_text("x")
@@ -404,7 +404,7 @@ def test_colab_link_from_the_template_or_the_repository(tmp_path):
     (None, None, [], None),
 ])
 def test_notice_steps_name_only_what_the_page_has(button, link, steps, after):
-    from sphinx_gpu_admonition.admonition import colab_paths, default_notice
+    from sphinx_gpu_admonition.ext.admonition import colab_paths, default_notice
 
     body = default_notice("optional", button, link)
     assert body[0].astext() == OPTIONAL and "gpu-notice-intro" in body[0]["classes"]

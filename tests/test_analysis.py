@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from sphinx_gpu_admonition.analysis import Thresholds, analyse
-from sphinx_gpu_admonition.record import CellRecord, NotebookRecord, StatusReport
+from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.model.record import CellRecord, NotebookRecord, StatusReport
 
 DEFAULTS = Thresholds()
 
@@ -35,7 +35,7 @@ def rules(nb: NotebookRecord, thresholds: Thresholds = DEFAULTS,
 
 
 def test_the_defaults_are_the_configuration_defaults():
-    from sphinx_gpu_admonition.config import GpuConfig
+    from sphinx_gpu_admonition.ext.config import GpuConfig
 
     assert Thresholds.from_config(GpuConfig()) == DEFAULTS
 
@@ -144,8 +144,8 @@ def test_recompilation_counted_per_cell_user_functions_first():
 def test_unflagged_cells_share_one_empty_flags_value():
     """A book's analysis lives for the whole build: an unflagged cell (nearly every
     cell) holds no object of its own there."""
-    from sphinx_gpu_admonition.analysis import Thresholds, analyse_notebook
-    from sphinx_gpu_admonition.record import NotebookRecord
+    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse_notebook
+    from sphinx_gpu_admonition.model.record import NotebookRecord
 
     record = NotebookRecord.from_dict({
         "docname": "quick", "status": "ok", "capture": "ok",

@@ -18,8 +18,8 @@ import jsonschema
 import pytest
 from conftest import MYST_HEADER, ProjectBuild, build_project, sphinx_build
 
+from sphinx_gpu_admonition.model.record import SCHEMA_ID
 from sphinx_gpu_admonition.probe import ENV_OUTPUT, ENV_PROBE, STARTUP_FILE
-from sphinx_gpu_admonition.record import SCHEMA_ID
 
 SCHEMA = json.loads(
     (Path(__file__).parents[1] / "sphinx_gpu_admonition" / "schema"
@@ -227,13 +227,13 @@ def test_checks_that_cannot_be_made_say_so(tmp_path: Path) -> None:
 ])
 def test_error_message_is_the_line_that_says_what_went_wrong(traceback: str,
                                                               expected: str) -> None:
-    from sphinx_gpu_admonition.formatting import error_message
+    from sphinx_gpu_admonition.model.formatting import error_message
 
     assert error_message(traceback) == expected
 
 
 def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
-    from sphinx_gpu_admonition.capture import atomic_write
+    from sphinx_gpu_admonition.model.files import atomic_write
 
     target = tmp_path / "_static"
     target.mkdir()

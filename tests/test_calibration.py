@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_gpu_admonition import calibration
+from sphinx_gpu_admonition.ext import calibration
 
 
 @contextlib.contextmanager

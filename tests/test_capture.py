@@ -17,7 +17,7 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import MYST_HEADER, ProjectBuild, build_project, myst_header, sphinx_build
 
-from sphinx_gpu_admonition.record import StatusReport
+from sphinx_gpu_admonition.model.record import StatusReport
 
 SCHEMA = json.loads(
     (Path(__file__).parents[1] / "sphinx_gpu_admonition" / "schema"
@@ -214,8 +214,8 @@ def test_cache_miss_then_hit_from_a_copied_build_folder(tmp_path: Path) -> None:
     assert reused["executed_at"] == executed["executed_at"]
     assert reused["cells"] == executed["cells"]
     assert reused["environment"] == executed["environment"]
-    from sphinx_gpu_admonition.capture import get_record
-    from sphinx_gpu_admonition.record import NotebookRecord
+    from sphinx_gpu_admonition.ext.capture import get_record
+    from sphinx_gpu_admonition.model.record import NotebookRecord
 
     # the record the pages read is the one the JSON holds
     assert get_record(second.app.env, "timing") == NotebookRecord.from_dict(reused)
@@ -396,8 +396,8 @@ def test_a_corrupt_sidecar_warns_and_the_build_goes_on(tmp_path: Path) -> None:
 def test_pages_read_the_record_the_json_holds(force_build: ProjectBuild) -> None:
     """The environment keeps the record objects every page, table and report reads;
     each is the record its JSON entry describes."""
-    from sphinx_gpu_admonition.capture import get_record, stored_records
-    from sphinx_gpu_admonition.record import NotebookRecord
+    from sphinx_gpu_admonition.ext.capture import get_record, stored_records
+    from sphinx_gpu_admonition.model.record import NotebookRecord
 
     env = force_build.app.env
     written = {nb["docname"]: nb for nb in status_json(force_build)["notebooks"]}
@@ -410,7 +410,7 @@ def test_pages_read_the_record_the_json_holds(force_build: ProjectBuild) -> None
 def test_the_json_holds_each_record_as_the_model_writes_it(force_build: ProjectBuild) -> None:
     """The JSON is written from the dicts the build stored: the same as converting
     each record again."""
-    from sphinx_gpu_admonition.capture import all_records
+    from sphinx_gpu_admonition.ext.capture import all_records
 
     written = {nb["docname"]: nb for nb in status_json(force_build)["notebooks"]}
     assert written == {r.docname: r.to_dict() for r in all_records(force_build.app.env)}

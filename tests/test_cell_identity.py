@@ -17,10 +17,10 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import ProjectBuild
 
-from sphinx_gpu_admonition import github
-from sphinx_gpu_admonition.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.cli import main as cli_main
-from sphinx_gpu_admonition.record import read_status
+from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.model.files import read_status
+from sphinx_gpu_admonition.render import github
 
 SLOW, FAILING, EXPECTED = "cell 4", "cell 5", "cell 3"
 

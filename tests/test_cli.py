@@ -28,7 +28,7 @@ import pytest
 from test_validation import BAD_DOCUMENTS, valid_document
 
 from sphinx_gpu_admonition import cli
-from sphinx_gpu_admonition.record import ErrorInfo, NotebookRecord, StatusReport
+from sphinx_gpu_admonition.model.record import ErrorInfo, NotebookRecord, StatusReport
 
 ROOT = Path(__file__).resolve().parent / "roots" / "cli"
 PREFIX = "sphinx-gpu-admonition: error: "
@@ -492,7 +492,7 @@ def test_check_jax_platforms_excludes_gpu():
 
 # JAX neither importable nor installed (its dist-info hidden too)
 _NO_JAX = ("import sys; sys.modules['jax'] = None; "
-           "import sphinx_gpu_admonition.bench as bench; bench.jax_distributions = dict; "
+           "import sphinx_gpu_admonition.cli.bench as bench; bench.jax_distributions = dict; "
            "from sphinx_gpu_admonition.cli import main; raise SystemExit(main(sys.argv[1:]))")
 
 
@@ -577,14 +577,14 @@ def test_md_code(text, expected):
 
 # -- renderers, in-process on tests/data (the GPU incident, hand-made) --------------------------
 def _incident(name: str) -> StatusReport:
-    from sphinx_gpu_admonition.record import read_status
+    from sphinx_gpu_admonition.model.files import read_status
 
     return read_status(DATA / f"incident-{name}-status.json")
 
 
 def test_report_renderers_name_the_flagged_cell_its_device_and_the_action():
-    from sphinx_gpu_admonition.analysis import Thresholds
     from sphinx_gpu_admonition.cli.report import render_report_markdown, render_report_text
+    from sphinx_gpu_admonition.model.analysis import Thresholds
 
     summary = cli.summarise_report(_incident("gpu-t4"), "gpu.json", Thresholds(), 5)
     (flagged,) = summary["flagged_cells"]
@@ -657,7 +657,7 @@ def test_summary_sentence():
 # -- the machine factor (noise-aware comparison) -----------------------------------------------
 def _timed_report(seconds: dict[str, float], calibration: float | None = None,
                   backend: str | None = None) -> StatusReport:
-    from sphinx_gpu_admonition.record import Environment, JaxInfo
+    from sphinx_gpu_admonition.model.record import Environment, JaxInfo
 
     build = {} if calibration is None else {"calibration": {"seconds": calibration,
                                                             "workload": 1}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sphinx_gpu_admonition.config import GpuConfig, options, validate
+from sphinx_gpu_admonition.ext.config import GpuConfig, options, validate
 
 # one wrong value per option, of the kinds users get wrong
 WRONG = {

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from sphinx_gpu_admonition.config import PREFIX, options
-from sphinx_gpu_admonition.warnings import SUBTYPES
+from sphinx_gpu_admonition.ext.config import PREFIX, options
+from sphinx_gpu_admonition.ext.warnings import SUBTYPES
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

@@ -14,8 +14,8 @@ from bs4 import BeautifulSoup
 from conftest import GPU_ENVIRONMENT, StatusBook, gpu_baseline
 from docutils import nodes
 
-from sphinx_gpu_admonition.environment_table import environment_html, environment_table_nodes
-from sphinx_gpu_admonition.record import NotebookRecord, StatusReport
+from sphinx_gpu_admonition.ext.environment_table import environment_html, environment_table_nodes
+from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
 
 
 def soup_of(path) -> BeautifulSoup:
@@ -126,7 +126,7 @@ def test_a_machine_lists_every_library_its_notebooks_imported():
 
 
 def test_installed_packages_are_collapsed_and_escaped():
-    from sphinx_gpu_admonition.environment_table import packages_node
+    from sphinx_gpu_admonition.ext.environment_table import packages_node
 
     packages = (("numpy", "2.2.0"), ("<b>evil</b>", "1<script>"))
     report = two_machines()
@@ -149,7 +149,7 @@ def test_the_package_list_of_a_real_interpreter():
 
     import jax
 
-    from sphinx_gpu_admonition.environment_table import installed_distributions
+    from sphinx_gpu_admonition.ext.environment_table import installed_distributions
 
     listed = dict(installed_distributions(sys.executable))
     assert listed["jax"] == jax.__version__

@@ -28,15 +28,10 @@ from hypothesis import strategies as st
 from test_validation import valid_document
 
 from sphinx_gpu_admonition import cli
-from sphinx_gpu_admonition.analysis import Thresholds, analyse
-from sphinx_gpu_admonition.record import (
-    MAX_STRING_CHARS,
-    ErrorInfo,
-    NotebookRecord,
-    SchemaError,
-    StatusReport,
-    read_status,
-)
+from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.model.files import read_status
+from sphinx_gpu_admonition.model.record import ErrorInfo, NotebookRecord, StatusReport
+from sphinx_gpu_admonition.model.schema import MAX_STRING_CHARS, SchemaError
 
 PREFIX = f"{cli.PROG}: error: "
 EXAMPLES = 500

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from sphinx_gpu_admonition import github
-from sphinx_gpu_admonition.analysis import Thresholds, analyse
-from sphinx_gpu_admonition.record import CellRecord, ErrorInfo, NotebookRecord, StatusReport
+from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.model.record import CellRecord, ErrorInfo, NotebookRecord, StatusReport
+from sphinx_gpu_admonition.render import github
 
 
 def _notebook(docname: str, source: str | None, cells: list[tuple[float, int | None]],
@@ -102,7 +102,7 @@ def test_auto_means_on_github_actions(setting, environ, expected) -> None:
     ("0", False), ("1", True),  # -D gpu_github_annotations=0 (Sphinx 7.4 passes the text)
 ])
 def test_the_config_switch_takes_command_line_values(value, expected) -> None:
-    from sphinx_gpu_admonition.config import validate
+    from sphinx_gpu_admonition.ext.config import validate
 
     reports: list[str] = []
     setting = validate({"github_annotations": value}, reports.append).github_annotations

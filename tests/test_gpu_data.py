@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sphinx_gpu_admonition.analysis import Thresholds, analyse
-from sphinx_gpu_admonition.record import read_status
+from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.model.files import read_status
 
 DATA = Path(__file__).resolve().parent / "data"
 

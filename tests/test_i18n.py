@@ -9,7 +9,7 @@ import pytest
 from babel.messages.mofile import read_mo
 from babel.messages.pofile import read_po
 
-from sphinx_gpu_admonition import i18n
+from sphinx_gpu_admonition.ext import i18n
 
 bs4 = pytest.importorskip("bs4")
 
@@ -54,7 +54,7 @@ def test_pot_lists_every_message_of_the_package():
     assert extracted, "no _() messages found in the package"
     assert {_plain(m.id) for m in pot if m.id} == extracted, (
         "locale/sphinx_gpu_admonition.pot is out of date: run "
-        "`python -m sphinx_gpu_admonition.i18n` and translate the new messages"
+        "`python -m sphinx_gpu_admonition.ext.i18n` and translate the new messages"
     )
 
 
@@ -81,7 +81,7 @@ def test_committed_mo_is_up_to_date(po):
     expected = {k: v for k, v in messages(read_catalog(po, read_po)).items() if all(_texts(v))}
     assert committed == expected, (
         f"{po.with_suffix('.mo').name} is out of date with the .po: run "
-        "`python -m sphinx_gpu_admonition.i18n`"
+        "`python -m sphinx_gpu_admonition.ext.i18n`"
     )
 
 
@@ -93,7 +93,7 @@ def test_compiled_mo_is_reproducible():
     import sys
 
     (po,) = [p for p in i18n.po_files() if p.parts[-3] == "zh_CN"]
-    script = ("import sys; from pathlib import Path; from sphinx_gpu_admonition import i18n; "
+    script = ("import sys; from pathlib import Path; from sphinx_gpu_admonition.ext import i18n; "
               "sys.stdout.buffer.write(i18n.compile_po(Path(sys.argv[1])))")
     environment = dict(os.environ, PYTHONHASHSEED="12345", TZ="Pacific/Kiritimati",
                        SOURCE_DATE_EPOCH="0")

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from sphinx_gpu_admonition import cli
-from sphinx_gpu_admonition.merge import merge_reports
-from sphinx_gpu_admonition.record import (
+from sphinx_gpu_admonition.model.files import read_status
+from sphinx_gpu_admonition.model.merge import merge_reports
+from sphinx_gpu_admonition.model.record import (
     Environment,
     Host,
     NotebookRecord,
     StatusReport,
-    read_status,
 )
 
 
@@ -128,7 +128,7 @@ def test_bad_inputs_are_one_error_line(tmp_path, capsys) -> None:
 
 
 def test_each_notebook_is_judged_by_the_speed_of_its_own_machines() -> None:
-    from sphinx_gpu_admonition.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 
     def job(cpu: str, calibration: float, seconds: float, *docnames: str) -> StatusReport:
         records = [_record(name, "executed", cpu=cpu, calibration=calibration)

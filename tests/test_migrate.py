@@ -19,7 +19,7 @@ from bs4 import BeautifulSoup
 from conftest import ROOTS, QuantEconBook
 
 from sphinx_gpu_admonition.cli import main
-from sphinx_gpu_admonition.migrate import add_extension, rewrite_source
+from sphinx_gpu_admonition.cli.migrate_rules import add_extension, rewrite_source
 
 QUANTECON = ROOTS / "quantecon"
 
@@ -154,7 +154,7 @@ def test_migrate_reports_per_file_and_touches_only_the_book(copy, capsys):
 
 
 def test_a_book_that_is_not_a_folder_is_a_usage_error(tmp_path, capsys):
-    from sphinx_gpu_admonition.cli import EXIT_USAGE
+    from sphinx_gpu_admonition.cli.output import EXIT_USAGE
 
     assert main(["migrate", str(tmp_path / "missing")]) == EXIT_USAGE
     assert "not a folder" in capsys.readouterr().err

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import MYST_HEADER, ProjectBuild, build_project
 
-from sphinx_gpu_admonition import _mystnb
+from sphinx_gpu_admonition.ext import _mystnb
 
 NOTEBOOK = (MYST_HEADER + "# Page\n\n"
             "```{code-cell} ipython3\na = 1\n```\n\n```{code-cell} ipython3\nprint(a)\n```\n")

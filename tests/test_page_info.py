@@ -144,8 +144,8 @@ def test_bad_position_warns_and_uses_the_default(rebuild) -> None:
 
 def test_hostile_environment_text_is_escaped() -> None:
     """Values in the box come from the kernel; they are text, never markup."""
-    from sphinx_gpu_admonition.page_info import details_markup, info_node
-    from sphinx_gpu_admonition.record import Environment, NotebookRecord
+    from sphinx_gpu_admonition.ext.page_info import details_markup, info_node
+    from sphinx_gpu_admonition.model.record import Environment, NotebookRecord
 
     hostile = "<script>alert(1)</script>"
     record = NotebookRecord(
@@ -161,7 +161,7 @@ def test_hostile_environment_text_is_escaped() -> None:
 def _notice(kind: str = "optional"):
     from docutils import nodes
 
-    from sphinx_gpu_admonition.admonition import default_notice
+    from sphinx_gpu_admonition.ext.admonition import default_notice
 
     node = nodes.admonition("", nodes.title(text="GPU"), *default_notice(kind),
                             classes=["gpu-admonition"])
@@ -170,7 +170,7 @@ def _notice(kind: str = "optional"):
 
 
 def _record(backend: str | None, capture: str = "ok"):
-    from sphinx_gpu_admonition.record import Environment, NotebookRecord
+    from sphinx_gpu_admonition.model.record import Environment, NotebookRecord
 
     environment = Environment.from_dict({
         "host": {"cpu": "AMD EPYC 7763", "cores": 4},
@@ -193,7 +193,7 @@ def _record(backend: str | None, capture: str = "ok"):
      None),
 ])
 def test_notice_states_where_this_copy_ran(backend, capture, kind, intro, sentence) -> None:
-    from sphinx_gpu_admonition.page_info import _make_notices_truthful, executed_on_sentence
+    from sphinx_gpu_admonition.ext.page_info import _make_notices_truthful, executed_on_sentence
 
     notice = _notice(kind)
     record = _record(backend, capture)
@@ -213,6 +213,6 @@ def test_notice_states_where_this_copy_ran(backend, capture, kind, intro, senten
     ("", False),
 ])
 def test_no_badge_on_cells_that_only_run_shell_commands_or_magics(source, shell_only) -> None:
-    from sphinx_gpu_admonition.status_page import is_shell_or_magic
+    from sphinx_gpu_admonition.ext.status_page import is_shell_or_magic
 
     assert is_shell_or_magic(source) is shell_only

@@ -19,7 +19,7 @@ from bs4 import BeautifulSoup
 from conftest import MYST_HEADER, ProjectBuild, build_project
 from test_capture import notebooks, only
 
-from sphinx_gpu_admonition import capture
+from sphinx_gpu_admonition.ext import capture
 from sphinx_gpu_admonition.probe import (
     ENV_OUTPUT,
     ENV_PROBE,
@@ -183,7 +183,7 @@ def test_negative_and_non_finite_times_are_dropped_with_a_warning(tmp_path: Path
 def test_one_bad_value_loses_that_cell_never_the_notebook() -> None:
     from docutils import nodes
 
-    from sphinx_gpu_admonition.record import NotebookRecord
+    from sphinx_gpu_admonition.model.record import NotebookRecord
 
     # an exception class named with a lone surrogate, a library version that is no text
     bad_cell = {**cell(2, 0.2), "error": "\ud800"}

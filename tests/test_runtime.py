@@ -23,11 +23,9 @@ from bs4 import BeautifulSoup
 from conftest import GPU_ENVIRONMENT, ROOTS, ProjectBuild, _baseline_notebook, sphinx_build
 from sphinx.locale import translators
 
-from sphinx_gpu_admonition import i18n
-from sphinx_gpu_admonition.config import GpuConfig, validate
-from sphinx_gpu_admonition.formatting import format_seconds
-from sphinx_gpu_admonition.record import SCHEMA_ID, SCHEMA_VERSION, NotebookRecord, read_status
-from sphinx_gpu_admonition.runtime import (
+from sphinx_gpu_admonition.ext import i18n
+from sphinx_gpu_admonition.ext.config import GpuConfig, validate
+from sphinx_gpu_admonition.ext.runtime import (
     Measurement,
     device_phrase,
     is_stale,
@@ -36,6 +34,9 @@ from sphinx_gpu_admonition.runtime import (
     run_phrase,
     usable,
 )
+from sphinx_gpu_admonition.model.files import read_status
+from sphinx_gpu_admonition.model.formatting import format_seconds
+from sphinx_gpu_admonition.model.record import SCHEMA_ID, SCHEMA_VERSION, NotebookRecord
 
 bs4 = pytest.importorskip("bs4")
 

@@ -21,9 +21,7 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import ROOTS, STATUS_BOOK_CONFIG, StatusBook, gpu_baseline, sphinx_build
 
-from sphinx_gpu_admonition.analysis import HINT_RULES, Thresholds, analyse
-from sphinx_gpu_admonition.record import NotebookRecord, StatusReport
-from sphinx_gpu_admonition.status_page import (
+from sphinx_gpu_admonition.ext.status_page import (
     MANY_ROWS,
     StatusOptions,
     cells_data,
@@ -31,7 +29,9 @@ from sphinx_gpu_admonition.status_page import (
     render_html,
     row_id,
 )
-from sphinx_gpu_admonition.support import html_tree_may_hold
+from sphinx_gpu_admonition.ext.support import html_tree_may_hold
+from sphinx_gpu_admonition.model.analysis import HINT_RULES, Thresholds, analyse
+from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
 
 HOSTILE = 'hostile<b>&"x'
 NOTEBOOKS = {"fast", "slow", "failing", "jaxnb", HOSTILE, "gone"}
@@ -516,7 +516,7 @@ def test_a_long_table_gets_fixed_column_widths(columns):
 def test_cells_data_file_beside_the_page(tmp_path, caplog):
     from types import SimpleNamespace
 
-    from sphinx_gpu_admonition.status_page import write_cells_data
+    from sphinx_gpu_admonition.ext.status_page import write_cells_data
 
     records = [NotebookRecord.from_dict({
         "docname": "a", "status": "ok", "capture": "ok", "runtime_seconds": 1.0,
@@ -547,7 +547,7 @@ def test_cells_of_a_large_book_are_in_files_of_fifty_notebooks(tmp_path):
     that file, and a later build with fewer notebooks leaves no stale file."""
     from types import SimpleNamespace
 
-    from sphinx_gpu_admonition.status_page import NOTEBOOKS_PER_CELLS_FILE, write_cells_data
+    from sphinx_gpu_admonition.ext.status_page import NOTEBOOKS_PER_CELLS_FILE, write_cells_data
 
     def analysis_of(notebooks: int):
         return analyse(StatusReport([NotebookRecord.from_dict({
@@ -606,7 +606,7 @@ def cache_book(tmp_path_factory):
     first = sphinx_build(srcdir, builddir, "html", config, freshenv=True)
     first_html = soup_of(first.outdir / "status.html")
     # the cached "fast" notebook was executed on a GPU runner
-    from sphinx_gpu_admonition.capture import SIDECAR_FOLDER
+    from sphinx_gpu_admonition.model.files import SIDECAR_FOLDER
 
     sidecars = list(builddir.rglob(f"{SIDECAR_FOLDER}/*.json"))
     sidecars = [p for p in sidecars
@@ -667,7 +667,7 @@ def test_two_machines_from_the_cache(cache_book):
 def test_the_records_are_analysed_once_per_build(tmp_path, monkeypatch):
     """Warnings, the three tables of two status pages, the badges and the reports
     share one analysis (no kernel: execution off)."""
-    from sphinx_gpu_admonition import status_page
+    from sphinx_gpu_admonition.ext import status_page
 
     calls = []
     monkeypatch.setattr(status_page, "analyse",
@@ -708,7 +708,7 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 def test_gpu_incident_against_the_cpu_build():
-    from sphinx_gpu_admonition.record import read_status
+    from sphinx_gpu_admonition.model.files import read_status
 
     gpu = read_status(DATA / "incident-gpu-t4-status.json")
     cpu = read_status(DATA / "incident-cpu-status.json")

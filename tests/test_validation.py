@@ -26,8 +26,9 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import MYST_HEADER, ProjectBuild, build_project, gpu_baseline
 
-from sphinx_gpu_admonition import record
-from sphinx_gpu_admonition.record import (
+from sphinx_gpu_admonition.model import files, record, schema
+from sphinx_gpu_admonition.model.files import read_sidecar, read_status, sidecar_dict
+from sphinx_gpu_admonition.model.record import (
     CellRecord,
     Device,
     Environment,
@@ -36,14 +37,11 @@ from sphinx_gpu_admonition.record import (
     Host,
     JaxInfo,
     NotebookRecord,
-    SchemaError,
     StatusReport,
-    read_sidecar,
-    read_status,
-    sidecar_dict,
 )
+from sphinx_gpu_admonition.model.schema import SchemaError
 
-SCHEMA = json.loads((Path(record.__file__).parent / "schema" / "execution-status.schema.json")
+SCHEMA = json.loads((Path(record.__file__).parents[1] / "schema" / "execution-status.schema.json")
                     .read_text(encoding="utf-8"))
 DATA = Path(__file__).parent / "data"
 
@@ -260,7 +258,7 @@ def test_read_status_never_raises_anything_but_schema_error(tmp_path: Path, text
 
 def test_too_large_files_are_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _write(tmp_path, json.dumps(valid_document()))
-    monkeypatch.setattr(record, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 100)
     with pytest.raises(SchemaError, match="too large"):
         read_status(path)
 
@@ -278,7 +276,7 @@ def test_files_without_a_size_are_read_to_the_limit(tmp_path: Path,
         assert read_status(fifo).to_dict() == read_status(_write(tmp_path, text)).to_dict()
     finally:
         writer.join()
-    monkeypatch.setattr(record, "MAX_FILE_BYTES", len(text.encode()))
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", len(text.encode()))
     assert read_status(_write(tmp_path, text)).notebooks
     os.mkfifo(tmp_path / "big.fifo")
     writer = threading.Thread(target=(tmp_path / "big.fifo").write_text, args=(text + " ",))
@@ -313,8 +311,8 @@ def test_plain_data_is_what_asdict_makes() -> None:
     converter specialised from the field types) for the incident data."""
     data = Path(__file__).parent / "data"
     for name in ("incident-gpu-t4-status.json", "incident-cpu-status.json"):
-        for notebook in record.read_status(data / name).notebooks:
-            assert record.plain_data(notebook) == dataclasses.asdict(notebook)
+        for notebook in files.read_status(data / name).notebooks:
+            assert schema.plain_data(notebook) == dataclasses.asdict(notebook)
             # to_dict, specialised from the field types: the same keys, in the same
             # order (the JSON text of a build must not change with it)
             assert json.dumps(notebook.to_dict()) == json.dumps(dataclasses.asdict(notebook))
@@ -330,8 +328,8 @@ def test_plain_data_is_what_asdict_makes() -> None:
         x: int
         y: list
     odd = Odd((1, [2]), Point(1, [2]), {"a"}, {"k": (Point(3, []),)})
-    assert record.plain_data(odd) == dataclasses.asdict(odd)
-    assert type(record.plain_data(odd)["named"]) is Point
+    assert schema.plain_data(odd) == dataclasses.asdict(odd)
+    assert type(schema.plain_data(odd)["named"]) is Point
 
 
 def test_sidecar_with_bad_data_names_file_and_field(tmp_path: Path) -> None:
@@ -413,7 +411,7 @@ def test_bad_or_foreign_sidecar_on_a_cache_hit(tmp_path: Path) -> None:
     first = build_project("capture", tmp_path, confoverrides=cache, **only("timing"))
     (sidecar,) = (tmp_path / "_build" / ".jupyter_cache" / "sphinx-gpu-admonition").glob("*.json")
     saved = json.loads(sidecar.read_text(encoding="utf-8"))
-    assert saved["sidecar_version"] == record.SIDECAR_VERSION
+    assert saved["sidecar_version"] == files.SIDECAR_VERSION
 
     def hit_with(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         sidecar.write_text(json.dumps(data), encoding="utf-8")
@@ -445,7 +443,7 @@ def test_bad_or_foreign_sidecar_on_a_cache_hit(tmp_path: Path) -> None:
     assert timing["capture"] == "ok" and len(timing["cells"]) == 3 and warnings == []
 
     # a later release's sidecar: as missing, without a warning
-    later = {**saved, "sidecar_version": record.SIDECAR_VERSION + 1}
+    later = {**saved, "sidecar_version": files.SIDECAR_VERSION + 1}
     timing, warnings = hit_with(later)
     assert timing["capture"] == "missing" and warnings == []
     assert "another version of sphinx-gpu-admonition" in timing["capture_message"]
@@ -482,7 +480,7 @@ def test_a_cache_hit_from_an_earlier_release_knows_its_expected_errors(tmp_path:
 def test_junit_xml_is_valid_with_control_characters_in_names_and_types() -> None:
     from lxml import etree
 
-    from sphinx_gpu_admonition.reports import junit_xml
+    from sphinx_gpu_admonition.ext.reports import junit_xml
 
     failed = NotebookRecord(docname="bad\x01name", status="error", provenance="executed",
                             error=ErrorInfo(type="Esc\x1bError", message="m\x00es\x0bsage\ud800"))

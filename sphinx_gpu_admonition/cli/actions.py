@@ -7,13 +7,13 @@ import argparse
 import os
 import sys
 
-from ..analysis import BuildAnalysis
-from ..record import StatusReport
+from ..model.analysis import BuildAnalysis
+from ..model.record import StatusReport
 from .output import UsageError
 
 
 def github_enabled(args: argparse.Namespace) -> bool:
-    from .. import github
+    from ..render import github
 
     return github.enabled(True if args.github else "auto") and not args.no_github
 
@@ -21,7 +21,7 @@ def github_enabled(args: argparse.Namespace) -> bool:
 def write_github(report: StatusReport, analysis: BuildAnalysis, markdown: list[str],
                  status_json: str) -> None:
     """Annotations (standard error), the job summary and the step outputs."""
-    from .. import github
+    from ..render import github
 
     workspace = os.environ.get("GITHUB_WORKSPACE")
     github.write_annotations(github.annotations(report, analysis, workspace), sys.stderr)

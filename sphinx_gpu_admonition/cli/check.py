@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..formatting import format_bytes, format_gpu_memory
+from ..model.formatting import format_bytes, format_gpu_memory
 from .output import (
     EXIT_FAILED,
     EXIT_OK,
@@ -22,7 +22,7 @@ from .output import (
 
 
 def run_check(require: str | None, bench_size: str | None) -> dict[str, Any]:
-    from .. import bench
+    from . import bench
 
     machine = bench.inspect_machine()
     tests = bench.device_tests() if machine["jax"]["installed"] else []
@@ -105,7 +105,7 @@ def render_check_text(data: dict[str, Any], style: Style) -> list[str]:
                     for d in jax["devices"]]
             lines += text_table(["device", "platform", "kind", "memory"], rows, style)
     if data["device_tests"]:
-        from ..bench import DEVICE_TEST_SIZE as size
+        from .bench import DEVICE_TEST_SIZE as size
 
         lines += ["", style("Device test", "bold") + dim(
             f"  (jit of sum(tanh(x @ x.T)), {size}x{size} float32; block_until_ready; "

@@ -8,8 +8,8 @@ import dataclasses
 import sys
 from typing import Any
 
-from ..analysis import Thresholds, analyse
-from ..record import StatusReport
+from ..model.analysis import Thresholds, analyse
+from ..model.record import StatusReport
 from .actions import github_enabled, write_github
 from .machines import machines_markdown, machines_text, report_machines
 from .output import (

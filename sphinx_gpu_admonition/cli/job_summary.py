@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ..analysis import BuildAnalysis, Thresholds
-from ..record import StatusReport
+from ..model.analysis import BuildAnalysis, Thresholds
+from ..model.record import StatusReport
 from .compare import CompareOptions, render_compare_markdown, summarise_compare
 from .report import render_report_markdown, summarise_report
 

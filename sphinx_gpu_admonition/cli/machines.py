@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..formatting import format_gpu_memory
-from ..record import Environment, StatusReport
+from ..model.formatting import format_gpu_memory
+from ..model.record import Environment, StatusReport
 from .output import Style, md_table, md_text, plural, text_table
 
 

@@ -10,7 +10,7 @@ from .output import EXIT_OK, UsageError, emit
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from ..migrate import migrate, report_lines
+    from .migrate_rules import migrate, report_lines
 
     book = Path(args.book)
     if not book.is_dir():

@@ -12,9 +12,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from ..analysis import Thresholds
-from ..formatting import format_ratio, format_seconds
-from ..record import SchemaError, StatusReport, read_status
+from ..model.analysis import Thresholds
+from ..model.files import read_status
+from ..model.formatting import format_ratio, format_seconds
+from ..model.record import StatusReport
+from ..model.schema import SchemaError
 
 PROG = "sphinx-gpu-admonition"
 

@@ -7,9 +7,9 @@ import argparse
 import sys
 from typing import Any
 
-from ..analysis import Thresholds, action_for, analyse
-from ..findings import BuildTotals
-from ..record import (
+from ..model.analysis import Thresholds, action_for, analyse
+from ..model.findings import BuildTotals
+from ..model.record import (
     BUILD_FAILED,
     OK,
     CellRecord,

@@ -20,7 +20,7 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.util import logging
 
-from .analysis import Thresholds
+from ..model.analysis import Thresholds
 from .warnings import warn
 
 logger = logging.getLogger(__name__)

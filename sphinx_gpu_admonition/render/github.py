@@ -24,9 +24,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from .analysis import BuildAnalysis
-from .formatting import format_seconds
-from .record import StatusReport
+from ..model.analysis import BuildAnalysis
+from ..model.formatting import format_seconds
+from ..model.record import StatusReport
 
 #: GitHub shows at most 50 annotations of a job; more would be dropped silently
 MAX_ANNOTATIONS = 50

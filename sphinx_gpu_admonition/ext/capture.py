@@ -16,7 +16,6 @@ Flow for one notebook page:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -33,12 +32,9 @@ from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
-from . import _mystnb, calibration
-from .config import get_config
-from .envdata import env_data
-from .formatting import error_message
-from .probe import ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, KERNEL_PROBE_FILE, STARTUP_FILE
-from .record import (
+from ..model.files import SIDECAR_FOLDER, atomic_write, read_sidecar, repository_path, sidecar_dict
+from ..model.formatting import error_message
+from ..model.record import (
     CACHE,
     ERROR,
     EXCLUDED,
@@ -52,16 +48,18 @@ from .record import (
     Environment,
     ErrorInfo,
     NotebookRecord,
-    SchemaError,
-    read_sidecar,
-    sidecar_dict,
 )
+from ..model.schema import SchemaError
+from ..probe import ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, KERNEL_PROBE_FILE, STARTUP_FILE
+from . import _mystnb, calibration
+from .config import get_config
+from .envdata import env_data
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
 
 RECORDS_ATTRIBUTE = "gpu_execution_records"
-SIDECAR_FOLDER = "sphinx-gpu-admonition"
+
 
 _ERROR_STATUS = {"CellTimeoutError": TIMEOUT, "DeadKernelError": KERNEL_DIED}
 
@@ -129,7 +127,7 @@ def _probe_lines(path: Path) -> Iterator[dict[str, Any]]:
 def _protocol() -> ModuleType:
     """The probe's line protocol (its names and version): the kernel's probe module
     itself, imported when a kernel wrote lines (0.7 ms that a cache hit never needs)."""
-    from .probe import kernel_probe
+    from ..probe import kernel_probe
 
     return kernel_probe
 
@@ -233,25 +231,6 @@ def _died_in(cells: list[CellRecord], doctree: nodes.document) -> int | None:
         if index > last and index not in done and source.strip():
             return index
     return None
-
-
-def repository_path(path: Path) -> str:
-    """``path`` relative to the repository root (``GITHUB_WORKSPACE``, else the current
-    folder) when it lies inside it, else absolute: how CI annotations name files."""
-    root = _resolved_folder(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
-    # the folder's links resolved once (a page's path was five ``lstat`` calls); a
-    # linked file keeps its own name, the one the book's sources use
-    path = _resolved_folder(os.path.dirname(os.path.abspath(path))) / path.name
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
-@functools.lru_cache(maxsize=256)
-def _resolved_folder(folder: str) -> Path:
-    """A folder with its links resolved (once per process: a record is located per page)."""
-    return Path(folder).resolve()
 
 
 def _locate(env: BuildEnvironment, docname: str, doctree: nodes.document,
@@ -385,18 +364,6 @@ def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord) -> N
     record.peak_memory_mb = saved.peak_memory_mb
     record.executed_at = saved.executed_at or record.executed_at
     record.calibration_seconds = saved.calibration_seconds  # the machine that ran it
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` so that readers never see a half-written file."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):  # never leave a temporary file behind
-            temporary.unlink(missing_ok=True)
-        raise
 
 
 # -- events ------------------------------------------------------------------------

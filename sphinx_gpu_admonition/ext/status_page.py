@@ -60,7 +60,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from .analysis import (
+from ..model.analysis import (
     HINT_RULES,
     BuildAnalysis,
     Flag,
@@ -68,14 +68,10 @@ from .analysis import (
     NotebookComparison,
     analyse,
 )
-from .baseline import baseline_path, get_baseline, thresholds
-from .capture import all_records, atomic_write, stored_records
-from .config import get_config
-from .envdata import env_data
-from .findings import BuildTotals, device_changed, findings, headline
-from .formatting import format_date, format_percent, format_ratio, format_seconds
-from .i18n import ngettext, translate
-from .record import (
+from ..model.files import read_status
+from ..model.findings import BuildTotals, device_changed, findings, headline
+from ..model.formatting import format_date, format_percent, format_ratio, format_seconds
+from ..model.record import (
     CACHE,
     CELL_LABEL,
     EARLIER_BUILD,
@@ -88,11 +84,16 @@ from .record import (
     TIMEOUT,
     CellRecord,
     NotebookRecord,
-    SchemaError,
     StatusReport,
     cell_anchor,
-    read_status,
 )
+from ..model.schema import SchemaError
+from ..render.templates import render as render_template
+from .baseline import baseline_path, get_baseline, thresholds
+from .capture import all_records, atomic_write, stored_records
+from .config import get_config
+from .envdata import env_data
+from .i18n import ngettext, translate
 from .support import (  # noqa: F401 - the assets' names are also read from here
     CSS_FILE,
     JS_FILE,
@@ -104,7 +105,6 @@ from .support import (  # noqa: F401 - the assets' names are also read from here
     records_changed,
     setup_support,
 )
-from .templates import render as render_template
 from .warnings import warn
 
 logger = logging.getLogger(__name__)

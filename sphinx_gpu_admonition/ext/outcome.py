@@ -30,6 +30,17 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
+from ..model.formatting import error_message
+from ..model.record import (
+    EARLIER_BUILD,
+    ERROR,
+    EXECUTED,
+    KERNEL_DIED,
+    TIMEOUT,
+    ErrorInfo,
+    NotebookRecord,
+)
+from ..model.schema import SchemaError
 from . import _mystnb
 from .capture import (
     ProbeOutput,
@@ -42,17 +53,6 @@ from .capture import (
     stored_records,
 )
 from .envdata import per_build
-from .formatting import error_message
-from .record import (
-    EARLIER_BUILD,
-    ERROR,
-    EXECUTED,
-    KERNEL_DIED,
-    TIMEOUT,
-    ErrorInfo,
-    NotebookRecord,
-    SchemaError,
-)
 
 logger = logging.getLogger(__name__)
 

@@ -27,11 +27,11 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from ..render.templates import keep_compiled_templates
 from .capture import stored_records
 from .envdata import per_build
-from .templates import keep_compiled_templates
 
-STATIC_DIR = Path(__file__).resolve().parent / "static"
+STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 JS_FILE = "gpu-status.js"
 CSS_FILE = "gpu-status.css"
 

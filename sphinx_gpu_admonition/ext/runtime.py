@@ -49,12 +49,14 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import docname_join, logging
 from sphinx.util.docutils import SphinxRole
 
+from ..model.files import read_status
+from ..model.formatting import format_date, format_seconds
+from ..model.record import NotebookRecord, StatusReport
+from ..model.schema import SchemaError
 from .capture import get_record
 from .config import get_config
 from .envdata import env_data
-from .formatting import format_date, format_seconds
 from .i18n import _, ngettext
-from .record import NotebookRecord, SchemaError, StatusReport, read_status
 from .support import app_of, html_tree_may_hold
 from .warnings import warn
 

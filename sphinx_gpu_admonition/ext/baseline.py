@@ -7,9 +7,11 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from .analysis import Thresholds
+from ..model.analysis import Thresholds
+from ..model.files import read_status
+from ..model.record import NotebookRecord, StatusReport
+from ..model.schema import SchemaError
 from .config import get_config
-from .record import NotebookRecord, SchemaError, StatusReport, read_status
 from .warnings import warn
 
 logger = logging.getLogger(__name__)

@@ -49,11 +49,12 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from ..model.record import EXECUTED, Environment, NotebookRecord, StatusReport
+from ..render.templates import render as render_template
 from .capture import all_records
 from .envdata import env_data
 from .i18n import translate
 from .page_info import machine_fields
-from .record import EXECUTED, Environment, NotebookRecord, StatusReport
 from .support import (
     NonHtmlPostTransform,
     add_assets,
@@ -62,7 +63,6 @@ from .support import (
     records_changed,
     setup_support,
 )
-from .templates import render as render_template
 from .warnings import warn
 
 ENVIRONMENT_PAGES = "gpu_environment_pages"

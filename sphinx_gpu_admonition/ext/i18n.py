@@ -36,7 +36,7 @@ from sphinx.locale import get_translation, get_translator, translators
 CATALOG = "sphinx_gpu_admonition"
 
 #: Folder with ``<catalog>.pot`` and ``<lang>/LC_MESSAGES/<catalog>.po|.mo``.
-LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"
 
 #: Mark and translate a message of this extension (call it at build time).
 _ = get_translation(CATALOG)
@@ -73,7 +73,7 @@ def setup_i18n(app: Sphinx) -> None:
 # Maintainer tooling (not used during builds)
 # ---------------------------------------------------------------------------
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 POT_FILE = LOCALE_DIR / f"{CATALOG}.pot"
 
 
@@ -113,7 +113,7 @@ def build_template():
     """A Babel catalog with the messages extracted from the package."""
     from babel.messages.catalog import Catalog
 
-    from ._version import __version__
+    from .._version import __version__
 
     template = Catalog(
         project="sphinx-gpu-admonition",

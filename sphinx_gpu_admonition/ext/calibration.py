@@ -34,13 +34,9 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
+from ..model.machine import NOTEBOOK_RUNS, WORKLOAD_VERSION, measure, median_of, workload
 from .envdata import per_build
 
-WORKLOAD_VERSION = 1
-#: runs of the workload for a build whose notebooks have no calibration, and after a
-#: notebook that has no sample of its own and no recent one
-BUILD_RUNS = 5
-NOTEBOOK_RUNS = 3
 #: runs of the workload per sample (about 25 ms), and the share of one core the
 #: samples may take: the next sample is due when the last one's time is that share
 #: of the time since, and never sooner than SAMPLE_INTERVAL seconds
@@ -51,35 +47,8 @@ SAMPLE_INTERVAL = 2.0
 #: is at most this many seconds old (a book of short notebooks pays for one sample
 #: every RECENT_SECONDS, not one per notebook)
 RECENT_SECONDS = 30.0
-_SIZE = 50_000
 _ATTRIBUTE = "_gpu_admonition_calibration"
 _SAMPLER_ATTRIBUTE = "_gpu_admonition_calibration_sampler"
-#: the median notebook ratio is the machine factor only with at least this many
-#: notebooks on both sides: with fewer, one regressed notebook would be its own excuse
-MIN_NOTEBOOKS_FOR_MEDIAN = 3
-
-
-def workload() -> int:
-    """A fixed mix of integer arithmetic, float arithmetic and dict / list work."""
-    total = 0
-    table: dict[int, float] = {}
-    for i in range(_SIZE):
-        total = (total * 31 + i) % 1_000_003
-        table[i % 997] = table.get(i % 997, 0.0) + (i ** 0.5) / (1 + total)
-    items = sorted(table.items(), key=lambda kv: kv[1])
-    return total + len(items)
-
-
-def measure(runs: int = BUILD_RUNS) -> dict[str, Any]:
-    """``{"seconds": median time of the workload, "workload": WORKLOAD_VERSION}``."""
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        workload()
-        times.append(time.perf_counter() - start)
-    return {"seconds": median_of(times), "workload": WORKLOAD_VERSION}
-
-
 class _Reading:
     """The samples of one page being read (and perhaps executed)."""
 
@@ -277,36 +246,3 @@ def _stop_idle_sampler(app: Sphinx, doctree: Any) -> None:
     sampler = _sampler(app, start=False)
     if sampler is not None:
         sampler.stop(app.env.docname)
-
-
-def build_seconds(build: dict[str, Any]) -> float | None:
-    """The calibration time a status document's ``build`` states, if it is this workload's."""
-    calibration = build.get("calibration")
-    if not isinstance(calibration, dict) or calibration.get("workload") != WORKLOAD_VERSION:
-        return None
-    seconds = calibration.get("seconds")
-    return seconds if isinstance(seconds, (int, float)) and seconds > 0 else None
-
-
-def calibration_ratio(now: float | None, before: float | None) -> float | None:
-    """How many times slower the machine of ``now`` was (None when either is unknown)."""
-    if not now or not before or now <= 0 or before <= 0:
-        return None
-    return now / before
-
-
-def median_of(values: list[float]) -> float:
-    """The median of ``values`` (at least one)."""
-    # imported here: ``statistics`` (with ``fractions``) is 1.6 ms of every build's
-    # start, and a build that executes nothing and has no baseline never needs it
-    import statistics
-
-    return statistics.median(values)
-
-
-def median_ratio(ratios: Iterable[float]) -> float | None:
-    """The median of notebook ratios, None with fewer than :data:`MIN_NOTEBOOKS_FOR_MEDIAN`."""
-    values = [r for r in ratios if r > 0]
-    if len(values) < MIN_NOTEBOOKS_FOR_MEDIAN:
-        return None
-    return median_of(values)

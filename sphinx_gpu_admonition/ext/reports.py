@@ -7,11 +7,8 @@ same :class:`~.record.StatusReport` the status page renders.
 from __future__ import annotations
 
 import functools
-import json
-import os
 import re
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -21,15 +18,11 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.util import logging
 
-from . import _mystnb, calibration, github
-from ._version import __version__
-from .analysis import BuildAnalysis, analyse
-from .baseline import get_baseline, thresholds
-from .capture import all_records, atomic_write, repository_path
-from .config import get_config
-from .findings import BuildTotals, findings
-from .outcome import failure_text, records_of_stopped_build
-from .record import (
+from .._version import __version__
+from ..model.analysis import BuildAnalysis, analyse
+from ..model.files import atomic_write, build_time, repository_path, status_json_text
+from ..model.findings import BuildTotals, findings
+from ..model.record import (
     BUILD_FAILED,
     BUILD_SUCCEEDED,
     CACHE,
@@ -39,20 +32,18 @@ from .record import (
     StatusReport,
     sorted_slowest_first,
 )
+from ..render import github
+from . import _mystnb, calibration
+from .baseline import get_baseline, thresholds
+from .capture import all_records
+from .config import get_config
+from .outcome import failure_text, records_of_stopped_build
 from .status_page import build_analysis
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
 
 SUMMARY_ROWS = 5
-
-
-def _build_time() -> str:
-    """Now, or ``SOURCE_DATE_EPOCH`` for reproducible builds."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    moment = (datetime.fromtimestamp(int(epoch), timezone.utc) if epoch and epoch.isdigit()
-              else datetime.now(timezone.utc))
-    return moment.isoformat(timespec="seconds")
 
 
 #: Sphinx's ``project`` when a project sets none (Jupyter Book sets ``html_title``)
@@ -79,7 +70,7 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
     report = StatusReport(
         notebooks=[records[name] for name in sorted(records)],
         build={
-            "created": _build_time(),
+            "created": build_time(),
             "project": project_title(app.config),
             "builder": app.builder.name,
             "execution_mode": _mystnb.execution_mode(app.env),
@@ -202,35 +193,6 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
     return lines
 
 
-def status_json_text(report: StatusReport) -> str:
-    """The text of ``execution-status.json`` (also of a merged one).
-
-    A line for each key of the document and one for each notebook (and each entry
-    of the other lists and mappings at that level), each written compactly: as
-    easy to read, diff and grep by notebook as an indented file, and written by
-    the json module's C encoder, which ``indent`` turns off (about 4x slower).
-    """
-    return _json_by_line(report.to_dict())
-
-
-def _json_by_line(data: dict[str, Any]) -> str:
-    def dumps(value: Any) -> str:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-    lines = []
-    for key in sorted(data):
-        value = data[key]
-        if isinstance(value, list) and value:
-            text = "[\n" + ",\n".join(map(dumps, value)) + "\n]"
-        elif isinstance(value, dict) and value:
-            text = "{\n" + ",\n".join(f"{dumps(name)}:{dumps(item)}"
-                                       for name, item in sorted(value.items())) + "\n}"
-        else:
-            text = dumps(value)
-        lines.append(f"{dumps(key)}:{text}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
-
-
 def _write(path: Path, text: str) -> None:
     try:
         atomic_write(path, text)
@@ -268,7 +230,7 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
 
 def _write_github(app: Sphinx, report: StatusReport, analysis: BuildAnalysis) -> None:
     """Annotations, job summary and step outputs for GitHub Actions."""
-    from .cli import github_summary  # the same Markdown as ``report --markdown``
+    from ..cli import github_summary  # the same Markdown as ``report --markdown``
 
     config = get_config(app.config)
     baseline = get_baseline(app)

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .probe.kernel_probe import gpu_info, host_info, jax_distributions, jax_info
+from ..probe.kernel_probe import gpu_info, host_info, jax_distributions, jax_info
 
 BACKENDS = ("cpu", "gpu", "tpu")
 #: values of JAX_PLATFORMS that select each backend

@@ -24,15 +24,15 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
+from ..model.formatting import format_date, format_gpu_memory, format_seconds
+from ..model.record import CACHE, Environment, NotebookRecord
+from ..render.templates import render as render_template
 from ._mystnb import is_notebook
 from .admonition import INTRO_CLASS, written_for_gpu_text
 from .capture import get_record
 from .config import get_config
-from .formatting import format_date, format_gpu_memory, format_seconds
 from .i18n import _
-from .record import CACHE, Environment, NotebookRecord
 from .support import NonHtmlPostTransform, app_of
-from .templates import render as render_template
 from .warnings import warn
 
 logger = logging.getLogger(__name__)

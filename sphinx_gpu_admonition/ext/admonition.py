@@ -72,7 +72,7 @@ LAUNCH_BUTTON_THEMES = ("sphinx_book_theme", "quantecon_book_theme")
 INTRO_CLASS = "gpu-notice-intro"
 COLAB_LINK_CLASS = "gpu-colab-link"
 _GITHUB_REPOSITORY = re.compile(r"^https?://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$")
-STATIC_DIR = Path(__file__).resolve().parent / "static"
+STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 CSS_FILE = "gpu-admonition.css"
 
 

@@ -1,9 +1,9 @@
-"""Combine the work of several CI jobs: status files and jupyter-caches.
+"""Combine the status files of several CI jobs into one.
 
 A book that outgrows one runner executes a share of its notebooks in each job of
 a matrix (``nb_execution_excludepatterns`` per shard), each into its own
 jupyter-cache.  :func:`merge_reports` makes one ``execution-status.json`` of the
-jobs' files, and :func:`merge_caches` one jupyter-cache of their caches, so that a
+jobs' files, and ``merge-cache`` (:mod:`..cli.merge`) one jupyter-cache of their caches, so that a
 final build renders every notebook from the cache with the capture data (and
 machine) of the job that executed it.
 """
@@ -11,15 +11,14 @@ machine) of the job that executed it.
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import statistics
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ._version import __version__
-from .calibration import WORKLOAD_VERSION, build_seconds
-from .capture import SIDECAR_FOLDER, atomic_write
+from .._version import __version__
+from .files import atomic_write, build_time, status_json_text
+from .machine import WORKLOAD_VERSION, build_seconds
 from .record import (
     BUILD_FAILED,
     BUILD_SUCCEEDED,
@@ -30,7 +29,6 @@ from .record import (
     NotebookRecord,
     StatusReport,
 )
-from .reports import _build_time, status_json_text
 
 #: which job's record of a notebook counts: the one that executed it, then one that
 #: reused the cache, then an earlier build's, then one that did not execute it
@@ -100,7 +98,7 @@ def _merged_build(inputs: list[tuple[str, StatusReport]],
     failures = [f"{source}: {report.build.get('failure') or 'the build stopped'}"
                 for source, report in inputs if report.build.get("outcome") == BUILD_FAILED]
     build: dict[str, Any] = {
-        "created": _build_time(),
+        "created": build_time(),
         "project": first.get("project"),
         "builder": first.get("builder", ""),
         "execution_mode": first.get("execution_mode"),
@@ -126,46 +124,3 @@ def _merged_build(inputs: list[tuple[str, StatusReport]],
 
 def write_report(path: Path, report: StatusReport) -> None:
     atomic_write(path, status_json_text(report))
-
-
-# -- jupyter-caches ---------------------------------------------------------------------------
-class CacheError(ValueError):
-    """A folder that is not a jupyter-cache."""
-
-
-def merge_caches(target: Path, sources: list[Path]) -> list[str]:
-    """Copy every notebook cached in ``sources`` into the jupyter-cache ``target``
-    (created when missing), with the capture data saved beside it.
-
-    Goes through jupyter-cache's API (``get_cache_bundle`` / ``cache_notebook_bundle``),
-    which keeps each notebook's hash, outputs, artifacts and ``execution_seconds``:
-    a build on ``target`` then hits for all of them.  A notebook already in
-    ``target`` (same hash, so the same code) is kept.  Returns the sources of the
-    notebooks copied (``uri`` as the cache recorded it).
-    """
-    from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
-
-    for source in sources:
-        if not (source / "global.db").is_file():
-            raise CacheError(f"{source}: not a jupyter-cache (no global.db)")
-    out = get_cache(str(target))
-    present = {record.hashkey for record in out.list_cache_records()}
-    copied: list[str] = []
-    for source in sources:
-        cache = get_cache(str(source))
-        for record in cache.list_cache_records():
-            if record.hashkey in present:
-                continue
-            bundle = cache.get_cache_bundle(record.pk)
-            out.cache_notebook_bundle(
-                CacheBundleIn(bundle.nb, record.uri, artifacts=bundle.artifacts,
-                              data=dict(record.data or {})),
-                check_validity=False)
-            present.add(record.hashkey)
-            copied.append(record.uri)
-            sidecar = source / SIDECAR_FOLDER / f"{record.hashkey}.json"
-            if sidecar.is_file():
-                (target / SIDECAR_FOLDER).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(sidecar, target / SIDECAR_FOLDER / sidecar.name)
-    return copied

@@ -11,8 +11,13 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from .calibration import build_seconds, calibration_ratio, median_of, median_ratio
 from .formatting import format_seconds
+from .machine import (
+    UNKNOWN_MACHINE,
+    MachineFactor,
+    machine_factor,
+    notebook_machine_factor,
+)
 from .record import CellRecord, NotebookRecord, StatusReport
 
 GPU_BACKENDS = ("gpu", "cuda", "rocm")
@@ -123,91 +128,6 @@ class NotebookComparison:
     def relative_ratio(self) -> float | None:
         """The ratio beyond the machine's own slowdown."""
         return None if self.ratio is None else self.ratio / self.machine_factor
-
-
-@dataclasses.dataclass(frozen=True)
-class MachineFactor:
-    """How many times slower the new build's machine was than the baseline's, overall.
-
-    From the builds' calibrations (:mod:`.calibration`) when both have one, else the
-    median ratio of the notebooks executed in both on the same backend (at least
-    three), else unknown (``factor`` None: ratios are judged as they are).
-    """
-
-    factor: float | None
-    #: "calibration", "notebooks" or "unknown"
-    source: str
-    #: (machine id now, machine id in the baseline) -> the median calibration ratio of
-    #: the notebooks that ran on those two machines: a merged build's notebooks are
-    #: judged by their own machines, and one notebook's short samples are smoothed
-    by_machines: dict[tuple[str, str], float] = dataclasses.field(default_factory=dict,
-                                                                   compare=False)
-
-    def sentence(self, slower: int, machine: str = "this runner") -> str:
-        """``"this runner was 1.9x slower overall; 1 notebook slower beyond that"``."""
-        noun = "notebook" if slower == 1 else "notebooks"
-        factor = self.factor
-        if factor is None:
-            return (f"the speed of {machine} is unknown (no calibration, fewer than three "
-                    f"notebooks in both builds); {slower} {noun} slower than the baseline")
-        if abs(factor - 1) < 0.05:
-            speed = f"{machine} was about as fast as the baseline's"
-        elif factor > 1:
-            speed = f"{machine} was {factor:.1f}x slower overall"
-        else:
-            speed = f"{machine} was {1 / factor:.1f}x faster overall"
-        return f"{speed}; {slower} {noun} slower beyond that"
-
-
-UNKNOWN_MACHINE = MachineFactor(None, "unknown")
-
-
-def _same_machine_kind(current: NotebookRecord, baseline: NotebookRecord) -> bool:
-    """Whether a difference in time is machine speed, not a change of device (CPU to GPU)."""
-    return current.environment.backend == baseline.environment.backend
-
-
-def _workload(report: StatusReport) -> Any:
-    calibration = report.build.get("calibration")
-    return calibration.get("workload") if isinstance(calibration, dict) else None
-
-
-def machine_factor(report: StatusReport, baseline: StatusReport) -> MachineFactor:
-    """The overall factor (see :class:`MachineFactor`): the median of the notebooks'
-    calibration ratios, else the builds', else the median notebook time ratio."""
-    before = baseline.by_docname()
-    pairs = [(nb, before[nb.docname]) for nb in report.notebooks
-             if nb.docname in before and nb.executed and before[nb.docname].executed
-             and _same_machine_kind(nb, before[nb.docname])]
-    by_machines: dict[tuple[str, str], list[float]] = {}
-    if None in (_workload(report), _workload(baseline)) or \
-            _workload(report) == _workload(baseline):
-        for nb, old in pairs:
-            ratio = calibration_ratio(nb.calibration_seconds, old.calibration_seconds)
-            if ratio is not None:
-                key = (nb.environment.machine_id, old.environment.machine_id)
-                by_machines.setdefault(key, []).append(ratio)
-    if by_machines:
-        every = [ratio for ratios in by_machines.values() for ratio in ratios]
-        return MachineFactor(median_of(every), "calibration", {
-            key: median_of(ratios) for key, ratios in by_machines.items()})
-    build_ratio = calibration_ratio(build_seconds(report.build), build_seconds(baseline.build))
-    if build_ratio is not None:
-        return MachineFactor(build_ratio, "calibration")
-    median = median_ratio(nb.seconds / old.seconds for nb, old in pairs if old.seconds > 0)
-    if median is not None:
-        return MachineFactor(median, "notebooks")
-    return UNKNOWN_MACHINE
-
-
-def notebook_machine_factor(current: NotebookRecord, baseline: NotebookRecord,
-                            overall: MachineFactor) -> float:
-    """The factor for one notebook: that of the two machines it ran on, where known."""
-    if not _same_machine_kind(current, baseline):
-        return 1.0
-    own = overall.by_machines.get((current.environment.machine_id,
-                                   baseline.environment.machine_id))
-    return own or overall.factor or 1.0
 
 
 def _ratio(now: float, before: float | None) -> float | None:

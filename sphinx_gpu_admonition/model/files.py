@@ -1,0 +1,180 @@
+"""The model's files: the status document, capture sidecars, atomic writes.
+
+Reading goes through :func:`.schema.load_model` (every field checked); a bad file
+is a :class:`.schema.SchemaError` naming the file.  Writing is atomic so that a
+reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .record import NotebookRecord, StatusReport
+from .schema import MAX_FILE_BYTES, SchemaError
+
+#: the folder of the capture's files: the probe's output beside the doctrees, the
+#: sidecars beside the jupyter-cache
+SIDECAR_FOLDER = "sphinx-gpu-admonition"
+
+
+def build_time() -> str:
+    """Now, or ``SOURCE_DATE_EPOCH`` for reproducible builds."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = (datetime.fromtimestamp(int(epoch), timezone.utc) if epoch and epoch.isdigit()
+              else datetime.now(timezone.utc))
+    return moment.isoformat(timespec="seconds")
+
+
+def status_json_text(report: StatusReport) -> str:
+    """The text of ``execution-status.json`` (also of a merged one).
+
+    A line for each key of the document and one for each notebook (and each entry
+    of the other lists and mappings at that level), each written compactly: as
+    easy to read, diff and grep by notebook as an indented file, and written by
+    the json module's C encoder, which ``indent`` turns off (about 4x slower).
+    """
+    return _json_by_line(report.to_dict())
+
+
+def _json_by_line(data: dict[str, Any]) -> str:
+    def dumps(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+    lines = []
+    for key in sorted(data):
+        value = data[key]
+        if isinstance(value, list) and value:
+            text = "[\n" + ",\n".join(map(dumps, value)) + "\n]"
+        elif isinstance(value, dict) and value:
+            text = "{\n" + ",\n".join(f"{dumps(name)}:{dumps(item)}"
+                                       for name, item in sorted(value.items())) + "\n}"
+        else:
+            text = dumps(value)
+        lines.append(f"{dumps(key)}:{text}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def repository_path(path: Path) -> str:
+    """``path`` relative to the repository root (``GITHUB_WORKSPACE``, else the current
+    folder) when it lies inside it, else absolute: how CI annotations name files."""
+    root = _resolved_folder(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
+    # the folder's links resolved once (a page's path was five ``lstat`` calls); a
+    # linked file keeps its own name, the one the book's sources use
+    path = _resolved_folder(os.path.dirname(os.path.abspath(path))) / path.name
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved_folder(folder: str) -> Path:
+    """A folder with its links resolved (once per process: a record is located per page)."""
+    return Path(folder).resolve()
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` so that readers never see a half-written file."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # never leave a temporary file behind
+            temporary.unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path) -> Any:
+    """The JSON in ``path``; :class:`SchemaError` naming the file for anything but JSON.
+
+    Too large files, invalid UTF-8, syntax errors and nesting deeper than the
+    parser's recursion limit are all a :class:`SchemaError` (OSError is left to
+    the caller: a missing or unreadable file is not bad data).
+    """
+    with path.open("rb") as stream:
+        # one read of the file's size (a read of the limit allocated 64 MiB for every
+        # sidecar a cache hit reads); a FIFO or device has no size, and a file may
+        # grow: they are read on up to the limit
+        chunk = min(os.fstat(stream.fileno()).st_size, MAX_FILE_BYTES) + 1
+        data = stream.read(chunk)
+        if len(data) == chunk <= MAX_FILE_BYTES:
+            data += stream.read(MAX_FILE_BYTES + 1 - chunk)
+    if len(data) > MAX_FILE_BYTES:
+        raise SchemaError(f"{path}: too large (more than {MAX_FILE_BYTES} bytes)")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise SchemaError(f"{path}: not a text file ({error.reason})") from error
+    except json.JSONDecodeError as error:
+        raise SchemaError(f"{path}: not JSON ({error.msg} at line {error.lineno})") from error
+    except RecursionError:
+        raise SchemaError(f"{path}: not JSON this version reads (nested too deeply)") from None
+    except ValueError as error:  # e.g. an integer of more than 4300 digits
+        raise SchemaError(f"{path}: not JSON this version reads ({error})") from error
+
+
+def read_status(path: str | Path) -> StatusReport:
+    """Read an ``execution-status.json`` file, or find it in a build folder.
+
+    Raises :class:`SchemaError` (or :class:`OSError`) with a message that names
+    the file and what is wrong; callers print it as one line.
+    """
+    path = Path(path)
+    if path.is_dir():
+        # an output folder, a build folder, or a book's source folder
+        candidates = [path / "execution-status.json", path / "html" / "execution-status.json",
+                      path / "_build" / "html" / "execution-status.json"]
+        found = next((c for c in candidates if c.is_file()), None)
+        if found is None:
+            raise SchemaError(f"{path}: build folder without execution-status.json "
+                              "(was it built with sphinx_gpu_admonition?)")
+        path = found
+    if not path.exists():
+        raise SchemaError(f"{path}: no such file")
+    data = read_json(path)
+    try:
+        return StatusReport.from_dict(data)
+    except SchemaError as error:
+        raise SchemaError(f"{path}: {error}") from error
+
+
+# -- the capture sidecar beside the jupyter-cache ---------------------------------------
+#: A record saved beside a cached notebook; the version is bumped whenever the record
+#: model changes, so a cache restored from another release is never misread.
+SIDECAR_ID = "sphinx-gpu-admonition/capture-sidecar"
+SIDECAR_VERSION = 3  # 3: cells say whether their error was expected
+#: the sidecar versions this release reads: every version after 1 only added fields,
+#: whose defaults stand for what an older sidecar did not save (the cells' lines
+#: and sources are looked up again by every build, and whether their errors were
+#: expected on every cache hit), so an upgrade keeps the measurements of a cache
+READABLE_SIDECAR_VERSIONS = frozenset({1, 2, SIDECAR_VERSION})
+
+
+def sidecar_dict(record: NotebookRecord) -> dict[str, Any]:
+    return {"sidecar": SIDECAR_ID, "sidecar_version": SIDECAR_VERSION,
+            "record": record.to_dict()}
+
+
+def read_sidecar(path: Path) -> NotebookRecord | None:
+    """The record saved in ``path``; None when another version of the extension saved it.
+
+    Raises :class:`SchemaError` naming the file and field for bad data (and
+    :class:`OSError` when the file cannot be read).
+    """
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise SchemaError(f"{path}: not a capture sidecar (no JSON object)")
+    if data.get("sidecar") != SIDECAR_ID or \
+            data.get("sidecar_version") not in READABLE_SIDECAR_VERSIONS:
+        return None  # an unversioned sidecar (0.1.0 and earlier) or a later release's
+    try:
+        return NotebookRecord.from_dict(data.get("record"), where="record")
+    except SchemaError as error:
+        raise SchemaError(f"{path}: {error}") from error

@@ -1,0 +1,371 @@
+"""The execution record: one model for what a notebook's execution was.
+
+This is the only definition of the data.  An engine's adapter (the Sphinx
+extension in :mod:`..ext`) builds :class:`NotebookRecord` objects from what the
+kernel probe wrote and keeps the objects themselves; every consumer (the page
+line, the ``gpu`` admonition, the status page, the JSON / JUnit / console
+writers and the command line) reads the same objects, or reads a status file
+back through :meth:`StatusReport.from_dict` (:mod:`.files`).
+
+Loading checks every value against the dataclasses' field types (one validator,
+:func:`.schema.load_model`): a bad value raises :class:`.schema.SchemaError`
+naming its path (``notebooks[3].cells[2].seconds: not a number``).
+
+The JSON form is described by ``schema/execution-status.schema.json`` (strict; a
+test fails when it and the dataclasses disagree); bump :data:`SCHEMA_VERSION`
+whenever a field changes meaning or disappears, and :data:`.files.SIDECAR_VERSION`
+whenever the model changes at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from .schema import Loadable, SchemaError, choices, dumper, load_model, short_repr
+
+SCHEMA_ID = "sphinx-gpu-admonition/execution-status"
+SCHEMA_VERSION = 1
+
+# Notebook statuses, in the order the status page explains them.
+OK = "ok"
+ERROR = "error"
+TIMEOUT = "timeout"
+KERNEL_DIED = "kernel_died"
+OUTPUTS_PRESENT = "outputs_present"
+EXCLUDED = "excluded"
+EXECUTION_OFF = "execution_off"
+STATUSES = (OK, ERROR, TIMEOUT, KERNEL_DIED, OUTPUTS_PRESENT, EXCLUDED, EXECUTION_OFF)
+FAILED_STATUSES = (ERROR, TIMEOUT, KERNEL_DIED)
+NOT_EXECUTED_STATUSES = (OUTPUTS_PRESENT, EXCLUDED, EXECUTION_OFF)
+
+# Where a notebook's outputs (and so its measurements) came from.
+EXECUTED = "executed"  # executed by this build
+CACHE = "cache"  # reused from the jupyter-cache; measurements are from that execution
+#: executed by an earlier build of the same environment; this build did not read the
+#: page again (its source was unchanged), so outputs and measurements are that build's
+EARLIER_BUILD = "earlier_build"
+NOT_EXECUTED = "none"
+PROVENANCES = (EXECUTED, CACHE, EARLIER_BUILD, NOT_EXECUTED)
+
+# Whether the build that wrote a status document finished (``build.outcome``).
+BUILD_SUCCEEDED = "succeeded"
+BUILD_FAILED = "failed"
+BUILD_OUTCOMES = (BUILD_SUCCEEDED, BUILD_FAILED)
+
+
+CAPTURE_STATES = ("ok", "missing", "failed")
+GPU_SOURCES = ("nvml", "nvidia-smi")
+
+@dataclasses.dataclass
+class Device(Loadable):
+    """Devices of one kind that JAX saw (``count`` of them)."""
+
+    platform: str
+    kind: str
+    count: int = dataclasses.field(default=1, metadata={"minimum": 1})
+
+
+@dataclasses.dataclass
+class GpuInfo(Loadable):
+    """An NVIDIA GPU as NVML or nvidia-smi reported it."""
+
+    name: str
+    memory_mb: float | None = None
+    driver: str | None = None
+    cuda: str | None = None
+    source: str = choices(GPU_SOURCES, default="nvml")
+
+
+@dataclasses.dataclass
+class JaxInfo(Loadable):
+    """JAX as the notebook used it; ``backend`` is None when it never initialised one."""
+
+    backend: str | None = None
+    version: str | None = None
+    jaxlib_version: str | None = None
+    plugins: dict[str, str] = dataclasses.field(default_factory=dict)
+    devices: list[Device] = dataclasses.field(default_factory=list)
+
+    @property
+    def device_summary(self) -> str | None:
+        """``"2x NVIDIA H200"`` style text of the devices of the default backend."""
+        if not self.devices:
+            return None
+        parts = [f"{d.count}x {d.kind}" if d.count > 1 else d.kind for d in self.devices]
+        return ", ".join(parts)
+
+
+@dataclasses.dataclass
+class Host(Loadable):
+    """The machine the kernel ran on."""
+
+    cpu: str | None = None
+    cores: int | None = None
+    memory_gb: float | None = None
+    os: str | None = None
+    machine: str | None = None
+
+
+@dataclasses.dataclass
+class Environment(Loadable):
+    """Where a notebook ran, as the kernel saw it."""
+
+    host: Host = dataclasses.field(default_factory=Host)
+    python: str | None = None
+    jax: JaxInfo = dataclasses.field(default_factory=JaxInfo)
+    gpus: list[GpuInfo] = dataclasses.field(default_factory=list)
+    libraries: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def backend(self) -> str | None:
+        return self.jax.backend
+
+    @property
+    def machine_id(self) -> str:
+        """A short stable id of the machine (host and GPUs), to group notebooks by it."""
+        # vars(): the host's fields as asdict gives them (all plain values), without
+        # its deep copy; the status page asks for it for every notebook
+        key = json.dumps([vars(self.host), [g.name for g in self.gpus]], sort_keys=True)
+        return hashlib.sha1(key.encode()).hexdigest()[:10]
+
+    @property
+    def device_label(self) -> str:
+        """One line: ``"GPU: NVIDIA H200"``, ``"CPU: AMD EPYC 7763, 4 cores"``."""
+        backend = self.jax.backend
+        if backend and backend != "cpu":
+            name = self.jax.device_summary or (self.gpus[0].name if self.gpus else backend)
+            return f"{backend.upper()}: {name}"
+        cpu = self.host.cpu or "unknown CPU"
+        cores = f", {self.host.cores} cores" if self.host.cores else ""
+        return f"CPU: {cpu}{cores}"
+
+
+@dataclasses.dataclass
+class CellRecord(Loadable):
+    """One executed code cell."""
+
+    #: index of the cell in the notebook (as MyST-NB numbers cells); None when
+    #: the cell is not rendered on the page and could not be matched
+    index: int | None
+    execution_count: int | None
+    seconds: float
+    first_line: str = ""
+    #: exception type name when the cell raised
+    error: str | None = None
+    #: the cell was allowed to raise (tagged ``raises-exception``, or the book sets
+    #: ``nb_execution_allow_errors``): its error is expected, not a failure
+    error_expected: bool = False
+    #: JAX tracing + lowering + compilation time inside this cell
+    compile_seconds: float = 0.0
+    #: XLA compilations inside this cell, by function name
+    compilations: dict[str, int] = dataclasses.field(default_factory=dict,
+                                                     metadata={"minimum": 1})
+    #: sequential JAX loop primitives called in the source (lax.scan, fori_loop, while_loop)
+    loops: list[str] = dataclasses.field(default_factory=list)
+    #: resident memory of the kernel process after the cell (peak so far)
+    peak_memory_mb: float | None = None
+    #: line of the cell in the source file (text notebooks; None for .ipynb sources),
+    #: so that CI annotations point at it from the JSON alone
+    line: int | None = dataclasses.field(default=None, metadata={"minimum": 1})
+
+    @property
+    def compilation_count(self) -> int:
+        return sum(self.compilations.values())
+
+
+#: how a cell is named in every view (page, badge, console, warnings, JUnit, JSON, CLI)
+CELL_LABEL = "cell {number}"
+
+
+def cell_anchor(index: int) -> str:
+    """The id of the code cell with MyST-NB index ``index`` on its notebook's page."""
+    return f"cell-{index}"
+
+
+@dataclasses.dataclass(frozen=True)
+class CellName:
+    """The one identity of a code cell, derived from the record (never stored).
+
+    ``number`` counts the notebook's code cells that ran, from 1, in order: hidden
+    cells count, markdown cells do not, so in a top-to-bottom run "cell 3" is the
+    cell Jupyter shows as ``In [3]``.  ``index`` is MyST-NB's index of the cell among
+    all cells (what the page's anchor ``cell-<index>`` uses); ``source`` and ``line``
+    say where the cell starts in a text notebook (MyST / rST), for editors and CI.
+    """
+
+    docname: str
+    number: int
+    index: int | None
+    first_line: str = ""
+    source: str | None = None
+    line: int | None = None
+
+    @property
+    def label(self) -> str:
+        """``cell 3``"""
+        return CELL_LABEL.format(number=self.number)
+
+    @property
+    def anchor(self) -> str | None:
+        """The id of the cell on its notebook's page (None: not on the page)."""
+        return None if self.index is None else cell_anchor(self.index)
+
+    @property
+    def location(self) -> str | None:
+        """``lectures/intro.md:42`` for a text notebook, else None."""
+        if self.source is None or self.line is None:
+            return None
+        return f"{self.source}:{self.line}"
+
+    @property
+    def full(self) -> str:
+        """``intro cell 3 (lectures/intro.md:42)``: the notebook, the cell and its line."""
+        where = self.location
+        return f"{self.docname} {self.label}" + (f" ({where})" if where else "")
+
+
+@dataclasses.dataclass
+class ErrorInfo(Loadable):
+    """Why a notebook failed, and in which cell."""
+
+    type: str
+    message: str = ""
+    cell_index: int | None = None
+    execution_count: int | None = None
+
+
+@dataclasses.dataclass
+class NotebookRecord(Loadable):
+    """Everything known about one notebook page's execution."""
+
+    docname: str
+    status: str = choices(STATUSES)
+    title: str = ""
+    provenance: str = choices(PROVENANCES, default=NOT_EXECUTED)
+    #: MyST-NB execution mode that produced it (force, auto, cache, inline, off)
+    method: str | None = None
+    #: ISO 8601 time of the execution that produced the outputs
+    executed_at: str | None = None
+    #: MyST-NB's run time (includes kernel start-up and shutdown)
+    runtime_seconds: float | None = None
+    error: ErrorInfo | None = None
+    environment: Environment = dataclasses.field(default_factory=Environment)
+    cells: list[CellRecord] = dataclasses.field(default_factory=list)
+    #: "ok", "missing" (no probe data: non-IPython kernel, disabled) or "failed"
+    capture: str = choices(CAPTURE_STATES, default="missing")
+    capture_message: str | None = None
+    peak_memory_mb: float | None = None
+    #: the source file, relative to the repository root when the build knew it
+    #: (``GITHUB_WORKSPACE`` or the current folder), for CI annotations
+    source: str | None = None
+    #: the machine calibration (:mod:`.calibration`) measured right after the notebook
+    #: was executed: the runner's speed when it ran, kept by merges and cache hits
+    calibration_seconds: float | None = None
+
+    @property
+    def cells_seconds(self) -> float:
+        return sum(c.seconds for c in self.cells)
+
+    @property
+    def compile_seconds(self) -> float:
+        return sum(c.compile_seconds for c in self.cells)
+
+    @property
+    def seconds(self) -> float:
+        """The notebook's time: MyST-NB's run time, else the sum of its cells."""
+        if self.runtime_seconds is not None:
+            return self.runtime_seconds
+        return self.cells_seconds
+
+    @property
+    def device_label(self) -> str | None:
+        """Where it ran (``Environment.device_label``), None without capture data:
+        a notebook never claims a device nobody measured."""
+        return self.environment.device_label if self.capture == "ok" else None
+
+    @property
+    def executed(self) -> bool:
+        return self.status not in NOT_EXECUTED_STATUSES
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILED_STATUSES
+
+    def slowest_cell(self) -> CellRecord | None:
+        return max(self.cells, key=lambda c: c.seconds, default=None)
+
+    def cell_name(self, cell: CellRecord) -> CellName:
+        """How every view names ``cell`` (one of :attr:`cells`): see :class:`CellName`."""
+        return CellName(docname=self.docname, number=self.cell_number(cell),
+                        index=cell.index, first_line=cell.first_line,
+                        source=self.source, line=cell.line)
+
+    def cell_number(self, cell: CellRecord) -> int:
+        """1 for the first code cell that ran (by identity: two cells may be equal)."""
+        return next(n for n, c in enumerate(self.cells, 1) if c is cell)
+
+    def error_cell(self) -> CellRecord | None:
+        """The cell that raised the notebook's error, when the record knows it."""
+        if self.error is None or self.error.cell_index is None:
+            return None
+        return next((c for c in self.cells if c.index == self.error.cell_index), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dumper(NotebookRecord)(self)
+
+
+@dataclasses.dataclass
+class StatusReport:
+    """The whole build: the content of ``execution-status.json``."""
+
+    notebooks: list[NotebookRecord]
+    build: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: derived data written for consumers that do not share this model (flags,
+    #: baseline comparison); keyed by docname
+    analysis: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def by_docname(self) -> dict[str, NotebookRecord]:
+        return {nb.docname: nb for nb in self.notebooks}
+
+    def machines(self) -> dict[str, tuple[Environment, list[str]]]:
+        """Machine id -> (an environment seen on it, docnames executed there)."""
+        result: dict[str, tuple[Environment, list[str]]] = {}
+        for nb in self.notebooks:
+            if nb.capture != "ok":
+                continue
+            env = nb.environment
+            entry = result.setdefault(env.machine_id, (env, []))
+            entry[1].append(nb.docname)
+            # prefer an environment that knows the JAX backend
+            if entry[0].jax.backend is None and env.jax.backend is not None:
+                result[env.machine_id] = (env, entry[1])
+        return result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA_ID,
+            "schema_version": SCHEMA_VERSION,
+            "build": self.build,
+            "notebooks": [nb.to_dict() for nb in self.notebooks],
+            "analysis": self.analysis,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> StatusReport:
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA_ID:
+            raise SchemaError("not an execution-status document (no 'schema' field "
+                              f"{SCHEMA_ID!r})")
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION or type(version) is not int:
+            raise SchemaError(f"schema version {short_repr(version)} is not supported "
+                              f"(this version reads {SCHEMA_VERSION})")
+        return load_model(cls, data)
+
+
+
+def sorted_slowest_first(notebooks: Iterable[NotebookRecord]) -> list[NotebookRecord]:
+    return sorted(notebooks, key=lambda nb: (-nb.seconds, nb.docname))
