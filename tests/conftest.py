@@ -361,3 +361,36 @@ def browser() -> Iterator[Any]:
         yield launched
         launched.close()
 
+
+
+# -- unit and integration tests ----------------------------------------------------------
+#: fixtures that build a real project (real Sphinx, real kernels) or drive the browser
+_INTEGRATION_FIXTURES = frozenset({"build_root", "build_root_module", "status_book",
+                                   "quantecon_book", "browser"})
+#: calls that make a test an integration test when its own body makes them
+_INTEGRATION_CALLS = re.compile(r"\b(sphinx_build|build_project|subprocess\.|KernelManager|"
+                                r"NotebookClient|run_notebook|cli_main\(\[\"check\")")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test ``unit`` or ``integration`` (``pytest -m unit`` runs in seconds).
+
+    Integration: a test that uses a building fixture, calls a builder or a kernel in
+    its own body, or lies in a module marked ``integration``.  Everything else is a
+    unit test: pure functions of the model, the views and the command line on files.
+    """
+    import inspect
+
+    for item in items:
+        if item.get_closest_marker("integration") or item.get_closest_marker("unit"):
+            continue
+        function = getattr(item, "function", None)
+        try:
+            source = inspect.getsource(function) if function is not None else ""
+        except (OSError, TypeError):
+            source = ""
+        integration = (bool(_INTEGRATION_FIXTURES.intersection(item.fixturenames))
+                       or any(item.get_closest_marker(m) for m in ("browser", "slow",
+                                                                   "jupyter_book", "tooling"))
+                       or bool(_INTEGRATION_CALLS.search(source)))
+        item.add_marker(pytest.mark.integration if integration else pytest.mark.unit)

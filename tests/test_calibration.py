@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from sphinx_gpu_admonition.ext import calibration
+from sphinx_gpu_admonition.ext.state import build_state
 
 
 @contextlib.contextmanager
@@ -78,7 +79,7 @@ def test_a_short_notebook_takes_the_recent_sample(monkeypatch: pytest.MonkeyPatc
     with running_sampler(monkeypatch) as sampler:
         monkeypatch.setattr(calibration, "SAMPLE_INTERVAL", 60.0)  # no sample while read
         app = types.SimpleNamespace()
-        setattr(app, calibration._SAMPLER_ATTRIBUTE, sampler)
+        build_state(app).sampler = sampler
         sampler.remember(0.123)
         sampler.begin("short")
         assert calibration.around_notebook(app, "short") == 0.123

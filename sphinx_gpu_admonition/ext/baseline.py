@@ -9,15 +9,14 @@ from sphinx.util import logging
 
 from ..model.analysis import Thresholds
 from ..model.files import read_status
-from ..model.record import NotebookRecord, StatusReport
+from ..model.record import StatusReport
 from ..model.schema import SchemaError
 from .config import get_config
+from .state import build_state
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
 
-_CACHE_ATTRIBUTE = "_gpu_admonition_baseline"
-_RECORDS_ATTRIBUTE = "_gpu_admonition_baseline_records"
 
 
 def baseline_path(app: Sphinx) -> Path | None:
@@ -35,7 +34,7 @@ def _is_own_output(app: Sphinx, path: Path) -> bool:
 
 def get_baseline(app: Sphinx) -> StatusReport | None:
     """The baseline report, or None (a missing or bad file warns once and is ignored)."""
-    cached = getattr(app, _CACHE_ATTRIBUTE, False)
+    cached = build_state(app).baseline
     if cached is not False:
         return cached
     report = None
@@ -51,18 +50,9 @@ def get_baseline(app: Sphinx) -> StatusReport | None:
         except (SchemaError, OSError) as error:
             warn(logger, f"gpu_status_baseline ignored, the page renders without "
                          f"comparison: {error}", "baseline")
-    setattr(app, _CACHE_ATTRIBUTE, report)
+    build_state(app).baseline = report
     return report
 
-
-def baseline_records(app: Sphinx) -> dict[str, NotebookRecord] | None:
-    """The baseline's notebooks by docname (built once), or None without a baseline."""
-    cached = getattr(app, _RECORDS_ATTRIBUTE, False)
-    if cached is False:
-        report = get_baseline(app)
-        cached = report.by_docname() if report is not None else None
-        setattr(app, _RECORDS_ATTRIBUTE, cached)
-    return cached
 
 
 def thresholds(app: Sphinx) -> Thresholds:

@@ -35,7 +35,7 @@ from typing import Any
 from sphinx.application import Sphinx
 
 from ..model.machine import NOTEBOOK_RUNS, WORKLOAD_VERSION, measure, median_of, workload
-from .envdata import per_build
+from .state import build_state
 
 #: runs of the workload per sample (about 25 ms), and the share of one core the
 #: samples may take: the next sample is due when the last one's time is that share
@@ -47,8 +47,6 @@ SAMPLE_INTERVAL = 2.0
 #: is at most this many seconds old (a book of short notebooks pays for one sample
 #: every RECENT_SECONDS, not one per notebook)
 RECENT_SECONDS = 30.0
-_ATTRIBUTE = "_gpu_admonition_calibration"
-_SAMPLER_ATTRIBUTE = "_gpu_admonition_calibration_sampler"
 class _Reading:
     """The samples of one page being read (and perhaps executed)."""
 
@@ -182,10 +180,10 @@ def before_notebook(app: Sphinx, docname: str, source: list[str],
 
 def _sampler(app: Sphinx, start: bool = True) -> _Sampler | None:
     """This process's sampler (a forked ``-j`` worker starts its own)."""
-    sampler: _Sampler | None = getattr(app, _SAMPLER_ATTRIBUTE, None)
+    state = build_state(app)
+    sampler: _Sampler | None = state.sampler
     if (sampler is None or sampler.pid != os.getpid()) and start:
-        sampler = _Sampler()
-        setattr(app, _SAMPLER_ATTRIBUTE, sampler)
+        sampler = state.sampler = _Sampler()
         sampler.start()
     return sampler if sampler is not None and sampler.pid == os.getpid() else None
 
@@ -213,7 +211,7 @@ def _stop_samplers(app: Sphinx, *args: object) -> None:
     sampler = _sampler(app, start=False)
     if sampler is not None:
         sampler.close()
-    setattr(app, _SAMPLER_ATTRIBUTE, None)
+    build_state(app).sampler = None
 
 
 def of_build(app: Sphinx, executed: Iterable[float | None]) -> dict[str, Any]:
@@ -221,16 +219,16 @@ def of_build(app: Sphinx, executed: Iterable[float | None]) -> dict[str, Any]:
     executes nothing, an all-cache-hit rebuild, never asks): the median of the
     calibrations of the notebooks it executed (``executed``: samples taken while
     they ran, which cost nothing more), else the workload timed now."""
-    def made() -> dict[str, Any]:
+    state = build_state(app)
+    if state.calibration is None:
         seconds = [value for value in executed if value]
-        if not seconds:
-            return measure()
-        return {"seconds": median_of(seconds), "workload": WORKLOAD_VERSION}
-    return per_build(app, _ATTRIBUTE, made)
+        state.calibration = ({"seconds": median_of(seconds), "workload": WORKLOAD_VERSION}
+                             if seconds else measure())
+    return state.calibration
 
 
 def _forget(app: Sphinx) -> None:
-    setattr(app, _ATTRIBUTE, None)
+    build_state(app).calibration = None
 
 
 def setup_calibration(app: Sphinx) -> None:

@@ -53,7 +53,7 @@ from ..model.schema import SchemaError
 from ..probe import ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, KERNEL_PROBE_FILE, STARTUP_FILE
 from . import _mystnb, calibration
 from .config import get_config
-from .envdata import env_data
+from .state import build_state, env_data
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
@@ -61,7 +61,9 @@ logger = logging.getLogger(__name__)
 RECORDS_ATTRIBUTE = "gpu_execution_records"
 
 
-_ERROR_STATUS = {"CellTimeoutError": TIMEOUT, "DeadKernelError": KERNEL_DIED}
+#: nbclient's exception names -> the status of the notebook whose execution raised
+#: them (anything else is an error); the one map, also for a build that stopped
+STATUS_OF_EXECUTION_ERROR = {"CellTimeoutError": TIMEOUT, "DeadKernelError": KERNEL_DIED}
 
 
 # -- access to the stored records --------------------------------------------------
@@ -292,7 +294,7 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
             warn(logger, f"in-kernel capture: {message}", "capture", location=docname)
 
     if not result.succeeded:
-        record.status = _ERROR_STATUS.get(result.error or "", ERROR)
+        record.status = STATUS_OF_EXECUTION_ERROR.get(result.error or "", ERROR)
         failing = next((c for c in reversed(record.cells) if c.error), None)
         error_type = result.error or "Error"
         if record.status == ERROR and failing is not None and failing.error:
@@ -410,16 +412,13 @@ def page_metadata(record: NotebookRecord) -> dict[str, Any]:
     }
 
 
-_SAVED_ENVIRONMENT_KEY = "_gpu_admonition_saved_environ"
-
-
 def _start_capture(app: Sphinx) -> None:
     _forget_leaked_capture()
     if not get_config(app.config).capture:
         return
     saved = {name: os.environ.get(name) for name in
              ("PYTHONSTARTUP", ENV_PROBE, ENV_USER_STARTUP, ENV_OUTPUT)}
-    setattr(app, _SAVED_ENVIRONMENT_KEY, saved)
+    build_state(app).saved_environ = saved
     user_startup = os.environ.get("PYTHONSTARTUP")
     if user_startup and Path(user_startup) != STARTUP_FILE:
         os.environ[ENV_USER_STARTUP] = user_startup
@@ -450,7 +449,7 @@ def _before_reading(app: Sphinx, docname: str, source: list[str]) -> None:
     """Name the file the page's kernel will write to, and start the calibration
     sampler, which samples once that file exists (the kernel started)."""
     kernel_file = None
-    if getattr(app, _SAVED_ENVIRONMENT_KEY, None) is not None:  # capture is on
+    if build_state(app).saved_environ is not None:  # capture is on
         path = output_file(app, docname)
         path.unlink(missing_ok=True)  # data of an earlier build of this document
         kernel_file = os.environ[ENV_OUTPUT] = str(path)
@@ -466,7 +465,7 @@ def _index_cache_hits(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -
 
 
 def _stop_capture(app: Sphinx, exception: Exception | None) -> None:
-    saved = getattr(app, _SAVED_ENVIRONMENT_KEY, None)
+    saved = build_state(app).saved_environ
     if saved is None:
         return
     for name, value in saved.items():

@@ -52,13 +52,12 @@ from sphinx.util.docutils import SphinxDirective
 from ..model.record import EXECUTED, Environment, NotebookRecord, StatusReport
 from ..render.templates import render as render_template
 from .capture import all_records
-from .envdata import env_data
 from .i18n import translate
 from .page_info import machine_fields
+from .state import app_of, env_data
 from .support import (
     NonHtmlPostTransform,
     add_assets,
-    app_of,
     html_tree_may_hold,
     records_changed,
     setup_support,

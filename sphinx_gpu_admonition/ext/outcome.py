@@ -35,14 +35,13 @@ from ..model.record import (
     EARLIER_BUILD,
     ERROR,
     EXECUTED,
-    KERNEL_DIED,
-    TIMEOUT,
     ErrorInfo,
     NotebookRecord,
 )
 from ..model.schema import SchemaError
 from . import _mystnb
 from .capture import (
+    STATUS_OF_EXECUTION_ERROR,
     ProbeOutput,
     _fill_from_probe,
     _locate,
@@ -52,34 +51,18 @@ from .capture import (
     output_file,
     stored_records,
 )
-from .envdata import per_build
+from .state import BuildState, build_state
 
 logger = logging.getLogger(__name__)
 
-_PROGRESS_ATTRIBUTE = "_gpu_admonition_build_progress"
-
-#: exception type names (anywhere in the chain, or in a ``-j`` worker's traceback
-#: text) -> the status of the notebook whose execution raised them
-_FATAL_ERRORS = {"DeadKernelError": KERNEL_DIED, "CellTimeoutError": TIMEOUT}
 
 #: the type of a notebook that was still executing when another part of the build failed
 BUILD_STOPPED = "BuildStopped"
 
 
-@dataclasses.dataclass
-class BuildProgress:
+def progress(app: Sphinx) -> BuildState:
     """What the main process knows of this build's reading."""
-
-    #: the documents this build set out to read
-    to_read: set[str] = dataclasses.field(default_factory=set)
-    #: the notebook documents whose records this build stored
-    read: set[str] = dataclasses.field(default_factory=set)
-    #: the main process (None: unknown, every reader backs its records up)
-    main_pid: int | None = None
-
-
-def progress(app: Sphinx) -> BuildProgress:
-    return per_build(app, _PROGRESS_ATTRIBUTE, BuildProgress)
+    return build_state(app)
 
 
 def _backup_file(app: Sphinx, docname: str) -> Path:
@@ -88,7 +71,9 @@ def _backup_file(app: Sphinx, docname: str) -> Path:
 
 # -- events ----------------------------------------------------------------------------
 def _start(app: Sphinx) -> None:
-    setattr(app, _PROGRESS_ATTRIBUTE, BuildProgress(main_pid=os.getpid()))
+    state = build_state(app)
+    state.main_pid = os.getpid()
+    state.read = set()
 
 
 def _before_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
@@ -146,13 +131,13 @@ def _describe(error: BaseException) -> tuple[str, str, str]:
                    or getattr(current, "orig_exc", None))
     for link in chain:
         name = type(link).__name__
-        if name in _FATAL_ERRORS:
-            return _FATAL_ERRORS[name], name, error_message(str(link))
+        if name in STATUS_OF_EXECUTION_ERROR:
+            return STATUS_OF_EXECUTION_ERROR[name], name, error_message(str(link))
         ename = getattr(link, "ename", None)  # nbclient's CellExecutionError
         if isinstance(ename, str) and ename:
             return ERROR, ename, error_message(f"{ename}: {getattr(link, 'evalue', '')}")
     text = "\n".join(str(link) for link in chain)  # a -j worker's traceback, as text
-    for name, status in _FATAL_ERRORS.items():
+    for name, status in STATUS_OF_EXECUTION_ERROR.items():
         if name in text:
             return status, name, error_message(text)
     return ERROR, type(error).__name__, error_message(text)

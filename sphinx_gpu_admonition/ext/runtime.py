@@ -55,9 +55,9 @@ from ..model.record import NotebookRecord, StatusReport
 from ..model.schema import SchemaError
 from .capture import get_record
 from .config import get_config
-from .envdata import env_data
 from .i18n import _, ngettext
-from .support import app_of, html_tree_may_hold
+from .state import app_of, build_state, env_data
+from .support import html_tree_may_hold
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
@@ -73,8 +73,6 @@ THIS_PAGE = ("this page", ".")
 
 REFERENCES_ATTRIBUTE = "gpu_runtime_references"
 SOURCES_DIGEST_ATTRIBUTE = "gpu_runtime_sources_digest"
-_SOURCES_ATTRIBUTE = "_gpu_admonition_runtime_sources"
-_REREAD_ATTRIBUTE = "_gpu_admonition_runtime_reread"
 
 
 # -- rounding and wording for readers ----------------------------------------------
@@ -232,7 +230,7 @@ def other_builds(app: Sphinx) -> list[tuple[str, dict[str, NotebookRecord]]]:
 
     Read once per build; a missing or bad file warns once and is left out.
     """
-    cached = getattr(app, _SOURCES_ATTRIBUTE, None)
+    cached = build_state(app).runtime_sources
     if cached is not None:
         return cached
     builds = []
@@ -244,7 +242,7 @@ def other_builds(app: Sphinx) -> list[tuple[str, dict[str, NotebookRecord]]]:
                          f"build are not stated: {error}", "runtime")
             continue
         builds.append((str(path), report.by_docname()))
-    setattr(app, _SOURCES_ATTRIBUTE, builds)
+    build_state(app).runtime_sources = builds
     return builds
 
 
@@ -444,11 +442,7 @@ class RuntimeReferenceCollector(EnvironmentCollector):
 
 
 def _note_reread(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
-    reread = getattr(app, _REREAD_ATTRIBUTE, None)
-    if reread is None:
-        reread = set()
-        setattr(app, _REREAD_ATTRIBUTE, reread)
-    reread.add(docname)
+    build_state(app).runtime_reread.add(docname)
 
 
 def sources_digest(app: Sphinx) -> str:
@@ -466,8 +460,8 @@ def sources_digest(app: Sphinx) -> str:
 def _pages_to_rewrite(app: Sphinx, env: BuildEnvironment) -> list[str]:
     """Pages not read again that state a page that was (or is gone), or other
     builds whose status files changed since the last build."""
-    reread = getattr(app, _REREAD_ATTRIBUTE, None) or set()
-    setattr(app, _REREAD_ATTRIBUTE, set())
+    state = build_state(app)
+    reread, state.runtime_reread = state.runtime_reread, set()
     digest = sources_digest(app)
     sources_changed = getattr(env, SOURCES_DIGEST_ATTRIBUTE, None) != digest
     setattr(env, SOURCES_DIGEST_ATTRIBUTE, digest)

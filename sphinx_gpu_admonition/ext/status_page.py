@@ -92,8 +92,8 @@ from ..render.templates import render as render_template
 from .baseline import baseline_path, get_baseline, thresholds
 from .capture import all_records, atomic_write, stored_records
 from .config import get_config
-from .envdata import env_data
 from .i18n import ngettext, translate
+from .state import build_state, env_data
 from .support import (  # noqa: F401 - the assets' names are also read from here
     CSS_FILE,
     JS_FILE,
@@ -334,7 +334,7 @@ def link_target(env: BuildEnvironment) -> str | None:
 
 def _env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     get_baseline(app)  # read once here, so that write processes inherit it
-    setattr(app, _ANALYSIS_ATTRIBUTE, None)
+    build_state(app).analysis = None
     build_analysis(app)  # the records are final: analyse them once for the whole build
     rewrite: set[str] = set()
     digest = _baseline_digest(app)
@@ -1149,9 +1149,6 @@ def _options_of(node: nodes.Element) -> StatusOptions:
     return StatusOptions(**node.get("gpu_status_options", {}))
 
 
-_ANALYSIS_ATTRIBUTE = "_gpu_admonition_build_analysis"
-
-
 class _AnalysedBuild(NamedTuple):
     """This build's analysis, and each notebook's by name (made once per build)."""
 
@@ -1160,12 +1157,13 @@ class _AnalysedBuild(NamedTuple):
 
 
 def _analysed_build(app: Sphinx) -> _AnalysedBuild:
-    memo = getattr(app, _ANALYSIS_ATTRIBUTE, None)
+    state = build_state(app)
+    memo = state.analysis
     if memo is None:
         analysis = analyse(StatusReport(all_records(app.env)), thresholds(app),
                            get_baseline(app))
         memo = _AnalysedBuild(analysis, {a.notebook.docname: a for a in analysis.notebooks})
-        setattr(app, _ANALYSIS_ATTRIBUTE, memo)
+        state.analysis = memo
     return memo
 
 
@@ -1408,7 +1406,7 @@ def flagged_cell_id(docname: str, number: int) -> str:
 
 def _forget_analysis(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
                      removed: set[str]) -> list[str]:
-    setattr(app, _ANALYSIS_ATTRIBUTE, None)  # records are about to change
+    build_state(app).analysis = None  # records are about to change
     return []
 
 

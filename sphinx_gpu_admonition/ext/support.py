@@ -16,8 +16,6 @@ asks first.
 
 from __future__ import annotations
 
-import dataclasses
-import weakref
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 
 from ..render.templates import keep_compiled_templates
 from .capture import stored_records
-from .envdata import per_build
+from .state import app_of, build_state, remember_app
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 JS_FILE = "gpu-status.js"
@@ -37,23 +35,6 @@ CSS_FILE = "gpu-status.css"
 
 #: doctree attribute: the assets ("css", "js") the page needs
 ASSETS_ATTRIBUTE = "gpu_status_assets"
-
-
-# -- the application behind an environment (for post-transforms) ------------------
-_APPS: weakref.WeakKeyDictionary[BuildEnvironment, Sphinx] = weakref.WeakKeyDictionary()
-
-
-def _remember_app(app: Sphinx) -> None:
-    _APPS[app.env] = app
-
-
-def app_of(env: BuildEnvironment) -> Sphinx:
-    """The application building ``env`` (Sphinx 9 deprecates ``SphinxTransform.app``)."""
-    app = _APPS.get(env)
-    if app is None:  # pragma: no cover - builder-inited always ran
-        app = env.__dict__.get("_app") or env.__dict__["app"]
-        _APPS[env] = app
-    return app
 
 
 class NonHtmlPostTransform(SphinxPostTransform):
@@ -94,44 +75,25 @@ def html_tree_may_hold(env: BuildEnvironment, docname: str, pages: Collection[st
 
 
 # -- which records changed in this build -------------------------------------------
-@dataclasses.dataclass
-class _BuildChanges:
-    """What happened to the records in this build (main process only)."""
-
-    read: set[str] = dataclasses.field(default_factory=set)
-    purged_records: bool = False
-
-
-_CHANGES_ATTRIBUTE = "_gpu_admonition_record_changes"
-
-
-def _changes(app: Sphinx) -> _BuildChanges:
-    return per_build(app, _CHANGES_ATTRIBUTE, _BuildChanges)
-
-
 def _reset_changes(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
                    removed: set[str]) -> list[str]:
-    setattr(app, _CHANGES_ATTRIBUTE, _BuildChanges())
+    build_state(app).purged_records = False
     return []
 
 
 def _note_purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
     # a re-read or removed document that had a record: the tables change
     if docname in stored_records(env):
-        _changes(app).purged_records = True
-
-
-def _note_reading(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
-    _changes(app).read.update(docnames)
+        build_state(app).purged_records = True
 
 
 def records_changed(app: Sphinx, env: BuildEnvironment) -> bool:
     """True when a record was added, changed or removed in this build (at ``env-updated``)."""
-    changes = _changes(app)
-    if changes.purged_records:
+    state = build_state(app)
+    if state.purged_records:
         return True
     records = stored_records(env)
-    return any(docname in records for docname in changes.read)
+    return any(docname in records for docname in state.to_read)
 
 
 # -- assets --------------------------------------------------------------------------
@@ -143,7 +105,7 @@ def add_assets(document: nodes.document, *assets: str) -> None:
 
 def add_static_path(app: Sphinx) -> None:
     """Ship ``static/`` with HTML builders only (idempotent)."""
-    _remember_app(app)
+    remember_app(app)
     if app.builder.format != "html":
         return
     static = str(STATIC_DIR)
@@ -170,18 +132,15 @@ def _page_assets(app: Sphinx, pagename: str, templatename: str, context: dict[st
         app.add_js_file(JS_FILE, defer="defer")
 
 
-_SETUP_ATTRIBUTE = "_gpu_admonition_support"
-
-
 def setup_support(app: Sphinx) -> None:
     """Connect the plumbing (once per application)."""
-    if getattr(app, _SETUP_ATTRIBUTE, False):
+    state = build_state(app)
+    if state.support_connected:
         return
-    setattr(app, _SETUP_ATTRIBUTE, True)
+    state.support_connected = True
     app.connect("builder-inited", add_static_path)
     app.connect("builder-inited", _keep_compiled_templates)
     app.connect("env-get-outdated", _reset_changes)
     # before the collectors (priority 500) forget the document's record
     app.connect("env-purge-doc", _note_purge, priority=100)
-    app.connect("env-before-read-docs", _note_reading)
     app.connect("html-page-context", _page_assets)
