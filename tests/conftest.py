@@ -369,7 +369,39 @@ _INTEGRATION_FIXTURES = frozenset({"build_root", "build_root_module", "status_bo
                                    "quantecon_book", "browser"})
 #: calls that make a test an integration test when its own body makes them
 _INTEGRATION_CALLS = re.compile(r"\b(sphinx_build|build_project|subprocess\.|KernelManager|"
-                                r"NotebookClient|run_notebook|cli_main\(\[\"check\")")
+                                r"NotebookClient|run_notebook|\[\"check\")")
+
+
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
+
+
+def _sources_called(functions: list[Any], depth: int = 3) -> str:
+    """The source of ``functions`` and of the test helpers they call, ``depth`` calls
+    deep (a test that builds through its module's ``_small_project`` builds)."""
+    import inspect
+
+    seen: set[Any] = set()
+    text = ""
+    pending = [(function, 0) for function in functions if function is not None]
+    while pending:
+        function, level = pending.pop()
+        if function in seen:
+            continue
+        seen.add(function)
+        try:
+            source = inspect.getsource(function)
+        except (OSError, TypeError):
+            continue
+        text += source
+        if level < depth:
+            namespace = getattr(function, "__globals__", {})
+            for name in set(_CALLED.findall(source)):
+                called = namespace.get(name)
+                if inspect.isfunction(called) and \
+                        called.__module__.split(".")[0] in ("conftest", "quantecon_book") or \
+                        inspect.isfunction(called) and called.__module__.startswith("test_"):
+                    pending.append((called, level + 1))
+    return text
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -379,16 +411,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     its own body, or lies in a module marked ``integration``.  Everything else is a
     unit test: pure functions of the model, the views and the command line on files.
     """
-    import inspect
-
     for item in items:
         if item.get_closest_marker("integration") or item.get_closest_marker("unit"):
             continue
-        function = getattr(item, "function", None)
-        try:
-            source = inspect.getsource(function) if function is not None else ""
-        except (OSError, TypeError):
-            source = ""
+        # the test's own body and those of the fixtures it uses (a module's fixture
+        # that builds its project once)
+        functions = [getattr(item, "function", None)]
+        definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        functions += [defs[-1].func for defs in definitions.values() if defs]
+        source = _sources_called(functions)
         integration = (bool(_INTEGRATION_FIXTURES.intersection(item.fixturenames))
                        or any(item.get_closest_marker(m) for m in ("browser", "slow",
                                                                    "jupyter_book", "tooling"))
