@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from .device import is_gpu
 from .formatting import format_seconds
 from .machine import (
     UNKNOWN_MACHINE,
@@ -19,8 +20,6 @@ from .machine import (
     notebook_machine_factor,
 )
 from .record import CellRecord, NotebookRecord, StatusReport
-
-GPU_BACKENDS = ("gpu", "cuda", "rocm")
 
 
 class Thresholds(NamedTuple):
@@ -241,7 +240,7 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
     recompile = recompile_hint(cell, thresholds.recompile_threshold)
     if recompile is not None:
         flags.append(recompile)
-    if cell.loops and notebook.environment.backend in GPU_BACKENDS:
+    if cell.loops and is_gpu(notebook.environment.backend):
         loops = ", ".join(cell.loops)
         flags.append(Flag("sequential_loop", f"runs {loops} on the GPU: every iteration "
                           "launches device kernels, so long sequential loops can be far slower "

@@ -25,6 +25,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from . import device
 from .schema import Loadable, SchemaError, choices, dumper, load_model, short_repr
 
 SCHEMA_ID = "sphinx-gpu-admonition/execution-status"
@@ -134,14 +135,9 @@ class Environment(Loadable):
 
     @property
     def device_label(self) -> str:
-        """One line: ``"GPU: NVIDIA H200"``, ``"CPU: AMD EPYC 7763, 4 cores"``."""
-        backend = self.jax.backend
-        if backend and backend != "cpu":
-            name = self.jax.device_summary or (self.gpus[0].name if self.gpus else backend)
-            return f"{backend.upper()}: {name}"
-        cpu = self.host.cpu or "unknown CPU"
-        cores = f", {self.host.cores} cores" if self.host.cores else ""
-        return f"CPU: {cpu}{cores}"
+        """One line: ``"GPU: NVIDIA H200"``, ``"CPU: AMD EPYC 7763, 4 cores"``
+        (:func:`.device.device_label`)."""
+        return device.device_label(self)
 
 
 @dataclasses.dataclass
