@@ -25,11 +25,11 @@ from pathlib import Path
 
 from sphinx_gpu_admonition.ext.admonition import CSS_FILE, STATIC_DIR
 from sphinx_gpu_admonition.ext.status_page import write_cells_data
-from sphinx_gpu_admonition.render.status_html import CELLS_DATA_SUFFIX, cells_data, render_html
-from sphinx_gpu_admonition.render.status_rows import StatusOptions
 from sphinx_gpu_admonition.ext.support import JS_FILE
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
+from sphinx_gpu_admonition.render.status_html import CELLS_DATA_SUFFIX, cells_data, render_html
+from sphinx_gpu_admonition.render.status_rows import StatusOptions
 
 PAGE = "status.html"
 DATA = "status" + CELLS_DATA_SUFFIX

@@ -21,11 +21,11 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import ROOTS, STATUS_BOOK_CONFIG, StatusBook, gpu_baseline, sphinx_build
 
-from sphinx_gpu_admonition.render.status_html import cells_data, render_html
-from sphinx_gpu_admonition.render.status_rows import MANY_ROWS, StatusOptions, parse_options, row_id
 from sphinx_gpu_admonition.ext.support import html_tree_may_hold
 from sphinx_gpu_admonition.model.analysis import HINT_RULES, Thresholds, analyse
 from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
+from sphinx_gpu_admonition.render.status_html import cells_data, render_html
+from sphinx_gpu_admonition.render.status_rows import MANY_ROWS, StatusOptions, parse_options, row_id
 
 HOSTILE = 'hostile<b>&"x'
 NOTEBOOKS = {"fast", "slow", "failing", "jaxnb", HOSTILE, "gone"}

@@ -174,7 +174,8 @@ def _check_backend(app: Sphinx, docname: str, record: NotebookRecord,
                      f"backend is unknown ({record.capture_message or 'no capture data'})",
              "backend", location=admonitions[0])
         return
-    if backend_family(actual) == backend_family(expected):
+    # a page that never initialised JAX ran on no backend at all: not what was expected
+    if actual is not None and backend_family(actual) == backend_family(expected):
         return
     ran = f"on the {actual!r} backend" if actual else "without initialising a JAX backend"
     warn(logger, f"page with a gpu directive executed {ran}, but gpu_expected_backend is "

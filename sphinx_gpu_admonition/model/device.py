@@ -16,10 +16,10 @@ Decisions:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:  # the record imports this module: no import at run time
-    from .record import Environment
+#: a :class:`.record.Environment` (not imported: the record imports this module)
+Environment = Any
 
 #: the JAX backends the configuration accepts (``gpu_expected_backend``)
 BACKENDS = ("cpu", "gpu", "tpu", "cuda", "rocm", "metal")
