@@ -20,7 +20,7 @@ from markupsafe import Markup
 from ..model.analysis import HINT_RULES, BuildAnalysis, Flag, NotebookComparison
 from ..model.findings import findings, headline
 from ..model.formatting import format_percent, format_seconds
-from ..model.record import CellRecord, NotebookRecord
+from ..model.record import CellName, CellRecord
 from .labels import Labels
 from .status_rows import (
     MANY_ROWS,
@@ -151,16 +151,15 @@ def cell_labels(labels: Labels) -> dict[str, Any]:
     }
 
 
-def _cell_entry(record: NotebookRecord, position: int, cell: CellRecord,
-                flags: Sequence[Flag], comparison: NotebookComparison | None,
+def _cell_entry(position: int, cell: CellRecord, name: CellName, flags: Sequence[Flag],
+                total: float, comparison: NotebookComparison | None,
                 labels: Labels) -> dict[str, Any]:
     """One cell with short keys; texts formatted here, so that there is one formatter."""
-    name = record.cell_name(cell)
     entry: dict[str, Any] = {
         "m": labels.cell_label(name),
         "s": float(f"{cell.seconds:.4g}"),  # for sorting only: 4 digits are plenty
         "t": format_seconds(cell.seconds),
-        "p": format_percent(share(cell.seconds, record.cells_seconds)),
+        "p": format_percent(share(cell.seconds, total)),
         "l": cell.first_line,
     }
     if cell.index is not None:
@@ -202,10 +201,11 @@ def cells_data(analysis: BuildAnalysis, labels: Labels | None = None) -> dict[st
     for result in analysis.notebooks:
         record = result.notebook
         comparison = result.comparison
+        total = record.cells_seconds
         entry: dict[str, Any] = {"c": [
-            _cell_entry(record, position, cell, flags, comparison, labels)
-            for position, (cell, flags) in enumerate(zip(record.cells, result.cell_flags,
-                                                         strict=True))]}
+            _cell_entry(position, cell, name, flags, total, comparison, labels)
+            for position, (cell, name, flags) in enumerate(
+                zip(record.cells, record.cell_names(), result.cell_flags, strict=True))]}
         if comparison is not None:
             entry["cmp"] = 1
             if comparison.gone_cells:
