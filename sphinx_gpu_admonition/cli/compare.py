@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ..model.analysis import Thresholds, analyse
+from ..model.device import build_label
 from ..model.record import StatusReport
 from .actions import github_enabled, write_github
 from .machines import machines_markdown, machines_text, report_machines
@@ -65,11 +66,8 @@ class CompareOptions:
 
 
 def _build_label(report: StatusReport) -> str | None:
-    backends = {nb.environment.backend for nb in report.notebooks
-                if nb.capture == "ok" and nb.environment.backend}
-    if len(backends) == 1:
-        return f"{backends.pop().upper()} build"
-    return "mixed-backend build" if backends else None
+    return build_label({nb.environment.backend for nb in report.notebooks
+                        if nb.capture == "ok" and nb.environment.backend})
 
 
 def _side(report: StatusReport, source: str, label: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
@@ -68,6 +69,20 @@ def is_notebook(env: BuildEnvironment, docname: str, doctree: nodes.document) ->
     if execution_result(env, docname) is not None:
         return True
     return any(node.get("nb_element") == "cell_code" for node in doctree.findall(nodes.container))
+
+
+def code_cell_nodes(doctree: nodes.document) -> Iterator[tuple[nodes.Element, int]]:
+    """(node, cell index) of the code cells rendered on the page: MyST-NB's
+    ``nb_element`` and ``cell_index`` node attributes, read here only."""
+    for node in doctree.findall(nodes.container):
+        if node.get("nb_element") == "cell_code":
+            yield node, node["cell_index"]
+
+
+def cell_source(node: nodes.Element) -> str:
+    """The source of a code cell's node (its first literal block)."""
+    block = next(iter(node.findall(nodes.literal_block)), None)
+    return block.astext() if block is not None else ""
 
 
 def code_cells(doctree: nodes.document) -> list[tuple[int, int | None, str]]:

@@ -21,6 +21,7 @@ from sphinx.config import Config
 from sphinx.util import logging
 
 from ..model.analysis import Thresholds
+from ..model.device import BACKENDS
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
@@ -28,7 +29,6 @@ logger = logging.getLogger(__name__)
 PREFIX = "gpu_"
 
 EXECUTION_INFO_POSITIONS = ("top", "bottom", "admonition", "off")
-BACKENDS = ("cpu", "gpu", "tpu", "cuda", "rocm", "metal")
 
 #: the flagging rules' defaults, defined once by the analysis (the command line's too)
 _RULES = Thresholds()

@@ -34,7 +34,7 @@ from ..model.record import (
 )
 from ..render import github
 from . import _mystnb, calibration
-from .baseline import get_baseline, thresholds
+from .build_analysis import get_baseline, thresholds
 from .capture import all_records
 from .config import get_config
 from .outcome import failure_text, records_of_stopped_build

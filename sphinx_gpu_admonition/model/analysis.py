@@ -8,9 +8,10 @@ the same cells for the same reasons.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from .device import is_gpu
 from .formatting import format_seconds
 from .machine import (
     UNKNOWN_MACHINE,
@@ -19,8 +20,6 @@ from .machine import (
     notebook_machine_factor,
 )
 from .record import CellRecord, NotebookRecord, StatusReport
-
-GPU_BACKENDS = ("gpu", "cuda", "rocm")
 
 
 class Thresholds(NamedTuple):
@@ -241,7 +240,7 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
     recompile = recompile_hint(cell, thresholds.recompile_threshold)
     if recompile is not None:
         flags.append(recompile)
-    if cell.loops and notebook.environment.backend in GPU_BACKENDS:
+    if cell.loops and is_gpu(notebook.environment.backend):
         loops = ", ".join(cell.loops)
         flags.append(Flag("sequential_loop", f"runs {loops} on the GPU: every iteration "
                           "launches device kernels, so long sequential loops can be far slower "
@@ -282,15 +281,37 @@ class NotebookAnalysis:
         return data
 
 
+#: Cell magics whose body is shell script, not Python.
+SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script", "%%system")
+
+
+def is_shell_or_magic(source: str) -> bool:
+    """A cell of only ``!pip install ...`` / ``%magic`` lines (and comments), a
+    ``%%bash`` cell, or ``%%capture`` around such lines: its time is the machine's
+    (downloads, installs), not the lecture's, so no view flags it."""
+    lines = [line.strip() for line in source.splitlines()]
+    code = [line for line in lines if line and not line.startswith("#")]
+    if not code:
+        return False
+    if code[0].split()[0] in SHELL_CELL_MAGICS:
+        return True
+    if code[0].split()[0] == "%%capture":
+        code = code[1:]
+    return all(line.startswith(("!", "%")) for line in code)
+
+
 def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
                      baseline: dict[str, NotebookRecord] | None = None,
-                     machine: MachineFactor = UNKNOWN_MACHINE) -> NotebookAnalysis:
-    """Flags of one notebook; ``baseline`` maps docnames to the baseline's records."""
+                     machine: MachineFactor = UNKNOWN_MACHINE,
+                     shell_cells: Collection[int] = ()) -> NotebookAnalysis:
+    """Flags of one notebook; ``baseline`` maps docnames to the baseline's records;
+    the cells with an index in ``shell_cells`` (:func:`is_shell_or_magic`) get none."""
     comparison = None
     if baseline is not None:
         comparison = compare_notebooks(notebook, baseline.get(notebook.docname), thresholds,
                                        machine)
     flags = [
+        () if cell.index is not None and cell.index in shell_cells else
         tuple(flag_cell(cell, notebook, thresholds,
                         comparison.cells.get(position) if comparison else None))
         for position, cell in enumerate(notebook.cells)
@@ -324,10 +345,16 @@ class BuildAnalysis:
 
 
 def analyse(report: StatusReport, thresholds: Thresholds,
-            baseline: StatusReport | None = None) -> BuildAnalysis:
+            baseline: StatusReport | None = None,
+            shell_cells: Mapping[str, Collection[int]] | None = None) -> BuildAnalysis:
+    """The build's one analysis; ``shell_cells``: by docname, the indexes of the cells
+    that only run shell commands or magics (:func:`is_shell_or_magic`: the engine knows
+    the cells' sources, the records do not)."""
     by_docname = baseline.by_docname() if baseline is not None else None
     machine = machine_factor(report, baseline) if baseline is not None else None
-    analyses = [analyse_notebook(nb, thresholds, by_docname, machine or UNKNOWN_MACHINE)
+    shell_cells = shell_cells or {}
+    analyses = [analyse_notebook(nb, thresholds, by_docname, machine or UNKNOWN_MACHINE,
+                                 shell_cells.get(nb.docname, ()))
                 for nb in report.notebooks]
     gone: list[NotebookRecord] = []
     if baseline is not None:

@@ -42,6 +42,18 @@ def format_bytes(size: float | None, missing: str = "–") -> str:
     return f"{size / 2**30:.1f} GiB" if size else missing
 
 
+def format_mib(size_mib: float | None, missing: str = "–") -> str:
+    """A process's memory in MiB (the records' ``peak_memory_mb``: resident set size
+    / 2**20), labelled as such: ``512 MiB``."""
+    return missing if size_mib is None else f"{size_mib:.0f} MiB"
+
+
+def format_gib(size_gib: float | None, missing: str = "–") -> str:
+    """A machine's memory in GiB (the records' ``memory_gb``: bytes / 2**30, rounded
+    to 0.1), labelled as such: ``23.5 GiB``."""
+    return missing if size_gib is None else f"{size_gib:g} GiB"
+
+
 def format_date(iso: str | None) -> str:
     """An ISO 8601 time in UTC, to the minute (``2026-11-29 21:36 UTC``): records keep
     the executing machine's offset, readers compare times of several machines."""

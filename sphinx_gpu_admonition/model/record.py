@@ -25,6 +25,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from . import device
 from .schema import Loadable, SchemaError, choices, dumper, load_model, short_repr
 
 SCHEMA_ID = "sphinx-gpu-admonition/execution-status"
@@ -134,14 +135,9 @@ class Environment(Loadable):
 
     @property
     def device_label(self) -> str:
-        """One line: ``"GPU: NVIDIA H200"``, ``"CPU: AMD EPYC 7763, 4 cores"``."""
-        backend = self.jax.backend
-        if backend and backend != "cpu":
-            name = self.jax.device_summary or (self.gpus[0].name if self.gpus else backend)
-            return f"{backend.upper()}: {name}"
-        cpu = self.host.cpu or "unknown CPU"
-        cores = f", {self.host.cores} cores" if self.host.cores else ""
-        return f"CPU: {cpu}{cores}"
+        """One line: ``"GPU: NVIDIA H200"``, ``"CPU: AMD EPYC 7763, 4 cores"``
+        (:func:`.device.device_label`)."""
+        return device.device_label(self)
 
 
 @dataclasses.dataclass
@@ -300,9 +296,16 @@ class NotebookRecord(Loadable):
 
     def cell_name(self, cell: CellRecord) -> CellName:
         """How every view names ``cell`` (one of :attr:`cells`): see :class:`CellName`."""
-        return CellName(docname=self.docname, number=self.cell_number(cell),
-                        index=cell.index, first_line=cell.first_line,
-                        source=self.source, line=cell.line)
+        return self._name(cell, self.cell_number(cell))
+
+    def cell_names(self) -> list[CellName]:
+        """:meth:`cell_name` of every cell, in order, in one pass (the per-cell data of
+        a 100-cell notebook would otherwise look each cell's number up again)."""
+        return [self._name(cell, number) for number, cell in enumerate(self.cells, 1)]
+
+    def _name(self, cell: CellRecord, number: int) -> CellName:
+        return CellName(docname=self.docname, number=number, index=cell.index,
+                        first_line=cell.first_line, source=self.source, line=cell.line)
 
     def cell_number(self, cell: CellRecord) -> int:
         """1 for the first code cell that ran (by identity: two cells may be equal)."""
