@@ -8,8 +8,9 @@ is read through :func:`..model.files.read_status` and judged once by
 :func:`..model.analysis.analyse`, the same code the status page and the build summary
 use; the summaries and their Markdown are :mod:`..render`'s (the build's job summary
 too); ``check`` measures the machine with :mod:`.bench`.  Every printed line goes
-through :func:`.output.emit`: text from a status file never starts a line with ``::``.  :mod:`.parser` declares the arguments; :func:`main`
-turns every error into one line and an exit code.
+through :func:`.output.emit`: text from a status file never starts a line with ``::``.
+:mod:`.parser` declares the arguments; :func:`main` turns every error into one line and
+an exit code.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .check import run_check
 from ..render.github import job_summary as github_summary
+from .check import run_check
 from .compare import CompareOptions, summarise_compare, summary_sentence
 from .output import (
     EXIT_FAILED,

@@ -7,11 +7,12 @@ import argparse
 import sys
 from typing import Any
 
-from ..model.analysis import analyse
+from ..model.analysis import BuildAnalysis, analyse
 from ..model.formatting import one_line
 from ..model.record import StatusReport
+from ..render import summary
 from ..render.markdown import both_machines, render_compare_markdown
-from ..render.summary import CompareOptions, summarise_compare, summary_sentence
+from ..render.summary import CompareOptions, summary_sentence
 from .machines import machines_text
 from .output import (
     EXIT_FAILED,
@@ -40,6 +41,23 @@ def compare_options(args: argparse.Namespace) -> CompareOptions:
     """The command's options."""
     return CompareOptions(args.baseline, args.new, args.label_a, args.label_b,
                           args.fail_above, args.min_seconds, args.top)
+
+
+def compared(a: StatusReport, b: StatusReport,
+             options: CompareOptions) -> tuple[BuildAnalysis, dict[str, Any]]:
+    """B analysed once against A (``--fail-above`` is the regression ratio when given),
+    and what ``compare`` shows of that analysis."""
+    thresholds = thresholds_from(min_seconds=options.min_seconds,
+                                 regression_ratio=options.fail_above)
+    analysis = analyse(b, thresholds, baseline=a)
+    return analysis, summary.summarise_compare(a, b, analysis, options,
+                                               (_build_label(a), _build_label(b)))
+
+
+def summarise_compare(a: StatusReport, b: StatusReport,
+                      options: CompareOptions) -> dict[str, Any]:
+    """What ``compare`` shows, as plain data (the ``--json`` output)."""
+    return compared(a, b, options)[1]
 
 
 def _build_label(report: StatusReport) -> str | None:
@@ -114,11 +132,7 @@ def _regression_lines(data: dict[str, Any], style: Style) -> list[str]:
 def cmd_compare(args: argparse.Namespace) -> int:
     a = read_report(args.baseline)
     b = read_report(args.new)
-    options = compare_options(args)
-    # --fail-above is the regression ratio when given
-    thresholds = thresholds_from(min_seconds=args.min_seconds, regression_ratio=args.fail_above)
-    analysis = analyse(b, thresholds, baseline=a)  # the one analysis every output shows
-    data = summarise_compare(a, b, analysis, options, (_build_label(a), _build_label(b)))
+    analysis, data = compared(a, b, compare_options(args))  # one analysis, every output
     if github_enabled(args):
         write_github(b, analysis, render_compare_markdown(data), status_json=args.new)
     if args.json:

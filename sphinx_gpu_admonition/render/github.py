@@ -56,14 +56,13 @@ def escape_data(text: str) -> str:
     """A workflow command's message: ``%``, CR and LF encoded as the runner expects
     (kept as line breaks of the annotation); other control characters and line
     separators as a space, so no reader of the log sees a second line."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "%0A".join(one_line(line).replace("%", "%25") for line in lines)
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return one_line(text)
 
 
 def escape_property(text: str) -> str:
-    """A workflow command's property value: one line, and ``:`` and ``,``, which end
-    it, encoded too."""
-    return (one_line(text).replace("%", "%25").replace(":", "%3A").replace(",", "%2C"))
+    """A workflow command's property value: also ``:`` and ``,``, which end it."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def command(kind: str, message: str, **properties: object) -> str:
