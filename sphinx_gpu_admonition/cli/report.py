@@ -96,7 +96,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     report = read_report(args.build)
     thresholds = thresholds_from(slow_cell_seconds=args.slow_cell_seconds,
                                  min_seconds=args.min_seconds)
-    analysis = analyse(report, thresholds)  # the one analysis every output shows
+    baseline = read_report(args.baseline) if args.baseline else None
+    analysis = analyse(report, thresholds, baseline)  # the one analysis every output shows
     summary = summarise_report(report, analysis, thresholds, args.build, args.top)
     if github_enabled(args):
         write_github(report, analysis, render_report_markdown(summary, args.top),

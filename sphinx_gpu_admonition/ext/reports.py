@@ -113,7 +113,7 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
     if config.status_json:
         _write(outdir / config.status_json, status_json_text(report))
     if config.status_junit:
-        _write(outdir / config.status_junit, junit_xml(report))
+        _write(outdir / config.status_junit, junit_xml(report, analysis))
     if config.status_console:
         for line in summary_lines(report, analysis):
             logger.info(line)

@@ -6,6 +6,8 @@ import functools
 import re
 from xml.etree import ElementTree
 
+from ..model.analysis import BuildAnalysis
+from ..model.findings import Finding, findings
 from ..model.formatting import format_seconds
 from ..model.record import BUILD_FAILED, CACHE, EARLIER_BUILD, EXECUTED, StatusReport
 
@@ -24,14 +26,22 @@ def _xml_characters(text: str | None) -> str | None:
     return _not_xml().sub("", text)
 
 
-def junit_xml(report: StatusReport) -> str:
+def _flagged_text(finding: Finding) -> str:
+    return (f"flagged {finding.name.full}: {finding.reason}; what to do: {finding.action}")
+
+
+def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None) -> str:
     """One test case per notebook; errors, timeouts and dead kernels are failures.
 
     A test case's time is what this build spent executing it: outputs reused from
     the jupyter-cache or from an earlier build cost nothing now (their original time
-    is in the case's output).  A build that stopped adds an error case, so a CI gate
-    reading this file fails with the build.
+    is in the case's output).  The flagged cells of ``analysis`` (the build's) are in
+    their notebook's output, without failing it.  A build that stopped adds an error
+    case, so a CI gate reading this file fails with the build.
     """
+    flagged: dict[str, list[str]] = {}
+    for finding in findings(analysis) if analysis is not None else []:
+        flagged.setdefault(finding.notebook.docname, []).append(_flagged_text(finding))
     suite = ElementTree.Element("testsuite", name="notebooks")
     failures = skipped = errors = 0
     total = 0.0
@@ -58,12 +68,14 @@ def junit_xml(report: StatusReport) -> str:
                     for c in nb.cells if c.error and c.error_expected]
         if expected:  # allowed to raise: not a failure, but said where it happened
             ElementTree.SubElement(case, "system-err").text = "; ".join(expected)
+        output = list(flagged.get(nb.docname, []))
         if nb.provenance in (CACHE, EARLIER_BUILD):
             where = ("the jupyter-cache" if nb.provenance == CACHE
                      else "an earlier build (the page was not read again)")
-            ElementTree.SubElement(case, "system-out").text = (
-                f"outputs reused from {where}; executed {nb.executed_at} "
-                f"in {format_seconds(nb.seconds)}")
+            output.insert(0, f"outputs reused from {where}; executed {nb.executed_at} "
+                             f"in {format_seconds(nb.seconds)}")
+        if output:
+            ElementTree.SubElement(case, "system-out").text = "\n".join(output)
     if report.build.get("outcome") == BUILD_FAILED:
         errors += 1
         case = ElementTree.SubElement(suite, "testcase", classname="build",
