@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_fuzz import BASE, run
+from test_fuzz import BASE, forged_commands, run, runner_lines
 
 from sphinx_gpu_admonition.cli.check import render_check_text
 from sphinx_gpu_admonition.cli.output import Style, emit
@@ -36,36 +36,6 @@ from sphinx_gpu_admonition.render.console import summary_lines
 PAYLOAD = ("::stop-commands::x{n}\n::error file=evil.py,line=1::INJECTED\r"
            "::error file=evil.py::CR\u2028::warning file=evil.py::LS\x85::notice "
            "file=evil.py::NEL\v::error file=evil.py::VT\x1e::error file=evil.py::RS @octocat")
-
-_ANNOTATION = re.compile(r"::(error|warning|notice)(?: ([a-z]+=[^,:]*(?:,[a-z]+=[^,:]*)*))?"
-                         r"::(.*)")
-
-
-def runner_lines(text: str) -> Iterator[str]:
-    """``text`` split as the runner splits it (CR, LF), and each piece as
-    ``str.splitlines`` splits it (the other separators too)."""
-    for piece in re.split(r"\r\n|\r|\n", text):
-        yield from piece.splitlines() or [piece]
-
-
-def forged_commands(text: str, annotations: bool = False) -> list[str]:
-    """The lines of ``text`` a runner would read as commands and the extension did not
-    write: with ``annotations``, its own ``::error`` / ``::warning`` / ``::notice``
-    lines are allowed when their properties and message are escaped."""
-    forged = []
-    for line in runner_lines(text):
-        start = line.lstrip()
-        if not start.startswith("::"):
-            continue
-        match = _ANNOTATION.fullmatch(start)
-        properties = dict(item.split("=", 1) for item in (match.group(2) or "").split(",")
-                          if item) if match else {}
-        if (annotations and match and properties.get("file") != "evil.py"
-                and not re.search(r"%(?!25|0D|0A)", match.group(3))):
-            continue
-        forged.append(line)
-    return forged
-
 
 def _string_paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     if isinstance(node, str):
