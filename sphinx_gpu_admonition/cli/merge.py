@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from ..model.files import SIDECAR_FOLDER
-from .output import EXIT_OK, PROG, UsageError, one_line, plural, read_report
+from .output import EXIT_OK, PROG, UsageError, one_line, plural, read_report, say
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
@@ -19,15 +19,16 @@ def cmd_merge(args: argparse.Namespace) -> int:
     inputs = [(path, read_report(path)) for path in args.inputs]
     merged, conflicts = merge_reports(inputs)
     for conflict in conflicts:
-        print(f"{PROG}: conflict: {one_line(conflict.message())}", file=sys.stderr)
+        say(f"{PROG}: conflict: {one_line(conflict.message())}", sys.stderr)
     try:
         write_report(Path(args.output), merged)
     except OSError as error:
         raise UsageError(f"{args.output}: {error.strerror or error}") from error
     sources = merged.build["merged_from"]
-    print(f"{args.output}: {plural(len(merged.notebooks), 'notebook')} from "
-          + ", ".join(f"{s['source']} ({len(s['notebooks'])})" for s in sources)
-          + (f"; {plural(len(conflicts), 'conflict')}" if conflicts else ""))
+    # a path given on the command line is a label: it never starts the line raw
+    say(f"{args.output}: {plural(len(merged.notebooks), 'notebook')} from "
+        + ", ".join(f"{s['source']} ({len(s['notebooks'])})" for s in sources)
+        + (f"; {plural(len(conflicts), 'conflict')}" if conflicts else ""))
     return EXIT_OK
 
 
@@ -36,8 +37,8 @@ def cmd_merge_cache(args: argparse.Namespace) -> int:
         copied = merge_caches(Path(args.output), [Path(p) for p in args.inputs])
     except CacheError as error:
         raise UsageError(str(error)) from error
-    print(f"{args.output}: {plural(len(copied), 'notebook')} copied from "
-          f"{plural(len(args.inputs), 'cache')}")
+    say(f"{args.output}: {plural(len(copied), 'notebook')} copied from "
+        f"{plural(len(args.inputs), 'cache')}")
     return EXIT_OK
 
 

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from .analysis import BuildAnalysis, Flag, action_for
 from .formatting import format_ratio, format_seconds
-from .record import CACHE, EARLIER_BUILD, OK, CellName, NotebookRecord
+from .record import CACHE, EARLIER_BUILD, OK, CellName, CellRecord, NotebookRecord
 
 
 class Finding(NamedTuple):
@@ -27,6 +27,13 @@ class Finding(NamedTuple):
     share: float | None
     device: str | None
     flags: Sequence[Flag]
+    #: the cell's record (its line, first line, compile time)
+    cell: CellRecord | None = None
+
+    @property
+    def is_regression(self) -> bool:
+        """Flagged for being slower than the baseline's cell."""
+        return any(flag.rule == "regression" for flag in self.flags)
 
     @property
     def reason(self) -> str:
@@ -51,7 +58,8 @@ def findings(analysis: BuildAnalysis) -> list[Finding]:
         device = record.device_label
         for cell, flags in result.flagged_cells:
             rows.append(Finding(record, record.cell_name(cell), cell.seconds,
-                                cell.seconds / total if total > 0 else None, device, flags))
+                                cell.seconds / total if total > 0 else None, device, flags,
+                                cell))
     rows.sort(key=lambda row: (-row.seconds, row.notebook.docname))
     return rows
 
