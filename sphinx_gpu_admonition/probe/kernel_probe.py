@@ -34,6 +34,7 @@ import os
 import re
 import sys
 from json.encoder import encode_basestring_ascii as _json_string
+from os import getpid as _process_id
 from os import write as _write_fd
 from time import perf_counter as _clock
 from time import time as _wall_clock
@@ -418,6 +419,10 @@ class Probe:
         self._write_line(self._encode(record) + "\n")
 
     def _write_line(self, line: str) -> None:
+        if _process_id() != self._pid:
+            # a process forked from the kernel (os.fork in a cell) inherits the probe,
+            # its callbacks and this file; its lines would pass for the kernel's
+            return
         data = line.encode("utf-8")
         written = _write_fd(self._fd, data)
         while written < len(data):  # only a full disk or a signal writes less
