@@ -12,6 +12,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pytest
+from bs4 import BeautifulSoup
 from conftest import MYST_HEADER, ProjectBuild, build_project
 from test_capture import build_again, forget_environment, notebooks
 
@@ -41,7 +42,8 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def build(tmp_path_factory: pytest.TempPathFactory) -> ProjectBuild:
-    files = {"index.md": "# Book\n\n```{toctree}\n" + "\n".join(PAGES) + "\n```\n",
+    files = {"index.md": "# Book\n\n```{toctree}\nstatus\n" + "\n".join(PAGES) + "\n```\n",
+             "status.md": "# Build status\n\n```{execution-status}\n```\n",
              **{f"{name}.md": text for name, text in PAGES.items()}}
     return build_project("outcomes", tmp_path_factory.mktemp("records"), files=files,
                          confoverrides={"show_warning_types": True})
@@ -62,9 +64,17 @@ def test_an_exception_not_named_error_is_recorded_with_its_own_line(
     assert failure.get("type") == "Boom" and "nbclient" not in (failure.text or "")
     from sphinx_gpu_admonition.cli import main
 
-    main(["report", str(build.outdir), "--no-color"])
-    out = capsys.readouterr().out
-    assert "Boom: it went bang" in out and "An error occurred while executing" not in out
+    main(["report", str(build.outdir), "--no-color", "--github"])
+    printed = capsys.readouterr()
+    assert "Boom: it went bang" in printed.out
+    assert "An error occurred while executing" not in printed.out + printed.err
+    (annotation,) = [line for line in printed.err.splitlines()  # the workflow commands
+                     if line.startswith("::error") and "boom.md" in line]
+    assert annotation.endswith("error in cell 2: Boom: it went bang")
+    page = BeautifulSoup(build.read("status.html"), "html.parser")
+    messages = [p.get_text() for p in page.select("p.gpu-status-error-message")]
+    assert any("Boom: it went bang" in text for text in messages)
+    assert not any("An error occurred" in text for text in messages)
 
 
 def test_exception_types_and_messages_are_recorded_as_one_line(build: ProjectBuild) -> None:
