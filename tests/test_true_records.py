@@ -77,6 +77,16 @@ def test_an_exception_not_named_error_is_recorded_with_its_own_line(
     assert not any("An error occurred" in text for text in messages)
 
 
+def test_without_capture_data_the_exception_is_read_from_the_kernels_traceback(
+        tmp_path: Path) -> None:
+    files = {"index.md": "# Book\n\n```{toctree}\nboom\n```\n", "boom.md": PAGES["boom"]}
+    build = build_project("outcomes", tmp_path, files=files,
+                          confoverrides={"gpu_capture": False})
+    record = notebooks(build)["boom"]
+    assert record["capture"] == "missing"
+    assert (record["error"]["type"], record["error"]["message"]) == ("Boom", "Boom: it went bang")
+
+
 def test_exception_types_and_messages_are_recorded_as_one_line(build: ProjectBuild) -> None:
     record = notebooks(build)["inject"]
     name = "Boom ::error file=evil.py,line=1::INJECTED"
