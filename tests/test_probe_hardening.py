@@ -272,3 +272,11 @@ def test_preparing_the_device_sync_adds_nothing_to_the_cell_output(
         kernel_probe._DeviceSync(jax)()
         assert jax.config.jax_log_compiles  # the notebook's setting is kept
     assert not [r for r in caplog.records if "_scalar_zero" in r.getMessage()]
+
+
+@pytest.mark.parametrize("source", ["x = 1", "\n\n  %%capture\ntime.sleep(1)", "y" * 300,
+                                    "a = 1\r\nb = 2", "é = 'ü'\n"])
+def test_a_cache_hit_reads_first_lines_as_the_probe_records_them(source: str) -> None:
+    """The sidecar check has its own copy of the probe's first-line rule (a cache hit
+    does not import the probe): the two must agree."""
+    assert capture._first_line(source) == capture.recorded_text(kernel_probe._first_line(source))
