@@ -8,6 +8,7 @@ defensive fallbacks, and ``tests/test_mystnb_compat.py`` pins the behaviour.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -131,6 +132,24 @@ def cell_start(source: list[str], line: int) -> int:
         if _CODE_CELL_FENCE.match(source[number - 1]):
             return number
     return line
+
+
+def executed_code_cell_count(env: BuildEnvironment, docname: str) -> int | None:
+    """How many code cells with code the notebook MyST-NB wrote to its output folder
+    (``jupyter_execute/<docname>.ipynb``, written as the page was read) has, counting
+    the ``remove-cell`` ones the page does not show; None when it cannot be read."""
+    config = getattr(env, "mystnb_config", None)
+    folder = getattr(config, "output_folder", None)
+    if not folder:
+        return None
+    *parents, name = docname.split("/")
+    path = Path(folder).joinpath(*parents, f"{name}.ipynb")
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells") or []
+        return sum(1 for cell in cells if cell.get("cell_type") == "code"
+                   and "".join(cell.get("source") or "").strip())
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
 
 
 def cell_tags(doctree: nodes.document) -> dict[int, list[str]]:

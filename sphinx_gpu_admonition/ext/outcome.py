@@ -30,7 +30,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
-from ..model.formatting import error_message
+from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
 from ..model.record import (
     EARLIER_BUILD,
     ERROR,
@@ -49,6 +49,7 @@ from .capture import (
     atomic_write,
     capture_folder,
     output_file,
+    recorded_text,
     stored_records,
 )
 from .state import BuildState, build_state
@@ -135,7 +136,9 @@ def _describe(error: BaseException) -> tuple[str, str, str]:
             return STATUS_OF_EXECUTION_ERROR[name], name, error_message(str(link))
         ename = getattr(link, "ename", None)  # nbclient's CellExecutionError
         if isinstance(ename, str) and ename:
-            return ERROR, ename, error_message(f"{ename}: {getattr(link, 'evalue', '')}")
+            evalue = getattr(link, "evalue", "")
+            line = recorded_text(plain_text(f"{ename}: {evalue}"))[:MESSAGE_LENGTH]
+            return ERROR, recorded_text(ename), line
     text = "\n".join(str(link) for link in chain)  # a -j worker's traceback, as text
     for name, status in STATUS_OF_EXECUTION_ERROR.items():
         if name in text:

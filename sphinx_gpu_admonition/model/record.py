@@ -366,6 +366,10 @@ class StatusReport:
         if version != SCHEMA_VERSION or type(version) is not int:
             raise SchemaError(f"schema version {short_repr(version)} is not supported "
                               f"(this version reads {SCHEMA_VERSION})")
+        if data.get("notebooks", ()) is None:
+            # elsewhere null reads as empty; here it would read as a green build of
+            # nothing, so a document must list its notebooks (an empty list is fine)
+            raise SchemaError("notebooks: not an array (got null)")
         return load_model(cls, data)
 
 

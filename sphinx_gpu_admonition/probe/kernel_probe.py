@@ -34,6 +34,7 @@ import os
 import re
 import sys
 from json.encoder import encode_basestring_ascii as _json_string
+from os import getpid as _process_id
 from os import write as _write_fd
 from time import perf_counter as _clock
 from time import time as _wall_clock
@@ -382,6 +383,18 @@ def _valid_seconds(value) -> bool:
     return 0.0 <= value < _INFINITY
 
 
+def _cell_error(error: BaseException | None) -> BaseException | None:
+    """The cell's own exception behind the errors of reporting it (a traceback that
+    could not be sent fails again when IPython reports that failure)."""
+    own = error
+    for _ in range(8):  # context chains are short; never loop on a cyclic one
+        context = getattr(own, "__context__", None)
+        if context is None or type(own) is not type(error):
+            break
+        own = context
+    return own
+
+
 class Probe:
     def __init__(self, output: str, ipython=None):
         # one write(2) per line, straight to the file: a line is in the file when the
@@ -418,6 +431,10 @@ class Probe:
         self._write_line(self._encode(record) + "\n")
 
     def _write_line(self, line: str) -> None:
+        if _process_id() != self._pid:
+            # a process forked from the kernel (os.fork in a cell) inherits the probe,
+            # its callbacks and this file; its lines would pass for the kernel's
+            return
         data = line.encode("utf-8")
         written = _write_fd(self._fd, data)
         while written < len(data):  # only a full disk or a signal writes less
@@ -514,8 +531,13 @@ class Probe:
         if result is None:  # the run was cancelled before it produced a result
             self._running = self._started = None
             return
-        if getattr(result, "info", None) is not self._running:
-            return  # a nested run, or an empty cell (no pre_run_cell)
+        running = self._running
+        replaced = getattr(result, "info", None) is not running
+        # IPython gives a new info, with the same source object, to a run whose error
+        # escaped IPython itself (ipykernel could not send a traceback holding a lone
+        # surrogate); anything else is a nested run, or an empty cell (no pre_run_cell)
+        if replaced and (running is None or result.info.raw_cell is not running.raw_cell):
+            return
         self._running = None
         started = self._started
         if started is None:
@@ -530,9 +552,14 @@ class Probe:
             error = result.error_in_exec
             if error is None:
                 error = result.error_before_exec
+            count = result.execution_count
+            if replaced:
+                error = _cell_error(error)
+                # the new result has no count; IPython counted the cell when it began
+                count = getattr(self._ipython, "execution_count", 1) - 1
             if _valid_seconds(seconds):
                 self._write_line(self._cell_line(
-                    result.execution_count, seconds,
+                    count, seconds,
                     None if error is None else type(error).__name__))
             else:  # only a broken clock gets here
                 self.warn(f"dropped cell {result.execution_count}: its time is {seconds!r} s",
