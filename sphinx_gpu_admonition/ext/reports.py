@@ -152,6 +152,5 @@ def _remove_previous_reports(app: Sphinx) -> None:
 
 
 def setup_reports(app: Sphinx) -> Any:
-    calibration.setup_calibration(app)
     app.connect("builder-inited", _remove_previous_reports)
     app.connect("build-finished", write_reports)

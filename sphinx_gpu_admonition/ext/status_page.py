@@ -70,10 +70,9 @@ from .build_analysis import (
     file_analysis,
     forget_analysis,
     get_baseline,
-    setup_build_analysis,
 )
 from .capture import stored_records
-from .cell_badges import link_target, setup_cell_badges, status_pages
+from .cell_badges import link_target, status_pages
 from .i18n import ngettext, translate
 from .state import env_data
 from .support import (
@@ -82,7 +81,6 @@ from .support import (
     app_of,
     html_tree_may_hold,
     records_changed,
-    setup_support,
 )
 from .warnings import warn
 
@@ -408,9 +406,6 @@ def _forget_analysis(app: Sphinx, env: BuildEnvironment, added: set[str], change
 
 
 def setup_status_page(app: Sphinx) -> None:
-    setup_support(app)
-    setup_build_analysis(app)
-    setup_cell_badges(app)
     app.connect("env-get-outdated", _forget_analysis)
     app.add_directive("execution-status", ExecutionStatusDirective)
     app.add_env_collector(StatusPagesCollector)
