@@ -42,6 +42,8 @@ EXECUTION_OFF = "execution_off"
 STATUSES = (OK, ERROR, TIMEOUT, KERNEL_DIED, OUTPUTS_PRESENT, EXCLUDED, EXECUTION_OFF)
 FAILED_STATUSES = (ERROR, TIMEOUT, KERNEL_DIED)
 NOT_EXECUTED_STATUSES = (OUTPUTS_PRESENT, EXCLUDED, EXECUTION_OFF)
+#: the order in which every view lists statuses: problems first
+STATUS_ORDER = (*FAILED_STATUSES, OK, *NOT_EXECUTED_STATUSES)
 
 # Where a notebook's outputs (and so its measurements) came from.
 EXECUTED = "executed"  # executed by this build

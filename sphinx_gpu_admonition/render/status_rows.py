@@ -24,13 +24,7 @@ from ..model.formatting import format_date, format_mib, format_percent, format_r
 from ..model.record import (
     CACHE,
     EARLIER_BUILD,
-    ERROR,
-    EXCLUDED,
-    EXECUTION_OFF,
-    KERNEL_DIED,
-    OK,
-    OUTPUTS_PRESENT,
-    TIMEOUT,
+    STATUS_ORDER,
     NotebookRecord,
 )
 from .labels import GONE, Labels
@@ -39,9 +33,9 @@ SORT_CHOICES = ("time", "name")
 _TRUE = ("yes", "true", "on", "1")
 _FALSE = ("no", "false", "off", "0")
 
-#: status -> rank used to sort the status column (problems first)
-STATUS_RANK = {ERROR: 0, TIMEOUT: 1, KERNEL_DIED: 2, OK: 3, OUTPUTS_PRESENT: 4,
-               EXCLUDED: 5, EXECUTION_OFF: 6, GONE: 7}
+#: status -> rank used to sort the status column (the model's order; a notebook
+#: only in the baseline last)
+STATUS_RANK = {status: rank for rank, status in enumerate((*STATUS_ORDER, GONE))}
 
 #: every column of the status table, in the order :columns: lists them
 COLUMNS = ("name", "status", "time", "device", "flags", "executed", "cells", "slowest",
