@@ -32,7 +32,6 @@ from ..model.record import (
     ERROR,
     EXECUTED,
     OK,
-    OUTPUTS_PRESENT,
     CellRecord,
     Environment,
     ErrorInfo,
@@ -226,7 +225,8 @@ def record_from_kernel(output: KernelOutput, cells: list[CodeCell], root: Path,
         record.environment = Environment.from_dict(output.environment)
     except SchemaError as error:
         output.warnings.append(f"the kernel's environment was dropped: {error}")
-    for cell, code in zip(output.cells, cells):
+    # a page stopped by an error ran fewer cells than it has
+    for cell, code in zip(output.cells, cells, strict=False):
         cell.index = code.index
         cell.error_expected = cell.error is not None and code.raises
     record.cells = output.cells
@@ -315,6 +315,3 @@ def build_records(folder: Path | None = None, root: Path | None = None) -> list[
         records.append(record)
     return sorted(records, key=lambda r: r.docname)
 
-
-#: statuses of pages with code and no data
-NO_DATA = OUTPUTS_PRESENT

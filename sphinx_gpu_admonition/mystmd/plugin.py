@@ -24,8 +24,7 @@ PLUGIN_SPEC: dict[str, Any] = {
     "directives": [
         {"name": "gpu", "doc": "A notice about GPUs: the page was written for one.",
          "options": {"title": {"type": "string"}, "class": {"type": "string"},
-                     "name": {"type": "string"}, "required": {"type": "boolean"},
-                     "runtime": {"type": "string"}},
+                     "name": {"type": "string"}, "required": {"type": "boolean"}},
          "body": {"type": "myst"}},
         {"name": "execution-status",
          "doc": "The build's execution status: flagged cells, then every notebook."},

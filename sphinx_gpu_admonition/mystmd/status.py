@@ -60,11 +60,10 @@ def write_status_file(report: StatusReport, folder: Path) -> Path:
     return path
 
 
-def _page_link(record: NotebookRecord) -> mdast.Node:
-    # mystmd resolves a link to a source file into the page's URL
-    target = record.source or record.docname
-    return mdast.link(target if "." in Path(target).name else f"{target}.md",
-                      record.title or record.docname)
+def _page_name(record: NotebookRecord) -> str:
+    # Plain text, not a link: project-stage transforms run after mystmd resolved the
+    # links, and a page's URL (its slug) depends on mystmd's options
+    return record.docname
 
 
 def _slowest(record: NotebookRecord) -> str:
@@ -100,7 +99,7 @@ def status_nodes(report: StatusReport, analysis: BuildAnalysis) -> list[mdast.No
             mdast.inline_code(cell.first_line or "")))
     nodes.append(mdast.heading("Notebooks", 2))
     table_rows: list[list[mdast.Node | str]] = [
-        [_page_link(nb), format_seconds(nb.seconds), _status(nb), nb.device_label or "–",
+        [_page_name(nb), format_seconds(nb.seconds), _status(nb), nb.device_label or "–",
          _slowest(nb)]
         for nb in sorted_slowest_first(report.notebooks)]
     if table_rows:

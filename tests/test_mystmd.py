@@ -1,0 +1,227 @@
+"""The mystmd engine (Jupyter Book 2): the executable plugin and the capture.
+
+The plugin's own protocol is tested without mystmd. The book in
+``tests/roots/mystmd/`` is built for real with the pinned mystmd that
+``scripts/test`` installs into ``.mystmd/`` (``myst build --execute --site``,
+offline with a local template folder), executing JAX on the CPU in real kernels;
+the tests read the site content (``_build/site/content/*.json``) and the status
+JSON. A second build is a cache hit (no kernel runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sphinx_gpu_admonition.model.files import read_status
+from sphinx_gpu_admonition.mystmd import __main__ as mystmd_cli
+from sphinx_gpu_admonition.mystmd import capture, plugin
+
+PROJECT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).parent / "roots" / "mystmd"
+MYST = PROJECT / ".mystmd" / "node_modules" / ".bin" / "myst"
+PAGE = "jax_page"
+
+
+def run_plugin(*args: str, data: Any = None) -> Any:
+    completed = subprocess.run(
+        [str(ROOT / "gpu_admonition.py"), *args], input=json.dumps(data) if data else "",
+        capture_output=True, text=True, check=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(PROJECT),
+             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+    return json.loads(completed.stdout)
+
+
+def walk(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("children") or []:
+        yield from walk(child)
+
+
+def text_of(node: dict[str, Any]) -> str:
+    return "".join(n.get("value", "") for n in walk(node) if n.get("type") in ("text",
+                                                                                 "inlineCode"))
+
+
+# -- the plugin's protocol, without mystmd --------------------------------------------
+def test_the_plugin_declares_its_directives_and_transforms():
+    spec = run_plugin()
+    assert [d["name"] for d in spec["directives"]] == ["gpu", "execution-status"]
+    assert {t["name"]: t["stage"] for t in spec["transforms"]} == {
+        "gpu-capture": "document", "gpu-status": "project"}
+
+
+def test_the_gpu_directive_is_a_standard_admonition_with_the_sphinx_texts():
+    [node] = run_plugin("--directive", "gpu",
+                        data={"name": "gpu", "options": {"required": True, "title": "GPU!"}})
+    assert node["type"] == "admonition"
+    assert node["class"].split() == ["gpu-admonition", "admonition-gpu", "gpu-required"]
+    assert text_of(node["children"][0]) == "GPU!"
+    assert "needs one to run in a reasonable amount of time" in text_of(node)
+    assert "Google Colab" in text_of(node)
+
+
+def test_the_mystmd_package_imports_no_sphinx():
+    script = ("import sys\n"
+              "import sphinx_gpu_admonition.mystmd.plugin, sphinx_gpu_admonition.mystmd.__main__\n"
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+              "('sphinx', 'docutils', 'myst_nb')))")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                               check=True, cwd=PROJECT, timeout=60,
+                               env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    assert completed.stdout.strip() == "[]"
+
+
+def test_env_prints_the_kernel_environment(tmp_path):
+    lines = mystmd_cli.env_lines(tmp_path)
+    assert f"export PYTHONSTARTUP={mystmd_cli.KERNEL_STARTUP}" in lines
+    assert any(line.startswith(f"export {capture.ENV_CAPTURE}=") for line in lines)
+    assert mystmd_cli.main(["env", str(tmp_path / "missing")]) == 2
+
+
+def test_init_writes_the_plugin_file(tmp_path):
+    assert mystmd_cli.main(["init", str(tmp_path)]) == 0
+    written = tmp_path / mystmd_cli.PLUGIN_FILE
+    assert os.access(written, os.X_OK)
+    assert written.read_text() == (ROOT / "gpu_admonition.py").read_text()
+
+
+# -- a real mystmd build ----------------------------------------------------------------
+def _servers_of(book: Path) -> list[int]:
+    """The Jupyter servers mystmd started for ``book`` (it leaves them running)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"jupyter_server" in args and str(book).encode() in args:
+            found.append(int(entry.name))
+    return found
+
+
+def myst_build(book: Path) -> subprocess.CompletedProcess[str]:
+    config = book / "jupyter-config"
+    config.mkdir(exist_ok=True)
+    # mystmd starts `jupyter server`, which refuses to run as root without this
+    (config / "jupyter_server_config.py").write_text("c.ServerApp.allow_root = True\n")
+    environment = {**os.environ, "PYTHONPATH": str(PROJECT), "JUPYTER_CONFIG_DIR": str(config),
+                   # mystmd runs `python -m jupyter_server` and the plugin's `python3`
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for line in mystmd_cli.env_lines(book):  # what the docs tell CI to export
+        name, _, value = line.removeprefix("export ").partition("=")
+        environment[name] = value.strip("'")
+    try:
+        return subprocess.run([str(MYST), "build", "--execute", "--site"], cwd=book,
+                              env=environment, capture_output=True, text=True, timeout=300,
+                              check=False)
+    finally:
+        for pid in _servers_of(book):
+            os.kill(pid, signal.SIGTERM)
+
+
+class Build:
+    def __init__(self, book: Path, completed: subprocess.CompletedProcess[str]):
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+        self.log = completed.stdout + completed.stderr
+        self.status_file = book / "_build" / "execution-status.json"
+        self.report = read_status(self.status_file)
+        self.record = self.report.by_docname()[PAGE]
+        self.content = {path.stem: json.loads(path.read_text()) for path in
+                        (book / "_build" / "site" / "content").glob("*.json")}
+
+    def page(self, slug: str) -> dict[str, Any]:
+        return self.content[slug]["mdast"]
+
+    def notice(self) -> dict[str, Any]:
+        return next(n for n in walk(self.page("jax-page"))
+                    if n.get("type") == "admonition" and "gpu-admonition" in n.get("class", ""))
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory) -> tuple[Build, Build]:
+    if not MYST.exists():
+        pytest.skip("mystmd is not installed in .mystmd/ (scripts/test installs it with npm)")
+    pytest.importorskip("jupyter_server", reason="myst build --execute needs jupyter_server")
+    book = tmp_path_factory.mktemp("mystmd") / "book"
+    shutil.copytree(ROOT, book)
+    first = Build(book, myst_build(book))
+    second = Build(book, myst_build(book))
+    return first, second
+
+
+
+@pytest.mark.mystmd
+def test_the_status_json_holds_per_cell_times_measured_in_the_kernel(builds):
+    first, _ = builds
+    assert first.report.build["engine"] == "mystmd"
+    record = first.record
+    assert (record.status, record.capture, record.provenance) == ("ok", "ok", "executed")
+    assert [c.first_line for c in record.cells] == [
+        "import jax", "x = jnp.ones((200, 200))", "import time"]
+    assert all(cell.seconds > 0 for cell in record.cells)
+    assert record.cells[1].compile_seconds > 0  # the matmul's jit compilation
+    assert record.environment.backend == "cpu"
+
+
+@pytest.mark.mystmd
+def test_the_notice_states_the_device_the_page_ran_on(builds):
+    first, _ = builds
+    text = text_of(first.notice())
+    assert f"This page was executed on {first.record.environment.device_label}" in text
+    assert "not on a GPU" in text
+    # the copy ran without a GPU: the notice does not claim one
+    assert "written for a GPU" in text and "built using a machine with access" not in text
+
+
+@pytest.mark.mystmd
+def test_the_status_page_names_the_slowest_cell_as_report_does(builds):
+    first, _ = builds
+    completed = subprocess.run(
+        [sys.executable, "-m", "sphinx_gpu_admonition", "report", "--json",
+         str(first.status_file)], capture_output=True, text=True, check=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    slowest = json.loads(completed.stdout)["slowest_cells"][0]
+    page = text_of(first.page("status"))
+    assert f"Slowest cell: {slowest['docname']} {slowest['cell']}" in page
+    assert slowest["first_line"] in page
+    table = next(n for n in walk(first.page("status")) if n.get("type") == "table")
+    rows = [[text_of(cell) for cell in row["children"]] for row in table["children"]]
+    assert rows[0] == ["Notebook", "Time", "Status", "Device", "Slowest cell"]
+    assert rows[1][0] == PAGE and rows[1][3] == first.record.environment.device_label
+
+
+@pytest.mark.mystmd
+def test_a_cache_hit_keeps_the_measurements_of_the_execution(builds):
+    first, second = builds
+    assert "Adding cached notebook outputs" in second.log
+    assert second.record.provenance == "cache"
+    assert [c.seconds for c in second.record.cells] == [c.seconds for c in first.record.cells]
+    assert "not on a GPU" in text_of(second.notice())
+
+
+@pytest.mark.mystmd
+def test_the_sidecar_is_named_like_mystmds_cache_entry(builds):
+    first, _ = builds
+    book = first.status_file.parents[1]
+    cached = {path.stem for path in (book / "_build" / "execute").glob("*.json")}
+    sidecars = {path.stem for path in (book / "_build" / capture.DEFAULT_CAPTURE.name
+                                       / capture.SIDECARS_FOLDER).glob("*.json")}
+    assert sidecars and sidecars <= cached
+    assert not _servers_of(book)  # the tests stopped the servers mystmd left running
+
+
+def test_plugin_main_without_arguments_prints_the_spec(capsys):
+    plugin.main([])
+    assert json.loads(capsys.readouterr().out)["name"] == "sphinx-gpu-admonition"
