@@ -225,3 +225,93 @@ def test_the_sidecar_is_named_like_mystmds_cache_entry(builds):
 def test_plugin_main_without_arguments_prints_the_spec(capsys):
     plugin.main([])
     assert json.loads(capsys.readouterr().out)["name"] == "sphinx-gpu-admonition"
+
+
+# -- the capture's reading, without mystmd ----------------------------------------------
+def code_block(code: str, tags: list[str] | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "block", "kind": "notebook-code", "children": [
+        {"type": "code", "executable": True, "value": code}, {"type": "outputs", "children": []}]}
+    if tags:
+        block["data"] = {"tags": tags}
+    return block
+
+
+def page_tree(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "root", "children": [{"type": "block", "children": [
+        {"type": "paragraph", "children": [{"type": "text", "value": "intro"}]}]}, *blocks]}
+
+
+def write_kernel(folder: Path, page: Path, cells: list[dict[str, Any]],
+                 backend: str | None = "cpu") -> Path:
+    from sphinx_gpu_admonition.probe import kernel_probe
+
+    path = folder / capture.KERNELS_FOLDER / capture.page_file_name(str(page))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [{"kind": capture.KIND_PAGE, "page": str(page), "pid": 7},
+             {"kind": "start", "probe_version": kernel_probe.PROBE_VERSION, "pid": 7,
+              "time": 1_780_000_000.0, "python": "3.11.7", "gpus": [],
+              "host": {"cpu": "Test CPU", "cores": 2}}]
+    if backend:
+        lines.append({"kind": "jax", "pid": 7, "jax": {"backend": backend, "version": "0.10.2",
+                      "devices": [{"platform": backend, "kind": "Test device"}]}})
+    lines += [{"kind": "cell", "pid": 7, "execution_count": n, **cell}
+              for n, cell in enumerate(cells, 1)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_a_page_finds_its_kernel_by_its_code_and_a_cache_hit_keeps_the_record(tmp_path):
+    folder, page = tmp_path / "capture", tmp_path / "lectures" / "intro.md"
+    page.parent.mkdir()
+    page.write_text("# Intro\n")
+    tree = page_tree(code_block("import jax\nx = 1"), code_block("y = 2"))
+    other = write_kernel(folder, tmp_path / "other.md", [{"seconds": 1.0, "first_line": "z"}])
+    mine = write_kernel(folder, page, [{"seconds": 0.5, "first_line": "import jax"},
+                                       {"seconds": 0.25, "first_line": "y = 2"}])
+    record, warnings = capture.page_record(tree, folder, tmp_path)
+    assert warnings == []
+    assert (record.docname, record.provenance, record.status) == ("lectures/intro", "executed",
+                                                                  "ok")
+    assert [(c.index, c.seconds) for c in record.cells] == [(1, 0.5), (2, 0.25)]
+    assert not mine.exists() and other.exists()  # read once; the other page's is left
+    assert (folder / capture.SIDECARS_FOLDER / f"{capture.cache_key(capture.code_cells(tree))}"
+            ".json").is_file()
+
+    hit, _ = capture.page_record(tree, folder, tmp_path)  # no kernel ran: a cache hit
+    assert hit.provenance == "cache"
+    assert [c.seconds for c in hit.cells] == [0.5, 0.25]
+    assert [r.docname for r in capture.build_records(folder, tmp_path)] == ["lectures/intro"]
+
+
+def test_changed_code_is_not_matched_with_an_old_kernel(tmp_path):
+    folder = tmp_path / "capture"
+    write_kernel(folder, tmp_path / "a.md", [{"seconds": 0.5, "first_line": "x = 1"}])
+    record, _ = capture.page_record(page_tree(code_block("x = 2")), folder, tmp_path)
+    assert record is None  # no data for this code: nothing is claimed
+
+
+def test_an_unexpected_error_fails_the_page_and_a_tagged_one_does_not(tmp_path):
+    folder, page = tmp_path / "capture", tmp_path / "a.md"
+    cells = [{"seconds": 0.1, "first_line": "1 / 0", "error": "ZeroDivisionError"}]
+    write_kernel(folder, page, cells)
+    failed, _ = capture.page_record(page_tree(code_block("1 / 0")), folder, tmp_path)
+    assert failed.status == "error" and failed.error.type == "ZeroDivisionError"
+    assert failed.error.cell_index == 1
+    write_kernel(folder, page, cells)
+    tagged, _ = capture.page_record(page_tree(code_block("1 / 0", ["raises-exception"])),
+                                    folder, tmp_path)
+    assert tagged.status == "ok" and tagged.cells[0].error_expected
+
+
+def test_a_notice_of_a_page_that_ran_on_a_gpu_keeps_its_claim(tmp_path):
+    from sphinx_gpu_admonition.mystmd import notice
+
+    folder, page = tmp_path / "capture", tmp_path / "a.md"
+    write_kernel(folder, page, [{"seconds": 0.1, "first_line": "x = 1"}], backend="gpu")
+    [admonition] = notice.directive({"options": {}})
+    tree = page_tree(admonition, code_block("x = 1"))
+    record, _ = capture.page_record(tree, folder, tmp_path)
+    notice.make_truthful(tree, record)
+    text = text_of(tree["children"][1])
+    assert "built using a machine with access to a GPU" in text
+    assert text.endswith("This page was executed on GPU: Test device (JAX 0.10.2).")
