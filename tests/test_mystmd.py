@@ -88,6 +88,15 @@ def test_env_prints_the_kernel_environment(tmp_path):
     assert mystmd_cli.main(["env", str(tmp_path / "missing")]) == 2
 
 
+def test_env_chains_the_users_own_pythonstartup(tmp_path, monkeypatch):
+    from sphinx_gpu_admonition.probe import ENV_USER_STARTUP
+
+    monkeypatch.setenv("PYTHONSTARTUP", "/home/me/startup.py")
+    lines = mystmd_cli.env_lines(tmp_path)
+    assert f"export {ENV_USER_STARTUP}=/home/me/startup.py" in lines
+    assert f"export PYTHONSTARTUP={mystmd_cli.KERNEL_STARTUP}" in lines
+
+
 def test_init_writes_the_plugin_file(tmp_path):
     assert mystmd_cli.main(["init", str(tmp_path)]) == 0
     written = tmp_path / mystmd_cli.PLUGIN_FILE
@@ -172,6 +181,9 @@ def test_the_status_json_holds_per_cell_times_measured_in_the_kernel(builds):
         "import jax", "x = jnp.ones((200, 200))", "import time"]
     assert all(cell.seconds > 0 for cell in record.cells)
     assert record.cells[1].compile_seconds > 0  # the matmul's jit compilation
+    source = (ROOT / "jax_page.md").read_text().splitlines()
+    assert [c.line for c in record.cells] == [
+        n for n, line in enumerate(source, 1) if line.startswith("```{code-cell}")]
     assert record.environment.backend == "cpu"
 
 
@@ -260,10 +272,14 @@ def write_kernel(folder: Path, page: Path, cells: list[dict[str, Any]],
     return path
 
 
-def test_a_page_finds_its_kernel_by_its_code_and_a_cache_hit_keeps_the_record(tmp_path):
+def test_a_page_finds_its_kernel_by_its_code_and_a_cache_hit_keeps_the_record(
+        tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the repository: sources are named relative to it
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
     folder, page = tmp_path / "capture", tmp_path / "lectures" / "intro.md"
     page.parent.mkdir()
-    page.write_text("# Intro\n")
+    page.write_text("# Intro\n\n```{code-cell} python\nimport jax\nx = 1\n```\n\n"
+                    "```{code-cell} python\ny = 2\n```\n")
     tree = page_tree(code_block("import jax\nx = 1"), code_block("y = 2"))
     other = write_kernel(folder, tmp_path / "other.md", [{"seconds": 1.0, "first_line": "z"}])
     mine = write_kernel(folder, page, [{"seconds": 0.5, "first_line": "import jax"},
@@ -272,7 +288,8 @@ def test_a_page_finds_its_kernel_by_its_code_and_a_cache_hit_keeps_the_record(tm
     assert warnings == []
     assert (record.docname, record.provenance, record.status) == ("lectures/intro", "executed",
                                                                   "ok")
-    assert [(c.index, c.seconds) for c in record.cells] == [(1, 0.5), (2, 0.25)]
+    assert [(c.index, c.seconds, c.line) for c in record.cells] == [(1, 0.5, 3), (2, 0.25, 8)]
+    assert record.cell_name(record.cells[1]).location == "lectures/intro.md:8"
     assert not mine.exists() and other.exists()  # read once; the other page's is left
     assert (folder / capture.SIDECARS_FOLDER / f"{capture.cache_key(capture.code_cells(tree))}"
             ".json").is_file()

@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -57,6 +58,10 @@ RAISES_EXCEPTION = "raises-exception"
 CODE_BLOCK = "notebook-code"
 
 
+#: the opening fence of a code cell in a MyST Markdown page (as ext/_mystnb.py reads it)
+CODE_CELL_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*\{code-cell\}")
+
+
 def capture_folder() -> Path:
     return Path(os.environ.get(ENV_CAPTURE) or DEFAULT_CAPTURE).absolute()
 
@@ -72,6 +77,8 @@ class CodeCell(NamedTuple):
     index: int
     code: str
     raises: bool
+    #: the code cells before it, skipped ones included (to find its fence in the source)
+    position: int = 0
 
 
 def _walk(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -85,15 +92,29 @@ def code_cells(tree: dict[str, Any]) -> list[CodeCell]:
     """The page's executable code cells, in order (as mystmd executes them)."""
     cells = []
     blocks = [n for n in tree.get("children") or [] if isinstance(n, dict)]
+    position = 0
     for index, block in enumerate(blocks):
         if block.get("type") != "block" or block.get("kind") != CODE_BLOCK:
             continue
+        position += 1
         tags = (block.get("data") or {}).get("tags") or []
         if "skip-execution" in tags:
             continue
         code = next((n.get("value", "") for n in _walk(block) if n.get("type") == "code"), "")
-        cells.append(CodeCell(index, code, RAISES_EXCEPTION in tags))
+        cells.append(CodeCell(index, code, RAISES_EXCEPTION in tags, position - 1))
     return cells
+
+
+def fence_lines(page: Path) -> list[int]:
+    """The line of every ``{code-cell}`` fence of a MyST Markdown page, in order (none
+    for a ``.ipynb`` page: a line of its JSON means nothing to a reader)."""
+    if page.suffix == ".ipynb":
+        return []
+    try:
+        source = page.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [number for number, line in enumerate(source, 1) if CODE_CELL_FENCE.match(line)]
 
 
 def cache_key(cells: list[CodeCell], kernel: str = DEFAULT_KERNEL) -> str:
@@ -225,9 +246,11 @@ def record_from_kernel(output: KernelOutput, cells: list[CodeCell], root: Path,
         record.environment = Environment.from_dict(output.environment)
     except SchemaError as error:
         output.warnings.append(f"the kernel's environment was dropped: {error}")
+    fences = fence_lines(Path(page)) if page else []
     # a page stopped by an error ran fewer cells than it has
     for cell, code in zip(output.cells, cells, strict=False):
         cell.index = code.index
+        cell.line = fences[code.position] if code.position < len(fences) else None
         cell.error_expected = cell.error is not None and code.raises
     record.cells = output.cells
     peaks = [c.peak_memory_mb for c in record.cells if c.peak_memory_mb is not None]
