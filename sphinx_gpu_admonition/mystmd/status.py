@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import __version__
+from .._version import __version__
 from ..model.analysis import BuildAnalysis, Thresholds, analyse
 from ..model.files import atomic_write, build_time, status_json_text
 from ..model.findings import findings
