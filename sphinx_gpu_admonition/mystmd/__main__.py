@@ -12,6 +12,7 @@ import os
 import shlex
 import stat
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..probe import ENV_USER_STARTUP
@@ -28,10 +29,10 @@ main()
 '''
 
 
-def env_lines(book: Path) -> list[str]:
+def env_lines(book: Path, environ: Mapping[str, str] = os.environ) -> list[str]:
     values = {"PYTHONSTARTUP": str(KERNEL_STARTUP),
               ENV_CAPTURE: str((book / DEFAULT_CAPTURE).absolute())}
-    user_startup = os.environ.get("PYTHONSTARTUP")
+    user_startup = environ.get("PYTHONSTARTUP")
     if user_startup and Path(user_startup) != KERNEL_STARTUP:
         values[ENV_USER_STARTUP] = user_startup  # the probe's startup chains it
     return [f"export {name}={shlex.quote(value)}" for name, value in values.items()]

@@ -7,13 +7,18 @@ on stdin and the answer as JSON on stdout. Transforms get the page's mdast:
   (:mod:`.capture`) and the truthful notice;
 - ``gpu-status`` (project stage, after every page's document stage): the build's
   ``execution-status.json`` and the ``execution-status`` page.
-A warning goes to stderr (mystmd shows it with ``--debug``); a problem that must
-fail ``--strict`` exits non-zero from a transform (an error in a directive does not).
+A warning of a transform goes to stderr, which mystmd shows with ``--debug``. In
+a ``myst build --strict`` it also fails the build, as ``-W`` does on Sphinx: the
+transform exits non-zero (measured with mystmd 1.8.3: a transform's non-zero exit
+stops any build, strict or not, so it is done only when mystmd runs with
+``--strict``, read from the parent's command line; an error in a directive fails
+no build at all).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -46,13 +51,32 @@ def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     raise SystemExit(f"unknown directive {name!r}")
 
 
+class StrictFailure(Exception):
+    """Warnings of a ``--strict`` build: the transform must fail it."""
+
+
+def strict_build() -> bool:
+    """mystmd (the plugin's parent) runs with ``--strict`` (Linux: /proc; else False)."""
+    try:
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as stream:
+            return b"--strict" in stream.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def warn(messages: list[str]) -> None:
+    for message in messages:
+        print(f"sphinx-gpu-admonition: {message}", file=sys.stderr)
+    if messages and strict_build():
+        raise StrictFailure(messages[0])
+
+
 def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
     if name == "gpu-capture":
         record, warnings = capture.page_record(tree)
-        for message in warnings:
-            print(f"sphinx-gpu-admonition: {message}", file=sys.stderr)
         if record is not None:
             notice.make_truthful(tree, record)
+        warn(warnings)
     elif name == "gpu-status":
         folder = capture.capture_folder()
         report, analysis = status.build_report(capture.build_records(folder))
@@ -72,7 +96,10 @@ def main(argv: list[str] | None = None) -> None:
     if args[0] == "--directive":
         json.dump(directive(args[1], data), sys.stdout)
     elif args[0] == "--transform":
-        json.dump(transform(args[1], data), sys.stdout)
+        try:
+            json.dump(transform(args[1], data), sys.stdout)
+        except StrictFailure:
+            raise SystemExit(1) from None  # the warnings are on stderr already
     else:
         raise SystemExit(f"unknown role {args[1]!r}")
 
