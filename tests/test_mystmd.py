@@ -55,7 +55,8 @@ def text_of(node: dict[str, Any]) -> str:
 # -- the plugin's protocol, without mystmd --------------------------------------------
 def test_the_plugin_declares_its_directives_and_transforms():
     spec = run_plugin()
-    assert [d["name"] for d in spec["directives"]] == ["gpu", "execution-status"]
+    assert [d["name"] for d in spec["directives"]] == [
+        "gpu", "execution-status", "execution-environment"]
     assert {t["name"]: t["stage"] for t in spec["transforms"]} == {
         "gpu-capture": "document", "gpu-status": "project"}
 
@@ -227,12 +228,25 @@ def test_the_status_page_names_the_slowest_cell_as_report_does(builds):
     page = text_of(first.page("status"))
     assert f"Slowest cell: {slowest['docname']} {slowest['cell']}" in page
     assert slowest["first_line"] in page
-    table = next(n for n in walk(first.page("status")) if n.get("type") == "table")
+    table = next(n for n in walk(first.page("status")) if n.get("type") == "table"
+                 and "gpu-status-table" in n.get("class", ""))
     rows = [[text_of(cell) for cell in row["children"]] for row in table["children"]]
     assert rows[0] == ["Notebook", "Time", "Status", "Device", "Slowest cell"]
     row = next(row for row in rows if row[0] == PAGE)
     assert row[3] == first.record.environment.device_label
     assert row[4].startswith(first.record.cell_name(first.record.slowest_cell()).label)
+
+
+@pytest.mark.mystmd
+def test_the_environment_table_shows_the_machine_the_kernels_reported(builds):
+    first, _ = builds
+    table = next(n for n in walk(first.page("status")) if n.get("type") == "table"
+                 and "gpu-environment-table" in n.get("class", ""))
+    rows = {text_of(row["children"][0]): text_of(row["children"][1])
+            for row in table["children"]}
+    assert rows["Device"] == first.record.environment.device_label
+    assert rows["JAX backend"] == "cpu"
+    assert rows["Notebooks (2)"] == "jax_page, second_page"
 
 
 @pytest.mark.mystmd

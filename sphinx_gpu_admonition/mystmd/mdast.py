@@ -42,7 +42,10 @@ def list_node(items: list[list[Node]], ordered: bool = False) -> Node:
                          for item in items]}
 
 
-def table(header: list[str], rows: list[list[Node | str]], css: str | None = None) -> Node:
+def table(header: list[str] | None, rows: list[list[Node | str]],
+          css: str | None = None) -> Node:
+    """A table; ``header`` None: no header row (a two-column list of fields)."""
+
     def cell(value: Node | str, is_header: bool = False) -> Node:
         node: Node = {"type": "tableCell",
                       "children": [text(value) if isinstance(value, str) else value]}
@@ -50,9 +53,9 @@ def table(header: list[str], rows: list[list[Node | str]], css: str | None = Non
             node["header"] = True
         return node
 
+    head = [{"type": "tableRow", "children": [cell(h, True) for h in header]}] if header else []
     node: Node = {"type": "table", "children": [
-        {"type": "tableRow", "children": [cell(h, True) for h in header]},
-        *({"type": "tableRow", "children": [cell(v) for v in row]} for row in rows)]}
+        *head, *({"type": "tableRow", "children": [cell(v) for v in row]} for row in rows)]}
     if css:
         node["class"] = css
     return node

@@ -6,7 +6,8 @@ on stdin and the answer as JSON on stdout. Transforms get the page's mdast:
 - ``gpu-capture`` (document stage, after the page's execution): the page's record
   (:mod:`.capture`) and the truthful notice;
 - ``gpu-status`` (project stage, after every page's document stage): the build's
-  ``execution-status.json`` and the ``execution-status`` page.
+  ``execution-status.json``, the ``execution-status`` and ``execution-environment``
+  parts.
 A warning of a transform goes to stderr, which mystmd shows with ``--debug``. In
 a ``myst build --strict`` it also fails the build, as ``-W`` does on Sphinx: the
 transform exits non-zero (measured with mystmd 1.8.3: a transform's non-zero exit
@@ -22,7 +23,7 @@ import os
 import sys
 from typing import Any
 
-from . import capture, notice, status
+from . import capture, environment, notice, status
 
 PLUGIN_SPEC: dict[str, Any] = {
     "name": "sphinx-gpu-admonition",
@@ -33,6 +34,8 @@ PLUGIN_SPEC: dict[str, Any] = {
          "body": {"type": "myst"}},
         {"name": "execution-status",
          "doc": "The build's execution status: flagged cells, then every notebook."},
+        {"name": "execution-environment",
+         "doc": "The machine(s) the notebooks ran on, as their kernels reported them."},
     ],
     "transforms": [
         {"name": "gpu-capture", "stage": "document",
@@ -48,6 +51,8 @@ def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
         return notice.directive(data)
     if name == "execution-status":
         return status.placeholder()
+    if name == "execution-environment":
+        return environment.placeholder()
     raise SystemExit(f"unknown directive {name!r}")
 
 
@@ -80,6 +85,7 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
     elif name == "gpu-status":
         folder = capture.capture_folder()
         report, analysis = status.build_report(capture.build_records(folder))
+        environment.fill_placeholders(tree, report)
         if status.fill_placeholders(tree, report, analysis) or report.notebooks:
             status.write_status_file(report, folder.parent)
     return tree
