@@ -397,3 +397,26 @@ def test_a_capture_warning_fails_a_strict_build_only(tmp_path):
     assert f"the PYTHONSTARTUP file {missing} does not exist" in failed.stdout + failed.stderr
     built = Build(relaxed, myst_build(relaxed, user_startup=missing))
     assert built.record.capture == "ok"
+
+
+def test_the_kernel_startup_names_the_pages_file_and_leaves_no_trace(tmp_path):
+    """In a real IPython: the page's capture file gets the probe's lines; the
+    notebook's namespace and the environment kernels it starts itself see nothing."""
+    pytest.importorskip("IPython")
+    folder, page = tmp_path / "capture", tmp_path / "page.md"
+    code = ("import os; print('names', sorted(k for k in globals() if 'sphinx' in k)); "
+            f"print('environment', os.environ.get({capture.ENV_CAPTURE!r}), "
+            "os.environ.get('PYTHONSTARTUP'))\n")
+    completed = subprocess.run(
+        [sys.executable, "-m", "IPython", "--simple-prompt", "--no-banner"], input=code,
+        capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(PROJECT), "JPY_SESSION_NAME": str(page),
+             "PYTHONSTARTUP": str(mystmd_cli.KERNEL_STARTUP),
+             capture.ENV_CAPTURE: str(folder)})
+    assert "names []" in completed.stdout
+    assert "environment None None" in completed.stdout
+    output = capture.KernelOutput(folder / capture.KERNELS_FOLDER
+                                  / capture.page_file_name(str(page)))
+    assert output.page == str(page)
+    assert len(output.cells) == 1 and output.cells[0].first_line.startswith("import os")
+    assert output.errors == []

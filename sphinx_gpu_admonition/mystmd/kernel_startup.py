@@ -35,11 +35,14 @@ def _sphinx_gpu_admonition_mystmd_start():
 try:
     _sphinx_gpu_admonition_mystmd_probe_startup = _sphinx_gpu_admonition_mystmd_start()
     if _sphinx_gpu_admonition_mystmd_probe_startup:
-        with open(_sphinx_gpu_admonition_mystmd_probe_startup, encoding="utf-8") as _stream:
-            exec(compile(_stream.read(), _sphinx_gpu_admonition_mystmd_probe_startup, "exec"))
-        del _stream
+        with open(_sphinx_gpu_admonition_mystmd_probe_startup, encoding="utf-8") as \
+                _sphinx_gpu_admonition_mystmd_stream:
+            # in the notebook's namespace, as IPython would run it (it cleans up after itself)
+            exec(compile(_sphinx_gpu_admonition_mystmd_stream.read(),
+                         _sphinx_gpu_admonition_mystmd_probe_startup, "exec"))
 except Exception:  # noqa: S110 - never break the kernel
     pass
 finally:
     del _sphinx_gpu_admonition_mystmd_start
     globals().pop("_sphinx_gpu_admonition_mystmd_probe_startup", None)
+    globals().pop("_sphinx_gpu_admonition_mystmd_stream", None)
