@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -116,9 +117,32 @@ def _servers_of(book: Path) -> list[int]:
             args = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"jupyter_server" in args and str(book).encode() in args:
+        if b"jupyter_server" in args and str(book).encode() in args \
+                and _running(int(entry.name)):
             found.append(int(entry.name))
     return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"  # a zombie has exited (its parent, mystmd, is gone)
+
+
+def stop_servers(book: Path) -> None:
+    """Stop the servers mystmd left running for ``book``: SIGTERM (the server shuts its
+    kernels down), then SIGKILL after 20 s."""
+    pids = _servers_of(book)
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in pids:
+        if _running(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 def myst_build(book: Path, *options: str, user_startup: str | None = None
@@ -140,8 +164,7 @@ def myst_build(book: Path, *options: str, user_startup: str | None = None
                               env=environment, capture_output=True, text=True, timeout=300,
                               check=False)
     finally:
-        for pid in _servers_of(book):
-            os.kill(pid, signal.SIGTERM)
+        stop_servers(book)
 
 
 class Build:
@@ -200,11 +223,28 @@ def test_the_status_json_holds_per_cell_times_measured_in_the_kernel(builds):
 @pytest.mark.mystmd
 def test_pages_executed_in_parallel_keep_their_own_records(builds):
     first, _ = builds
-    assert sorted(first.report.by_docname()) == ["jax_page", "second_page"]
+    assert sorted(first.report.by_docname()) == ["failing_page", "jax_page", "second_page"]
     second_page = first.report.by_docname()["second_page"]
     assert [c.first_line for c in second_page.cells] == [
         "import jax.numpy as jnp", "float(jnp.arange(10).sum())"]
     assert second_page.capture == "ok" and second_page.provenance == "executed"
+
+
+@pytest.mark.mystmd
+def test_a_failing_notebook_names_its_cell_and_error(builds):
+    first, _ = builds
+    failed = first.report.by_docname()["failing_page"]
+    assert failed.status == "error"
+    assert failed.error.type == "ZeroDivisionError"
+    assert failed.error.message == "ZeroDivisionError: division by zero"
+    # mystmd stops a page at its first error: the cell after it did not run
+    assert [c.first_line for c in failed.cells] == ["x = 1", "1 / 0"]
+    assert failed.cell_name(failed.error_cell()).location == "failing_page.md:13"
+    table = next(n for n in walk(first.page("status")) if n.get("type") == "table"
+                 and "gpu-status-table" in n.get("class", ""))
+    row = next([text_of(c) for c in r["children"]] for r in table["children"]
+               if text_of(r["children"][0]) == "failing_page")
+    assert row[2] == "error: cell 2 raised ZeroDivisionError"
 
 
 @pytest.mark.mystmd
@@ -221,7 +261,7 @@ def test_the_notice_states_the_device_the_page_ran_on(builds):
 def test_the_status_page_names_the_slowest_cell_as_report_does(builds):
     first, _ = builds
     completed = subprocess.run(
-        [sys.executable, "-m", "sphinx_gpu_admonition", "report", "--json",
+        [sys.executable, "-m", "sphinx_gpu_admonition", "report", "--json", "--exit-zero",
          str(first.status_file)], capture_output=True, text=True, check=True, timeout=60,
         env={**os.environ, "PYTHONPATH": str(PROJECT)})
     slowest = json.loads(completed.stdout)["slowest_cells"][0]
@@ -246,7 +286,7 @@ def test_the_environment_table_shows_the_machine_the_kernels_reported(builds):
             for row in table["children"]}
     assert rows["Device"] == first.record.environment.device_label
     assert rows["JAX backend"] == "cpu"
-    assert rows["Notebooks (2)"] == "jax_page, second_page"
+    assert rows["Notebooks (3)"] == "failing_page, jax_page, second_page"
 
 
 @pytest.mark.mystmd

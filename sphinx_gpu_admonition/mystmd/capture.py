@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..model.files import atomic_write, read_json, read_sidecar, repository_path, sidecar_dict
+from ..model.formatting import error_message
 from ..model.record import (
     CACHE,
     ERROR,
@@ -79,6 +80,8 @@ class CodeCell(NamedTuple):
     raises: bool
     #: the code cells before it, skipped ones included (to find its fence in the source)
     position: int = 0
+    #: the traceback of the error output mystmd gave the cell, if any
+    traceback: str | None = None
 
 
 def _walk(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -101,8 +104,19 @@ def code_cells(tree: dict[str, Any]) -> list[CodeCell]:
         if "skip-execution" in tags:
             continue
         code = next((n.get("value", "") for n in _walk(block) if n.get("type") == "code"), "")
-        cells.append(CodeCell(index, code, RAISES_EXCEPTION in tags, position - 1))
+        cells.append(CodeCell(index, code, RAISES_EXCEPTION in tags, position - 1,
+                              _traceback(block)))
     return cells
+
+
+def _traceback(block: dict[str, Any]) -> str | None:
+    for node in _walk(block):
+        data = node.get("jupyter_data") if node.get("type") == "output" else None
+        if isinstance(data, dict) and data.get("output_type") == "error":
+            traceback = data.get("traceback")
+            text = "\n".join(traceback) if isinstance(traceback, list) else str(traceback or "")
+            return text or f"{data.get('ename')}: {data.get('evalue')}"
+    return None
 
 
 def fence_lines(page: Path) -> list[int]:
@@ -258,7 +272,10 @@ def record_from_kernel(output: KernelOutput, cells: list[CodeCell], root: Path,
     failing = next((c for c in record.cells if c.error and not c.error_expected), None)
     if failing is not None:
         record.status = ERROR
-        record.error = ErrorInfo(type=failing.error or "Error", cell_index=failing.index,
+        traceback = next((c.traceback for c in cells if c.index == failing.index), None)
+        record.error = ErrorInfo(type=failing.error or "Error",
+                                 message=error_message(traceback),
+                                 cell_index=failing.index,
                                  execution_count=failing.execution_count)
     return record
 

@@ -76,6 +76,9 @@ def _slowest(record: NotebookRecord) -> str:
 
 def _status(record: NotebookRecord) -> str:
     status = record.status.replace("_", " ")
+    failing = record.error_cell()
+    if record.error is not None and failing is not None:
+        status += f": {record.cell_name(failing).label} raised {record.error.type}"
     return f"{status} (from cache)" if record.provenance == CACHE else status
 
 
