@@ -460,3 +460,31 @@ def test_the_kernel_startup_names_the_pages_file_and_leaves_no_trace(tmp_path):
     assert output.page == str(page)
     assert len(output.cells) == 1 and output.cells[0].first_line.startswith("import os")
     assert output.errors == []
+
+
+def test_the_build_options_come_from_mysts_command_line():
+    from sphinx_gpu_admonition.mystmd import build_options
+
+    myst = ["node", "/x/myst", "build", "--execute", "--execute-parallel", "3", "--strict"]
+    assert build_options.strict(myst)
+    assert build_options.execute_parallel(myst) == 3
+    assert build_options.execute_parallel(["myst", "--execute-parallel=2"]) == 2
+    assert build_options.execute_parallel(["myst", "build"]) == 1
+    if Path("/proc/self/cmdline").exists():  # this process's own arguments, read back
+        assert build_options.parent_arguments(os.getpid())[:1] == [
+            Path("/proc/self/cmdline").read_bytes().split(b"\0")[0].decode()]
+
+
+def test_parallel_pages_on_one_gpu_with_preallocation_warn(tmp_path):
+    from sphinx_gpu_admonition.mystmd import build_options
+
+    folder, page = tmp_path / "capture", tmp_path / "a.md"
+    write_kernel(folder, page, [{"seconds": 0.1, "first_line": "x = 1"}], backend="gpu")
+    record, _ = capture.page_record(page_tree(code_block("x = 1")), folder, tmp_path)
+    message = build_options.preallocation_warning(record, 3, {})
+    assert "3 pages at once" in message and "XLA_PYTHON_CLIENT_PREALLOCATE=false" in message
+    assert build_options.preallocation_warning(record, 1, {}) is None
+    off = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    assert build_options.preallocation_warning(record, 3, off) is None
+    record.environment.jax.backend = "cpu"
+    assert build_options.preallocation_warning(record, 3, {}) is None

@@ -13,17 +13,18 @@ a ``myst build --strict`` it also fails the build, as ``-W`` does on Sphinx: the
 transform exits non-zero (measured with mystmd 1.8.3: a transform's non-zero exit
 stops any build, strict or not, so it is done only when mystmd runs with
 ``--strict``, read from the parent's command line; an error in a directive fails
-no build at all).
+no build at all). A page that ran on a GPU while ``--execute-parallel`` runs
+several pages at once with JAX's preallocation on is such a warning.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any
 
-from . import capture, environment, notice, status
+from ..model.record import EXECUTED
+from . import build_options, capture, environment, notice, status
 
 PLUGIN_SPEC: dict[str, Any] = {
     "name": "sphinx-gpu-admonition",
@@ -60,28 +61,24 @@ class StrictFailure(Exception):
     """Warnings of a ``--strict`` build: the transform must fail it."""
 
 
-def strict_build() -> bool:
-    """mystmd (the plugin's parent) runs with ``--strict`` (Linux: /proc; else False)."""
-    try:
-        with open(f"/proc/{os.getppid()}/cmdline", "rb") as stream:
-            return b"--strict" in stream.read().split(b"\0")
-    except OSError:
-        return False
-
-
-def warn(messages: list[str]) -> None:
+def warn(messages: list[str], arguments: list[str]) -> None:
     for message in messages:
         print(f"sphinx-gpu-admonition: {message}", file=sys.stderr)
-    if messages and strict_build():
+    if messages and build_options.strict(arguments):
         raise StrictFailure(messages[0])
 
 
 def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
+    arguments = build_options.parent_arguments()
     if name == "gpu-capture":
         record, warnings = capture.page_record(tree)
         if record is not None:
             notice.make_truthful(tree, record)
-        warn(warnings)
+            parallel = build_options.preallocation_warning(
+                record, build_options.execute_parallel(arguments))
+            if parallel and record.provenance == EXECUTED:
+                warnings.append(parallel)
+        warn(warnings, arguments)
     elif name == "gpu-status":
         folder = capture.capture_folder()
         report, analysis = status.build_report(capture.build_records(folder))
