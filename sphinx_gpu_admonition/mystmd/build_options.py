@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from ..model.analysis import GPU_BACKENDS
 from ..model.record import NotebookRecord
 
 #: JAX's variables that size its GPU memory pool (preallocation is on by default)
 PREALLOCATE = "XLA_PYTHON_CLIENT_PREALLOCATE"
 MEMORY_SETTINGS = ("XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR")
-GPU_BACKENDS = ("gpu", "cuda", "rocm")
 
 
 def parent_arguments(pid: int | None = None) -> list[str]:

@@ -41,6 +41,7 @@ from ..model.record import (
 )
 from ..model.schema import SchemaError
 from ..probe import kernel_probe
+from .mdast import walk
 
 #: the capture folder, set for the build (and so for its kernels and the plugin)
 ENV_CAPTURE = "SPHINX_GPU_ADMONITION_MYSTMD_CAPTURE"
@@ -84,13 +85,6 @@ class CodeCell(NamedTuple):
     traceback: str | None = None
 
 
-def _walk(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield node
-    for child in node.get("children") or []:
-        if isinstance(child, dict):
-            yield from _walk(child)
-
-
 def code_cells(tree: dict[str, Any]) -> list[CodeCell]:
     """The page's executable code cells, in order (as mystmd executes them)."""
     cells = []
@@ -103,14 +97,14 @@ def code_cells(tree: dict[str, Any]) -> list[CodeCell]:
         tags = (block.get("data") or {}).get("tags") or []
         if "skip-execution" in tags:
             continue
-        code = next((n.get("value", "") for n in _walk(block) if n.get("type") == "code"), "")
+        code = next((n.get("value", "") for n in walk(block) if n.get("type") == "code"), "")
         cells.append(CodeCell(index, code, RAISES_EXCEPTION in tags, position - 1,
                               _traceback(block)))
     return cells
 
 
 def _traceback(block: dict[str, Any]) -> str | None:
-    for node in _walk(block):
+    for node in walk(block):
         data = node.get("jupyter_data") if node.get("type") == "output" else None
         if isinstance(data, dict) and data.get("output_type") == "error":
             traceback = data.get("traceback")
@@ -241,9 +235,9 @@ def _iso(timestamp: float | None) -> str | None:
 
 
 def _title(tree: dict[str, Any]) -> str:
-    for node in _walk(tree):
+    for node in walk(tree):
         if node.get("type") == "heading" and node.get("depth") == 1:
-            return "".join(n.get("value", "") for n in _walk(node) if n.get("type") == "text")
+            return "".join(n.get("value", "") for n in walk(node) if n.get("type") == "text")
     return ""
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..model.analysis import GPU_BACKENDS
 from ..model.record import NotebookRecord
 from . import mdast
 
@@ -20,7 +21,6 @@ EXECUTED_ON_CLASS = "gpu-executed-on"
 COLAB_URL = "https://colab.research.google.com/"
 DEFAULT_TITLE = "GPU"
 DEFAULT_ADMONITION_KIND = "warning"
-GPU_BACKENDS = ("gpu", "cuda", "rocm")
 
 
 def intro_text(kind: str) -> str:
