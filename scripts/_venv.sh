@@ -27,3 +27,21 @@ ensure_chromium() {
     echo "== chromium not found and no apt-get: browser tests will be skipped" >&2
   fi
 }
+
+# ensure_mystmd: mystmd (the engine of Jupyter Book 2), pinned, from npm into .mystmd/
+# (tests/test_mystmd.py builds a book with it; skipped where node and npm are missing).
+MYSTMD_VERSION=1.8.3
+ensure_mystmd() {
+  local myst=.mystmd/node_modules/.bin/myst
+  [ -x "$myst" ] && [ "$("$myst" --version 2>/dev/null)" = "v$MYSTMD_VERSION" ] && return 0
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "== npm not found: the mystmd tests will be skipped" >&2
+    return 0
+  fi
+  echo "== installing mystmd $MYSTMD_VERSION into .mystmd/"
+  if ! npm install --prefix .mystmd --no-audit --no-fund "mystmd@$MYSTMD_VERSION" \
+       >.mystmd.log 2>&1; then
+    tail -20 .mystmd.log
+    echo "npm install failed (full log: .mystmd.log); the mystmd tests will be skipped" >&2
+  fi
+}
