@@ -155,6 +155,16 @@ def test_the_command_line_never_imports_the_sphinx_adapter():
                     if target.startswith(f"{NAME}.ext")}, name
 
 
+def test_the_mystmd_adapter_never_imports_the_sphinx_adapter():
+    """A second engine reuses the probe, the core and the views, not the Sphinx side."""
+    assert _layer("mystmd")
+    for name in _layer("mystmd"):
+        assert not _external_imports(name) & {"sphinx", "docutils", "myst_nb"}, name
+        inside = {target.split(".")[1] for target in imported_modules(name, False)
+                  if target != NAME}
+        assert inside <= {"model", "render", "probe", "mystmd", "_version"}, (name, inside)
+
+
 def test_the_command_line_loads_no_sphinx():
     """``report`` starts fast: nothing of Sphinx or docutils is loaded (measured)."""
     script = ("import sys, sphinx_gpu_admonition.cli\n"

@@ -64,6 +64,7 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
         notebooks=[records[name] for name in sorted(records)],
         build={
             "created": build_time(),
+            "engine": "sphinx",
             "project": project_title(app.config),
             "builder": app.builder.name,
             "execution_mode": _mystnb.execution_mode(app.env),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from ..model.analysis import GPU_BACKENDS
+from ..model.device import is_gpu
 from ..model.record import NotebookRecord
 
 #: JAX's variables that size its GPU memory pool (preallocation is on by default)
@@ -49,7 +49,7 @@ def preallocation_warning(record: NotebookRecord, parallel: int,
     default preallocation (75 % of the GPU's memory): the next kernel on that GPU
     runs out of memory (QuantEcon's first failure on mystmd, three JAX notebooks
     on one T4)."""
-    if parallel < 2 or (record.environment.backend or "") not in GPU_BACKENDS:
+    if parallel < 2 or not is_gpu(record.environment.backend):
         return None
     if environ.get(PREALLOCATE, "").strip().lower() in ("false", "0") or \
             any(environ.get(name) for name in MEMORY_SETTINGS):

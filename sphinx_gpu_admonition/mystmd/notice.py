@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model.analysis import GPU_BACKENDS
+from ..model.device import is_gpu
 from ..model.record import NotebookRecord
 from . import mdast
 
@@ -68,7 +68,7 @@ def device_sentence(record: NotebookRecord) -> str:
 
 
 def ran_on_gpu(record: NotebookRecord) -> bool:
-    return (record.environment.backend or "") in GPU_BACKENDS
+    return is_gpu(record.environment.backend)
 
 
 def executed_on_sentence(record: NotebookRecord) -> str:
