@@ -414,11 +414,10 @@ def test_the_status_json_follows_the_schema(builds):
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads((PROJECT / "sphinx_gpu_admonition" / "schema"
                          / "execution-status.schema.json").read_text())
-    # "engine" is new with mystmd: the schema file names it once the lead merges
-    # (see /work/notes/mystmd-branch.md); every other field is checked as it is
-    schema["properties"]["build"]["properties"].setdefault("engine", {"type": "string"})
     _, cache_hit = builds  # the book's last build wrote the file
-    jsonschema.validate(json.loads(cache_hit.status_file.read_text()), schema)
+    data = json.loads(cache_hit.status_file.read_text())
+    jsonschema.validate(data, schema)
+    assert data["build"]["engine"] == "mystmd"
 
 
 @pytest.mark.mystmd
