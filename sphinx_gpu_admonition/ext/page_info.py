@@ -24,7 +24,7 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
-from ..model.device import backend_family, is_gpu
+from ..model.device import backend_family, device_with_jax, is_gpu
 from ..model.formatting import (
     format_date,
     format_gib,
@@ -51,11 +51,7 @@ EXECUTED_ON_CLASS = "gpu-executed-on"
 
 def device_sentence(record: NotebookRecord) -> str:
     """``"GPU: NVIDIA H200 (JAX 0.10.2)"`` or ``"CPU: AMD EPYC 7763, 4 cores"``."""
-    environment = record.environment
-    label = environment.device_label
-    if environment.jax.backend and environment.jax.version:
-        label += f" (JAX {environment.jax.version})"
-    return label
+    return device_with_jax(record.environment)
 
 
 def summary_line(record: NotebookRecord) -> str:

@@ -88,3 +88,12 @@ def build_label(backends: set[str]) -> str | None:
     if len(backends) == 1:
         return f"{next(iter(backends)).upper()} build"
     return "mixed-backend build" if backends else None
+
+
+def device_with_jax(environment: Environment) -> str:
+    """``"GPU: NVIDIA H200 (JAX 0.10.2)"`` or ``"CPU: AMD EPYC 7763, 4 cores"``: the
+    device a page ran on, as the "executed on" sentences of every engine name it."""
+    label = device_label(environment)
+    if environment.jax.backend and environment.jax.version:
+        label += f" (JAX {environment.jax.version})"
+    return label

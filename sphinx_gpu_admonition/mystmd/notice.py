@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model.device import is_gpu
+from ..model.device import device_with_jax, is_gpu
 from ..model.record import NotebookRecord
 from . import mdast
 
@@ -60,11 +60,7 @@ def directive(data: dict[str, Any]) -> list[mdast.Node]:
 
 
 def device_sentence(record: NotebookRecord) -> str:
-    environment = record.environment
-    label = environment.device_label
-    if environment.jax.backend and environment.jax.version:
-        label += f" (JAX {environment.jax.version})"
-    return label
+    return device_with_jax(record.environment)
 
 
 def ran_on_gpu(record: NotebookRecord) -> bool:
