@@ -145,6 +145,28 @@ class Environment(Loadable):
 
 
 @dataclasses.dataclass
+class LoopCall(Loadable):
+    """A sequential JAX loop a cell runs (:func:`.code.link_loops`): in its own code,
+    or in a user function it calls, defined in an earlier cell or a local module."""
+
+    #: ``lax.scan``, ``lax.fori_loop``, ``lax.while_loop``, ``lax.map``, ...
+    primitive: str
+    #: the user function the cell calls (None: the cell calls the primitive itself)
+    function: str | None = None
+    #: the index of the code cell that defined ``function`` (None: not a cell's)
+    defined_cell: int | None = None
+    #: the local module that defined ``function`` (``mylib``), when a module did
+    module: str | None = None
+    #: the function holding the loop, when ``function`` reaches it through calls
+    loop_function: str | None = None
+    #: the loop's step count, where the code gives it (a literal, a constant, the
+    #: argument passed for its length)
+    steps: int | None = dataclasses.field(default=None, metadata={"minimum": 0})
+    #: the cell's line that runs it
+    call: str = ""
+
+
+@dataclasses.dataclass
 class CellRecord(Loadable):
     """One executed code cell."""
 
@@ -166,6 +188,9 @@ class CellRecord(Loadable):
                                                      metadata={"minimum": 1})
     #: sequential JAX loop primitives called in the source (lax.scan, fori_loop, while_loop)
     loops: list[str] = dataclasses.field(default_factory=list)
+    #: the loops the cell runs, through the functions it calls (the builder's parse of
+    #: the whole notebook; ``loops`` is only what the cell's own text calls)
+    runs: list[LoopCall] = dataclasses.field(default_factory=list)
     #: resident memory of the kernel process after the cell (peak so far)
     peak_memory_mb: float | None = None
     #: line of the cell in the source file (text notebooks; None for .ipynb sources),
