@@ -32,6 +32,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
+from ..model.code import link_loops
 from ..model.files import SIDECAR_FOLDER, atomic_write, read_sidecar, repository_path, sidecar_dict
 from ..model.formatting import error_message
 from ..model.record import (
@@ -249,7 +250,37 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
                  doctree: nodes.document) -> NotebookRecord:
     record = _build_record(app, env, docname, doctree)
     _locate(env, docname, doctree, record)
+    _link_loops(Path(env.doc2path(docname)).parent, doctree, record)
     return record
+
+
+#: the largest local module read to follow a notebook's calls into it
+_MODULE_SOURCE_BYTES = 2**20
+
+
+def _local_module_source(folder: Path, name: str) -> str | None:
+    """The text of the module ``name`` beside the notebook (``mylib.py`` or a
+    package's ``__init__.py``), the kernel's working folder; None for anything else."""
+    base = folder.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        try:
+            if path.is_file() and path.stat().st_size <= _MODULE_SOURCE_BYTES:
+                return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    return None
+
+
+def _link_loops(folder: Path, doctree: nodes.document, record: NotebookRecord) -> None:
+    """Each cell's ``runs``: the JAX loops it runs through the functions it calls, from
+    one parse of this build's page (also on a cache hit: sidecars before version 4
+    did not save them, and the code is the page's)."""
+    if not any(cell.index is not None for cell in record.cells):
+        return
+    runs = link_loops([(index, source) for index, _, source in _mystnb.code_cells(doctree)],
+                      functools.partial(_local_module_source, folder))
+    for cell in record.cells:
+        cell.runs = runs.get(cell.index, []) if cell.index is not None else []
 
 
 def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
