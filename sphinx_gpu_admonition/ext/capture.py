@@ -196,6 +196,35 @@ class ProbeOutput:
 
 
 # -- building a record ---------------------------------------------------------------
+#: faulthandler's first line names the fatal signal: "Fatal Python error: Segmentation fault"
+_FATAL_SIGNALS = {
+    "Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
+    "Floating-point exception": "SIGFPE", "Floating point exception": "SIGFPE",
+    "Illegal instruction": "SIGILL",
+}
+_STACK_FRAMES = 8
+
+
+def kernel_crash(output: Path) -> tuple[str | None, list[str]]:
+    """The signal and the innermost frames (first) that faulthandler wrote beside the
+    probe's file when a signal killed the kernel; (None, []) when it wrote nothing."""
+    path = output.with_name(output.name + _protocol().CRASH_SUFFIX)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[:100_000]
+    except OSError:
+        return None, []
+    signal = None
+    frames: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("Fatal Python error:") and signal is None:
+            reason = stripped.split(":", 1)[1].strip()
+            signal = _FATAL_SIGNALS.get(reason, reason or None)
+        elif stripped.startswith("File ") and len(frames) < _STACK_FRAMES:
+            frames.append(stripped)
+    return signal, frames
+
+
 def _title(doctree: nodes.document) -> str:
     for title in doctree.findall(nodes.title):
         return title.astext()
@@ -335,6 +364,8 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
             else _died_in(record.cells, doctree),
             execution_count=failing.execution_count if failing else None,
         )
+        if record.status == KERNEL_DIED:
+            record.error.signal, record.error.stack = kernel_crash(output_file(app, docname))
     elif cache_path is not None and not hit_key:
         key = _mystnb.newest_record_key(cache_path, env.doc2path(docname))
         if key:

@@ -49,6 +49,7 @@ from .capture import (
     _probe_lines,
     atomic_write,
     capture_folder,
+    kernel_crash,
     output_file,
     stored_records,
 )
@@ -174,6 +175,10 @@ def _from_probe(app: Sphinx, docname: str, status: str, error_type: str,
     _locate(app.env, docname, page, record)  # its source; no page, so no cell lines
     last = max((c.execution_count or 0 for c in record.cells), default=0)
     record.error = ErrorInfo(type=error_type, message=message, execution_count=last + 1)
+    if status == KERNEL_DIED:
+        record.error.signal, record.error.stack = kernel_crash(output_file(app, docname))
+        if record.error.signal:
+            record.error.message = f"{message} ({record.error.signal})"
     if probe.started is not None:
         record.executed_at = _mystnb.timestamp_to_iso(probe.started)
     return record

@@ -261,6 +261,11 @@ class ErrorInfo(Loadable):
     message: str = ""
     cell_index: int | None = None
     execution_count: int | None = None
+    #: the signal that killed the kernel (``SIGSEGV``), where faulthandler saw it
+    signal: str | None = None
+    #: the Python stack when the kernel died, innermost frame first
+    #: (``File "/tmp/ipykernel_1/2.py", line 2 in crash``)
+    stack: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass

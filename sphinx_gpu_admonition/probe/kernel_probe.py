@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import builtins
 import contextlib
+import faulthandler
 import importlib.util
 import json
 import os
@@ -48,6 +49,9 @@ PROBE_VERSION = 2
 
 # -- the line protocol: one JSON object per line, told apart by KEY_KIND ---------------
 KEY_KIND = "kind"
+#: beside the output file: the Python stack faulthandler writes when a signal kills
+#: the kernel (SIGSEGV, SIGABRT from an XLA fatal error, SIGBUS, SIGFPE, SIGILL)
+CRASH_SUFFIX = ".crash"
 #: the kernel process that wrote a line (a kernel started by the notebook is not ours)
 KEY_PID = "pid"
 KEY_MESSAGE = "message"
@@ -580,7 +584,23 @@ class Probe:
             os.close(self._fd)
 
 
+_crash_file = None
+
+
+def _trace_fatal_signals(output: str) -> None:
+    """A kernel killed by a signal leaves its Python stack in ``<output>.crash``: a
+    dead kernel otherwise tells the build only "Kernel died". The file stays open for
+    the kernel's life (faulthandler writes to its descriptor from the signal handler)."""
+    global _crash_file
+    try:
+        _crash_file = open(output + CRASH_SUFFIX, "w", encoding="utf-8")  # noqa: SIM115
+        faulthandler.enable(file=_crash_file, all_threads=False)
+    except Exception:
+        pass  # the kernel runs the same; only its death would be untraced
+
+
 def install(ipython, output: str) -> Probe:
+    _trace_fatal_signals(output)
     probe = Probe(output, ipython)
     ipython.events.register("pre_run_cell", probe.pre_run_cell)
     ipython.events.register("post_run_cell", probe.post_run_cell)
