@@ -16,6 +16,7 @@ Flow for one notebook page:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -150,6 +151,8 @@ class ProbeOutput:
         #: worth a warning; the capture itself is fine
         self.warnings: list[str] = []
         self.seen = False
+        #: the last cell that started (its cell_start line), finished or not
+        self.last_started: dict[str, Any] | None = None
         kernel_pid = None
         for item in lines:
             protocol = _protocol()
@@ -164,6 +167,8 @@ class ProbeOutput:
                 self._read_start(item)
             elif kind == protocol.KIND_CELL:
                 self._read_cell(item)
+            elif kind == protocol.KIND_CELL_START:
+                self.last_started = item
             elif kind == protocol.KIND_JAX:
                 self.environment["jax"] = item.get("jax")
             elif kind == protocol.KIND_LIBRARIES:
@@ -203,6 +208,26 @@ _FATAL_SIGNALS = {
     "Illegal instruction": "SIGILL",
 }
 _STACK_FRAMES = 8
+
+
+def died_in_cell(probe: ProbeOutput, output: Path) -> CellRecord | None:
+    """The cell the kernel was running when it died: the last one that started and
+    did not finish (its time is until faulthandler wrote the stack, where it did)."""
+    started = probe.last_started
+    if started is None:
+        return None
+    count = started.get("execution_count")
+    if type(count) is not int or any(c.execution_count == count for c in probe.cells):
+        return None  # the kernel died between cells
+    seconds = 0.0
+    crash = output.with_name(output.name + _protocol().CRASH_SUFFIX)
+    with contextlib.suppress(OSError, TypeError, ValueError):
+        if crash.stat().st_size:
+            seconds = max(crash.stat().st_mtime - float(started.get("time")), 0.0)
+    first_line = started.get("first_line")
+    return CellRecord(index=None, execution_count=count, seconds=seconds,
+                      first_line=first_line if isinstance(first_line, str) else "",
+                      error="DeadKernelError")
 
 
 def kernel_crash(output: Path) -> tuple[str | None, list[str]]:
@@ -366,6 +391,10 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
         )
         if record.status == KERNEL_DIED:
             record.error.signal, record.error.stack = kernel_crash(output_file(app, docname))
+            died_in = None if hit_key else died_in_cell(probe, output_file(app, docname))
+            if died_in is not None:  # named by every view, as a cell that raised is
+                record.cells.append(dataclasses.replace(died_in, index=record.error.cell_index))
+                record.error.execution_count = died_in.execution_count
     elif cache_path is not None and not hit_key:
         key = _mystnb.newest_record_key(cache_path, env.doc2path(docname))
         if key:

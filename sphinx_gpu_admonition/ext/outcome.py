@@ -49,6 +49,7 @@ from .capture import (
     _probe_lines,
     atomic_write,
     capture_folder,
+    died_in_cell,
     kernel_crash,
     output_file,
     stored_records,
@@ -173,7 +174,10 @@ def _from_probe(app: Sphinx, docname: str, status: str, error_type: str,
     page = nodes.document("", None)  # the build stopped before the page was read
     _fill_from_probe(probe, page, record)
     _locate(app.env, docname, page, record)  # its source; no page, so no cell lines
-    last = max((c.execution_count or 0 for c in record.cells), default=0)
+    died_in = died_in_cell(probe, output_file(app, docname)) if status == KERNEL_DIED else None
+    if died_in is not None:
+        record.cells.append(died_in)  # so that every view names the cell it died in
+    last = max((c.execution_count or 0 for c in record.cells if c is not died_in), default=0)
     record.error = ErrorInfo(type=error_type, message=message, execution_count=last + 1)
     if status == KERNEL_DIED:
         record.error.signal, record.error.stack = kernel_crash(output_file(app, docname))

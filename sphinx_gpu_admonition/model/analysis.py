@@ -344,7 +344,8 @@ def compiled_again_hint(cell: CellRecord, notebook: NotebookRecord,
             break
         for name in other.compilations:
             earlier.setdefault(name, other)
-    again = [name for name in names if name in earlier]
+    # every lambda is "<lambda>": two of them are not one function compiled twice
+    again = [name for name in names if name in earlier and "<lambda>" not in name]
     if not again:
         return None
     listed = ", ".join(f"{name} (first in {notebook.cell_name(earlier[name]).label})"

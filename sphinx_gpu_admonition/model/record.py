@@ -340,8 +340,14 @@ class NotebookRecord(Loadable):
 
     def error_cell(self) -> CellRecord | None:
         """The cell that raised the notebook's error, when the record knows it."""
-        if self.error is None or self.error.cell_index is None:
+        if self.error is None:
             return None
+        if self.error.cell_index is None:
+            # a kernel that died before its page was read: the cell is known by its
+            # execution count only (the cell it was running, see capture.died_in_cell)
+            count = self.error.execution_count
+            return next((c for c in self.cells if c.index is None and c.error
+                         and c.execution_count == count), None) if count else None
         return next((c for c in self.cells if c.index == self.error.cell_index), None)
 
     def to_dict(self) -> dict[str, Any]:

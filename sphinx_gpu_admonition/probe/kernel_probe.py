@@ -59,6 +59,9 @@ KEY_MESSAGE = "message"
 KIND_START = "start"
 #: one per notebook cell: the fields of ``record.CellRecord`` except ``index``
 KIND_CELL = "cell"
+#: when a notebook cell starts: execution_count, first_line, time (wall clock); the
+#: cell a kernel died in is the one that started and has no KIND_CELL line
+KIND_CELL_START = "cell_start"
 #: once JAX initialised a backend: {"jax": {backend, version, devices, ...}}
 KIND_JAX = "jax"
 #: when the imported numerical libraries changed: {"libraries": {name: version}}
@@ -410,6 +413,8 @@ class Probe:
         self._warned: set[str] = set()
         self._pid = os.getpid()
         self._cell_prefix = f'{{"{KEY_KIND}":"{KIND_CELL}","{KEY_PID}":{self._pid},'
+        self._start_prefix = f'{{"{KEY_KIND}":"{KIND_CELL_START}","{KEY_PID}":{self._pid},'
+        self._first_line = ""
         self._encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
         self._write({
             KEY_KIND: KIND_START, "probe_version": PROBE_VERSION, "time": _wall_clock(),
@@ -453,7 +458,7 @@ class Probe:
         return (
             f'{self._cell_prefix}"execution_count":'
             f'{"null" if execution_count is None else int(execution_count)},'
-            f'"seconds":{seconds!r},"first_line":{_json_string(_first_line(source))},'
+            f'"seconds":{seconds!r},"first_line":{_json_string(self._first_line)},'
             f'"error":{"null" if error is None else _json_string(error)},'
             f'"compile_seconds":{self._compile_seconds!r},"compilations":'
             f'{_json_counts(compilations) if compilations else "{}"},'
@@ -505,10 +510,17 @@ class Probe:
         self._running = info
         try:
             if info.store_history:
-                self._source = info.raw_cell or ""
+                source = self._source = info.raw_cell or ""
                 self._compile_seconds = 0.0
                 if self._compilations:
                     self._compilations = {}
+                first_line = self._first_line = _first_line(source)
+                # written before the cell runs: a kernel killed in it still names it
+                count = getattr(self._ipython, "execution_count", None)
+                self._write_line(
+                    f'{self._start_prefix}"execution_count":'
+                    f'{int(count) if type(count) is int else "null"},'
+                    f'"first_line":{_json_string(first_line)},"time":{_wall_clock()!r}}}\n')
                 self._started = _clock()
             # else an inline evaluation (MyST-NB's inline mode): not a notebook cell
         except Exception as error:
