@@ -293,11 +293,13 @@ class _Reader:
 
     def loop(self, primitive: str, call: ast.Call, parameters: Sequence[str]) -> _Loop:
         """The primitive and its step count: ``length=``, ``fori_loop(lower, upper, ...)``."""
+        # a parameter shadows a notebook constant of the same name (``n``)
+        constants = {k: v for k, v in self.names.constants.items() if k not in parameters}
         if primitive == "fori_loop" and len(call.args) >= 2:
-            lower = _int_value(call.args[0], self.names.constants)
+            lower = _int_value(call.args[0], constants)
             upper = call.args[1]
             if lower is not None:
-                upper_value = _int_value(upper, self.names.constants)
+                upper_value = _int_value(upper, constants)
                 if upper_value is not None:
                     return _Loop(primitive, steps=max(upper_value - lower, 0))
                 if lower == 0 and isinstance(upper, ast.Name) and upper.id in parameters:
@@ -307,11 +309,11 @@ class _Reader:
         if primitive == "scan" and length is None and len(call.args) >= 4:
             length = call.args[3]
         if length is not None:
-            steps = _int_value(length, self.names.constants)
-            if steps is not None:
-                return _Loop(primitive, steps=steps)
             if isinstance(length, ast.Name) and length.id in parameters:
                 return _Loop(primitive, parameter=(parameters.index(length.id), length.id))
+            steps = _int_value(length, constants)
+            if steps is not None:
+                return _Loop(primitive, steps=steps)
         return _Loop(primitive)
 
 

@@ -515,11 +515,13 @@ class Probe:
                 if self._compilations:
                     self._compilations = {}
                 first_line = self._first_line = _first_line(source)
-                # written before the cell runs: a kernel killed in it still names it
+                # written before the cell runs: a kernel killed in it still names it.
+                # IPython counts the cell before it triggers pre_run_cell (7.0 to 9.x),
+                # so the shell's count is already the next cell's
                 count = getattr(self._ipython, "execution_count", None)
                 self._write_line(
                     f'{self._start_prefix}"execution_count":'
-                    f'{int(count) if type(count) is int else "null"},'
+                    f'{count - 1 if type(count) is int else "null"},'
                     f'"first_line":{_json_string(first_line)},"time":{_wall_clock()!r}}}\n')
                 self._started = _clock()
             # else an inline evaluation (MyST-NB's inline mode): not a notebook cell
