@@ -300,12 +300,13 @@ def loop_hint(cell: CellRecord, notebook: NotebookRecord) -> Flag | None:
         # the cell's time is spread over its loops: a time per step only for one loop
         run_seconds = run_time(cell) if len(with_steps) == 1 and len(cell.runs) == 1 else None
         described = "; ".join(describe_run(run, notebook, run_seconds) for run in cell.runs)
-    elif cell.loops:
-        described = f"runs {', '.join(cell.loops)}"
-    else:
-        return None
-    return Flag("sequential_loop", f"{described} — on the GPU every iteration launches "
-                "device kernels, so long sequential loops can be far slower than on the CPU")
+        return Flag("sequential_loop", f"{described} — on the GPU every iteration launches "
+                    "device kernels, so long sequential loops can be far slower than on the CPU")
+    if cell.loops:
+        return Flag("sequential_loop", f"runs {', '.join(cell.loops)} on the GPU: every "
+                    "iteration launches device kernels, so long sequential loops can be far "
+                    "slower than on the CPU")
+    return None
 
 
 def run_time(cell: CellRecord) -> float:
