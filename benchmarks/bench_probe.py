@@ -145,7 +145,8 @@ def measure(cells: int, repeats: int, live_arrays: int,
     probe_module = load_probe_module()
     rows: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as folder:
-        shell = make_shell(Path(folder) / "history.sqlite" if history else None)
+        # the history outlives the folder: IPython ends its session at exit
+        shell = make_shell(Path(tempfile.mkdtemp()) / "history.sqlite" if history else None)
         probe = probe_module.install(shell, str(Path(folder) / "probe.jsonl"))
         switch = ProbeSwitch(shell, probe)
         if "jax" not in sys.modules:

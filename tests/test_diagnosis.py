@@ -179,6 +179,14 @@ def test_a_function_compiled_again_in_a_later_cell_is_a_finding_of_its_own(
     assert "jit(q) (first in cell 9)" in rows["cell 10"].reason
 
 
+def test_float64_on_a_gpu_is_flagged_where_jax_code_ran(
+        gpu_findings: dict[str, Finding]) -> None:
+    with_float64 = {name for name, row in gpu_findings.items() if "float64" in row.rules}
+    assert with_float64 == {"float64 cell 2"}
+    assert "float32" in next(f.action for f in gpu_findings["float64 cell 2"].flags
+                             if f.rule == "float64")
+
+
 def test_the_killed_kernel_names_its_cell_the_signal_and_the_stack(
         gpu_data: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     killed = next(nb for nb in gpu_data["notebooks"] if nb["docname"] == "zkilled")

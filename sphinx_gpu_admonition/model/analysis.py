@@ -43,7 +43,7 @@ class Flag(NamedTuple):
     """Why a cell is flagged: one rule and its reason."""
 
     #: slow, share, regression (why the cell is slow) or compile, recompile,
-    #: compiled_again, sequential_loop (hints at the cause)
+    #: compiled_again, sequential_loop, float64 (hints at the cause)
     rule: str
     #: why, in plain words
     reason: str
@@ -64,7 +64,7 @@ class Flag(NamedTuple):
 
 
 SLOW_RULES = ("slow", "share", "regression")
-HINT_RULES = ("compile", "recompile", "compiled_again", "sequential_loop")
+HINT_RULES = ("compile", "recompile", "compiled_again", "sequential_loop", "float64")
 
 #: what to do about a flagged cell, by rule; the findings show the action of the most
 #: specific rule a cell has (:data:`ACTION_ORDER`): a hint names a cause
@@ -72,6 +72,9 @@ ACTIONS = {
     "sequential_loop": "run the loop on the CPU device "
                        "(with jax.default_device(jax.devices('cpu')[0])) or restructure it "
                        "(vectorise it, lax.associative_scan)",
+    "float64": "compute in float32 on the GPU (leave jax_enable_x64 off, or cast the "
+               "arrays that do not need double precision): most GPUs run float64 far "
+               "slower than float32 (a Tesla T4 at 1/32 of its float32 speed)",
     "recompile": "pad the inputs to a fixed shape or mark the changing argument static "
                  "(static_argnums), so that the function compiles once",
     "compile": "compile once and reuse: hoist the jit out of loops and functions and call "
@@ -85,8 +88,8 @@ ACTIONS = {
     "slow": "profile the cell (%prun, jax.profiler) or make its example smaller",
     "share": "profile the cell (%prun, jax.profiler) or make its example smaller",
 }
-ACTION_ORDER = ("sequential_loop", "recompile", "compiled_again", "compile", "regression",
-                "slow", "share")
+ACTION_ORDER = ("sequential_loop", "recompile", "compiled_again", "compile", "float64",
+                "regression", "slow", "share")
 
 
 def action_for(flags: Sequence[Flag]) -> str:
@@ -254,6 +257,9 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
         loop = loop_hint(cell, notebook)
         if loop is not None:
             flags.append(loop)
+        # only where the cell ran JAX code (compiled in it, or a loop it runs)
+        if notebook.environment.jax.x64 and (cell.compilations or cell.runs or cell.loops):
+            flags.append(Flag("float64", "float64 is enabled (jax_enable_x64) on the GPU"))
     return flags
 
 

@@ -87,6 +87,8 @@ class JaxInfo(Loadable):
     backend: str | None = None
     version: str | None = None
     jaxlib_version: str | None = None
+    #: ``jax_enable_x64`` when the backend was initialised (None: not known)
+    x64: bool | None = None
     plugins: dict[str, str] = dataclasses.field(default_factory=dict)
     devices: list[Device] = dataclasses.field(default_factory=list)
 

@@ -269,9 +269,11 @@ def jax_info() -> dict:
         devices[key] = devices.get(key, 0) + 1
     jaxlib = sys.modules.get("jaxlib")
     plugins = jax_plugins()
+    x64 = getattr(getattr(jax, "config", None), "jax_enable_x64", None)
     return {
         "backend": jax.default_backend(),
         "version": getattr(jax, "__version__", None),
+        "x64": x64 if isinstance(x64, bool) else None,
         "jaxlib_version": getattr(jaxlib, "__version__", None) if jaxlib else None,
         "plugins": plugins,
         "devices": [{"platform": p, "kind": k, "count": n} for (p, k), n in devices.items()],
