@@ -331,8 +331,13 @@ def _link_loops(folder: Path, doctree: nodes.document, record: NotebookRecord) -
     did not save them, and the code is the page's)."""
     if not any(cell.index is not None for cell in record.cells):
         return
-    runs = link_loops([(index, source) for index, _, source in _mystnb.code_cells(doctree)],
-                      functools.partial(_local_module_source, folder))
+    try:
+        runs = link_loops([(index, source) for index, _, source in _mystnb.code_cells(doctree)],
+                          functools.partial(_local_module_source, folder))
+    except Exception as error:  # a hint less; the record (its times, failure) is kept
+        warn(logger, f"could not follow the notebook's calls to its loops: "
+                     f"{type(error).__name__}: {error}", "capture", location=record.docname)
+        return
     for cell in record.cells:
         cell.runs = runs.get(cell.index, []) if cell.index is not None else []
 
