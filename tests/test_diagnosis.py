@@ -107,8 +107,12 @@ def cpu_build(tmp_path_factory: pytest.TempPathFactory) -> ProjectBuild:
     shutil.copytree(ROOTS / "diagnosis", dest / "src")
     # the killed kernel stops the build (MyST-NB raises DeadKernelError), as on CI; its
     # page sorts last, so that the lecture was read before
-    build = sphinx_build(dest / "src", dest / "_build", "html", None, freshenv=True,
-                         show_warning_types=False, raising=False)
+    with pytest.MonkeyPatch.context() as patch:
+        # the kernels inherit the build's environment: several notebooks sharing one GPU
+        # (QuantEcon's runner) need preallocation off for the whole build
+        patch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+        build = sphinx_build(dest / "src", dest / "_build", "html", None, freshenv=True,
+                             show_warning_types=False, raising=False)
     assert type(build.raised).__name__ == "DeadKernelError"
     return build
 
@@ -136,6 +140,12 @@ def test_the_moved_file_is_valid_and_says_its_device_is_synthetic(
     assert "tests/make_gpu_fixture.py" in gpu_data["build"]["note"]
     lecture = next(nb for nb in gpu_data["notebooks"] if nb["docname"] == "lecture")
     assert lecture["environment"]["jax"]["devices"][0]["kind"] == "Tesla T4"
+
+
+def test_the_kernels_allocator_settings_are_recorded(cpu_build: ProjectBuild) -> None:
+    data = json.loads(cpu_build.read("execution-status.json"))
+    lecture = next(nb for nb in data["notebooks"] if nb["docname"] == "lecture")
+    assert lecture["environment"]["allocator"] == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 
 
 def test_on_the_cpu_no_cell_is_a_gpu_loop(cpu_build: ProjectBuild) -> None:

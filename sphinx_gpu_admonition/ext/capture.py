@@ -189,7 +189,8 @@ class ProbeOutput:
                                f"this release reads version {protocol.PROBE_VERSION}")
         self.started = item.get("time")
         self.environment.update(host=item.get("host"), python=item.get("python"),
-                                gpus=item.get("gpus") or [])
+                                gpus=item.get("gpus") or [],
+                                allocator=item.get("allocator") or {})
 
     def _read_cell(self, item: dict[str, Any]) -> None:
         # one bad value loses that cell, never the notebook (and its failure)

@@ -121,6 +121,10 @@ class Environment(Loadable):
     jax: JaxInfo = dataclasses.field(default_factory=JaxInfo)
     gpus: list[GpuInfo] = dataclasses.field(default_factory=list)
     libraries: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: the kernel's XLA GPU allocator settings as its environment set them
+    #: (``XLA_PYTHON_CLIENT_PREALLOCATE``: "false", ...); unset ones are absent, so
+    #: JAX's defaults applied (preallocate 75 % of the GPU's memory at first use)
+    allocator: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def backend(self) -> str | None:

@@ -100,6 +100,12 @@ _LIBRARIES = (
 
 _FIRST_LINE_LENGTH = 120
 
+#: the environment variables that set how JAX's GPU allocator takes device memory
+ALLOCATOR_VARIABLES = (
+    "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR",
+)
+
 #: seconds nvidia-smi may take before the probe gives up on it (it must never hang)
 NVIDIA_SMI_TIMEOUT = 5.0
 
@@ -421,6 +427,8 @@ class Probe:
         self._write({
             KEY_KIND: KIND_START, "probe_version": PROBE_VERSION, "time": _wall_clock(),
             "python": sys.version.split()[0], "host": host_info(), "gpus": gpu_info(),
+            "allocator": {name: os.environ[name][:200] for name in ALLOCATOR_VARIABLES
+                          if name in os.environ},
         })
 
     # -- output -----------------------------------------------------------------

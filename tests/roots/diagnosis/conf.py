@@ -4,3 +4,4 @@ project = "diagnosis"
 extensions = ["myst_nb", "sphinx_gpu_admonition"]
 nb_execution_mode = "force"
 exclude_patterns = ["_build"]
+
