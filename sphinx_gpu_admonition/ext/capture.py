@@ -16,6 +16,7 @@ Flow for one notebook page:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -33,6 +34,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
+from ..model.code import link_loops
 from ..model.files import SIDECAR_FOLDER, atomic_write, read_sidecar, repository_path, sidecar_dict
 from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
 from ..model.record import (
@@ -200,6 +202,8 @@ class ProbeOutput:
         #: worth a warning; the capture itself is fine
         self.warnings: list[str] = []
         self.seen = False
+        #: the last cell that started (its cell_start line), finished or not
+        self.last_started: dict[str, Any] | None = None
         kernel_pid = None
         for item in lines:
             protocol = _protocol()
@@ -214,6 +218,8 @@ class ProbeOutput:
                 self._read_start(item)
             elif kind == protocol.KIND_CELL:
                 self._read_cell(item)
+            elif kind == protocol.KIND_CELL_START:
+                self.last_started = item
             elif kind == protocol.KIND_JAX:
                 self.environment["jax"] = item.get("jax")
             elif kind == protocol.KIND_LIBRARIES:
@@ -234,7 +240,8 @@ class ProbeOutput:
                                f"this release reads version {protocol.PROBE_VERSION}")
         self.started = item.get("time")
         self.environment.update(host=item.get("host"), python=item.get("python"),
-                                gpus=item.get("gpus") or [])
+                                gpus=item.get("gpus") or [],
+                                allocator=item.get("allocator") or {})
 
     def _read_cell(self, item: dict[str, Any]) -> None:
         # one bad value loses that cell, never the notebook (and its failure)
@@ -250,6 +257,55 @@ class ProbeOutput:
 
 
 # -- building a record ---------------------------------------------------------------
+#: faulthandler's first line names the fatal signal: "Fatal Python error: Segmentation fault"
+_FATAL_SIGNALS = {
+    "Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
+    "Floating-point exception": "SIGFPE", "Floating point exception": "SIGFPE",
+    "Illegal instruction": "SIGILL",
+}
+_STACK_FRAMES = 8
+
+
+def died_in_cell(probe: ProbeOutput, output: Path) -> CellRecord | None:
+    """The cell the kernel was running when it died: the last one that started and
+    did not finish (its time is until faulthandler wrote the stack, where it did)."""
+    started = probe.last_started
+    if started is None:
+        return None
+    count = started.get("execution_count")
+    if type(count) is not int or any(c.execution_count == count for c in probe.cells):
+        return None  # the kernel died between cells
+    seconds = 0.0
+    crash = output.with_name(output.name + _protocol().CRASH_SUFFIX)
+    with contextlib.suppress(OSError, TypeError, ValueError):
+        if crash.stat().st_size:
+            seconds = max(crash.stat().st_mtime - float(started.get("time")), 0.0)
+    first_line = started.get("first_line")
+    return CellRecord(index=None, execution_count=count, seconds=seconds,
+                      first_line=first_line if isinstance(first_line, str) else "",
+                      error="DeadKernelError")
+
+
+def kernel_crash(output: Path) -> tuple[str | None, list[str]]:
+    """The signal and the innermost frames (first) that faulthandler wrote beside the
+    probe's file when a signal killed the kernel; (None, []) when it wrote nothing."""
+    path = output.with_name(output.name + _protocol().CRASH_SUFFIX)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[:100_000]
+    except OSError:
+        return None, []
+    signal = None
+    frames: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("Fatal Python error:") and signal is None:
+            reason = stripped.split(":", 1)[1].strip()
+            signal = _FATAL_SIGNALS.get(reason, reason or None)
+        elif stripped.startswith("File ") and len(frames) < _STACK_FRAMES:
+            frames.append(stripped)
+    return signal, frames
+
+
 def _title(doctree: nodes.document) -> str:
     for title in doctree.findall(nodes.title):
         return title.astext()
@@ -304,7 +360,42 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
                  doctree: nodes.document) -> NotebookRecord:
     record = _build_record(app, env, docname, doctree)
     _locate(env, docname, doctree, record)
+    _link_loops(Path(env.doc2path(docname)).parent, doctree, record)
     return record
+
+
+#: the largest local module read to follow a notebook's calls into it
+_MODULE_SOURCE_BYTES = 2**20
+
+
+def _local_module_source(folder: Path, name: str) -> str | None:
+    """The text of the module ``name`` beside the notebook (``mylib.py`` or a
+    package's ``__init__.py``), the kernel's working folder; None for anything else."""
+    base = folder.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        try:
+            if path.is_file() and path.stat().st_size <= _MODULE_SOURCE_BYTES:
+                return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    return None
+
+
+def _link_loops(folder: Path, doctree: nodes.document, record: NotebookRecord) -> None:
+    """Each cell's ``runs``: the JAX loops it runs through the functions it calls, from
+    one parse of this build's page (also on a cache hit: sidecars before version 4
+    did not save them, and the code is the page's)."""
+    if not any(cell.index is not None for cell in record.cells):
+        return
+    try:
+        runs = link_loops([(index, source) for index, _, source in _mystnb.code_cells(doctree)],
+                          functools.partial(_local_module_source, folder))
+    except Exception as error:  # a hint less; the record (its times, failure) is kept
+        warn(logger, f"could not follow the notebook's calls to its loops: "
+                     f"{type(error).__name__}: {error}", "capture", location=record.docname)
+        return
+    for cell in record.cells:
+        cell.runs = runs.get(cell.index, []) if cell.index is not None else []
 
 
 def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
@@ -363,6 +454,12 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
             else _died_in(record.cells, doctree),
             execution_count=failing.execution_count if failing else None,
         )
+        if record.status == KERNEL_DIED:
+            record.error.signal, record.error.stack = kernel_crash(output_file(app, docname))
+            died_in = None if hit_key else died_in_cell(probe, output_file(app, docname))
+            if died_in is not None:  # named by every view, as a cell that raised is
+                record.cells.append(dataclasses.replace(died_in, index=record.error.cell_index))
+                record.error.execution_count = died_in.execution_count
     elif cache_path is not None and not hit_key:
         key = _mystnb.newest_record_key(cache_path, env.doc2path(docname))
         if key:
