@@ -20,6 +20,7 @@ from conftest import MYST_HEADER, ProjectBuild, build_project
 from test_capture import notebooks, only
 
 from sphinx_gpu_admonition.ext import capture
+from sphinx_gpu_admonition.model import probe_output
 from sphinx_gpu_admonition.probe import (
     ENV_OUTPUT,
     ENV_PROBE,
@@ -148,7 +149,7 @@ def test_startup_file_names_agree_with_the_package() -> None:
 
 
 def read_lines(lines: list[dict[str, Any]]) -> capture.ProbeOutput:
-    return capture.ProbeOutput(iter(lines))
+    return probe_output.ProbeOutput(iter(lines))
 
 
 START = {"kind": "start", "pid": 10, "probe_version": kernel_probe.PROBE_VERSION,
@@ -173,7 +174,7 @@ def test_negative_and_non_finite_times_are_dropped_with_a_warning(tmp_path: Path
              '{"kind": "cell", "pid": 10, "execution_count": 3, "seconds": NaN}',
              json.dumps(cell(4, "1.5"))]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    output = capture.ProbeOutput(capture._probe_lines(path))
+    output = probe_output.ProbeOutput(probe_output.probe_lines(path))
     assert [c.execution_count for c in output.cells] == [2]
     assert len(output.warnings) == 2  # cells 1 and 4; the NaN line is not JSON at all
     assert "cell 1" in output.warnings[0] and "-1591.06" in output.warnings[0]
@@ -190,7 +191,7 @@ def test_one_bad_value_loses_that_cell_never_the_notebook() -> None:
     output = read_lines([START, cell(1, 0.5), bad_cell, cell(3, 0.1),
                          {"kind": "libraries", "pid": 10, "libraries": {"numpy": 2}}])
     record = NotebookRecord(docname="hostile", status="error")
-    capture._fill_from_probe(output, nodes.document("", None), record)
+    capture.fill_from_probe(output, nodes.document("", None), record)
     assert [c.execution_count for c in record.cells] == [1, 3]
     assert record.capture == "ok"
     assert len(output.warnings) == 2
@@ -241,7 +242,7 @@ def test_a_non_finite_compile_duration_is_dropped_with_one_warning(tmp_path: Pat
         probe._on_jax_duration(kernel_probe._BACKEND_COMPILE_EVENT, 0.25, fun_name="g")
 
     run_cell(probe, 1, compiles)
-    read = capture.ProbeOutput(capture._probe_lines(output))
+    read = probe_output.ProbeOutput(probe_output.probe_lines(output))
     (measured,) = read.cells
     assert measured.compile_seconds == 0.25
     assert measured.compilations == {"g": 1}
@@ -258,7 +259,7 @@ def test_the_end_line_tells_whether_the_callbacks_were_removed(tmp_path: Path) -
     assert probe.callbacks_registered()
     shell.events.callbacks["post_run_cell"].clear()
     probe.at_exit()
-    read = capture.ProbeOutput(capture._probe_lines(output))
+    read = probe_output.ProbeOutput(probe_output.probe_lines(output))
     assert len(read.cells) == 1
     assert read.errors == ["the notebook removed the probe's IPython callbacks; "
                            "the cells after that were not measured"]
@@ -279,4 +280,5 @@ def test_preparing_the_device_sync_adds_nothing_to_the_cell_output(
 def test_a_cache_hit_reads_first_lines_as_the_probe_records_them(source: str) -> None:
     """The sidecar check has its own copy of the probe's first-line rule (a cache hit
     does not import the probe): the two must agree."""
-    assert capture._first_line(source) == capture.recorded_text(kernel_probe._first_line(source))
+    expected = probe_output.recorded_text(kernel_probe._first_line(source))
+    assert capture._first_line(source) == expected

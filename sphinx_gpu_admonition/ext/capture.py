@@ -16,16 +16,13 @@ Flow for one notebook page:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from docutils import nodes
@@ -37,6 +34,13 @@ from sphinx.util import logging
 from ..model.code import link_loops
 from ..model.files import SIDECAR_FOLDER, atomic_write, read_sidecar, repository_path, sidecar_dict
 from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
+from ..model.probe_output import (
+    ProbeOutput,
+    died_in_cell,
+    kernel_crash,
+    probe_lines,
+    recorded_text,
+)
 from ..model.record import (
     CACHE,
     ERROR,
@@ -67,19 +71,6 @@ RECORDS_ATTRIBUTE = "gpu_execution_records"
 #: nbclient's exception names -> the status of the notebook whose execution raised
 #: them (anything else is an error); the one map, also for a build that stopped
 STATUS_OF_EXECUTION_ERROR = {"CellTimeoutError": TIMEOUT, "DeadKernelError": KERNEL_DIED}
-
-
-# -- values as a record keeps them ---------------------------------------------------
-#: every line break ``str.splitlines`` knows: CR, LF, VT, FF, FS, GS, RS, NEL, LS, PS
-_LINE_BREAKS = re.compile("[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+")
-_LONE_SURROGATES = re.compile("[\ud800-\udfff]")
-
-
-def recorded_text(value: str) -> str:
-    """A value from a kernel as a record keeps it: one line (an exception class may
-    be named ``"Boom\\n::error ..."``), lone surrogates replaced by U+FFFD, so that the
-    value can be written anywhere and never costs its cell."""
-    return _LINE_BREAKS.sub(" ", _LONE_SURROGATES.sub("\ufffd", value)).strip()
 
 
 #: nbclient's own exception line, which MyST-NB's traceback of a failed cell ends with
@@ -158,154 +149,7 @@ def output_file(app: Sphinx, docname: str) -> Path:
     return path
 
 
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
-def _probe_lines(path: Path) -> Iterator[dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return
-    for line in text.splitlines():
-        try:
-            item = json.loads(line, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
-            continue  # a line cut short by a dying kernel (or not the probe's)
-        if isinstance(item, dict):
-            yield item
-
-
-@functools.cache
-def _protocol() -> ModuleType:
-    """The probe's line protocol (its names and version): the kernel's probe module
-    itself, imported when a kernel wrote lines (0.7 ms that a cache hit never needs)."""
-    from ..probe import kernel_probe
-
-    return kernel_probe
-
-
-class ProbeOutput:
-    """What the probe wrote for one kernel (the line protocol is in kernel_probe.py).
-
-    Lines of another process (a kernel the notebook started itself) are
-    ignored; a cell line with a value the record cannot hold (a negative or
-    non-finite time) is dropped with a warning, never stored.
-    """
-
-    def __init__(self, lines: Iterator[dict[str, Any]]):
-        self.started: float | None = None
-        self.environment: dict[str, Any] = {}
-        self.cells: list[CellRecord] = []  # index None until matched with the page
-        #: the capture failed ("capture: failed" and one warning)
-        self.errors: list[str] = []
-        #: worth a warning; the capture itself is fine
-        self.warnings: list[str] = []
-        self.seen = False
-        #: the last cell that started (its cell_start line), finished or not
-        self.last_started: dict[str, Any] | None = None
-        kernel_pid = None
-        for item in lines:
-            protocol = _protocol()
-            kind = item.get(protocol.KEY_KIND)
-            pid = item.get(protocol.KEY_PID)
-            if kernel_pid is None:
-                kernel_pid = pid  # the notebook's kernel writes first
-            elif pid is not None and pid != kernel_pid:
-                continue
-            self.seen = True
-            if kind == protocol.KIND_START:
-                self._read_start(item)
-            elif kind == protocol.KIND_CELL:
-                self._read_cell(item)
-            elif kind == protocol.KIND_CELL_START:
-                self.last_started = item
-            elif kind == protocol.KIND_JAX:
-                self.environment["jax"] = item.get("jax")
-            elif kind == protocol.KIND_LIBRARIES:
-                self.environment["libraries"] = item.get("libraries")
-            elif kind == protocol.KIND_ERROR:
-                self.errors.append(str(item.get(protocol.KEY_MESSAGE)))
-            elif kind == protocol.KIND_WARNING:
-                self.warnings.append(str(item.get(protocol.KEY_MESSAGE)))
-            elif kind == protocol.KIND_END and item.get(protocol.KEY_CALLBACKS_REGISTERED) is False:
-                self.errors.append("the notebook removed the probe's IPython callbacks; "
-                                   "the cells after that were not measured")
-
-    def _read_start(self, item: dict[str, Any]) -> None:
-        version = item.get("probe_version")
-        protocol = _protocol()
-        if version != protocol.PROBE_VERSION:
-            self.errors.append(f"the kernel's probe wrote version {version!r} of its data, "
-                               f"this release reads version {protocol.PROBE_VERSION}")
-        self.started = item.get("time")
-        self.environment.update(host=item.get("host"), python=item.get("python"),
-                                gpus=item.get("gpus") or [],
-                                allocator=item.get("allocator") or {})
-
-    def _read_cell(self, item: dict[str, Any]) -> None:
-        # one bad value loses that cell, never the notebook (and its failure)
-        item = {**item, "index": None}
-        for key in ("error", "first_line"):  # made one line, and never lost to a surrogate
-            if isinstance(item.get(key), str):
-                item[key] = recorded_text(item[key])
-        try:
-            self.cells.append(CellRecord.from_dict(item))
-        except SchemaError as error:
-            self.warnings.append(f"dropped the measurement of cell "
-                                 f"{item.get('execution_count')!r}: {error}")
-
-
 # -- building a record ---------------------------------------------------------------
-#: faulthandler's first line names the fatal signal: "Fatal Python error: Segmentation fault"
-_FATAL_SIGNALS = {
-    "Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
-    "Floating-point exception": "SIGFPE", "Floating point exception": "SIGFPE",
-    "Illegal instruction": "SIGILL",
-}
-_STACK_FRAMES = 8
-
-
-def died_in_cell(probe: ProbeOutput, output: Path) -> CellRecord | None:
-    """The cell the kernel was running when it died: the last one that started and
-    did not finish (its time is until faulthandler wrote the stack, where it did)."""
-    started = probe.last_started
-    if started is None:
-        return None
-    count = started.get("execution_count")
-    if type(count) is not int or any(c.execution_count == count for c in probe.cells):
-        return None  # the kernel died between cells
-    seconds = 0.0
-    crash = output.with_name(output.name + _protocol().CRASH_SUFFIX)
-    with contextlib.suppress(OSError, TypeError, ValueError):
-        if crash.stat().st_size:
-            seconds = max(crash.stat().st_mtime - float(started.get("time")), 0.0)
-    first_line = started.get("first_line")
-    return CellRecord(index=None, execution_count=count, seconds=seconds,
-                      first_line=first_line if isinstance(first_line, str) else "",
-                      error="DeadKernelError")
-
-
-def kernel_crash(output: Path) -> tuple[str | None, list[str]]:
-    """The signal and the innermost frames (first) that faulthandler wrote beside the
-    probe's file when a signal killed the kernel; (None, []) when it wrote nothing."""
-    path = output.with_name(output.name + _protocol().CRASH_SUFFIX)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")[:100_000]
-    except OSError:
-        return None, []
-    signal = None
-    frames: list[str] = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("Fatal Python error:") and signal is None:
-            reason = stripped.split(":", 1)[1].strip()
-            signal = _FATAL_SIGNALS.get(reason, reason or None)
-        elif stripped.startswith("File ") and len(frames) < _STACK_FRAMES:
-            frames.append(stripped)
-    return signal, frames
-
-
 def _title(doctree: nodes.document) -> str:
     for title in doctree.findall(nodes.title):
         return title.astext()
@@ -344,7 +188,7 @@ def _died_in(cells: list[CellRecord], doctree: nodes.document) -> int | None:
     return None
 
 
-def _locate(env: BuildEnvironment, docname: str, doctree: nodes.document,
+def locate(env: BuildEnvironment, docname: str, doctree: nodes.document,
             record: NotebookRecord) -> None:
     """The record's source file and each cell's line in it, from this build's page
     (a cache hit's saved lines may have moved since): every view, from the status
@@ -359,7 +203,7 @@ def _locate(env: BuildEnvironment, docname: str, doctree: nodes.document,
 def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
                  doctree: nodes.document) -> NotebookRecord:
     record = _build_record(app, env, docname, doctree)
-    _locate(env, docname, doctree, record)
+    locate(env, docname, doctree, record)
     _link_loops(Path(env.doc2path(docname)).parent, doctree, record)
     return record
 
@@ -416,7 +260,7 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
     record.method = result.method
     record.runtime_seconds = result.runtime
     record.executed_at = _mystnb.timestamp_to_iso(result.mtime)
-    probe = ProbeOutput(_probe_lines(output_file(app, docname)))
+    probe = ProbeOutput(probe_lines(output_file(app, docname)))
     cache_path = _mystnb.execution_cache_path(env) if result.method == "cache" else None
     hit_key = None
     if cache_path is not None and result.succeeded and not probe.seen:
@@ -431,7 +275,7 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
         # from the page, as for an execution (sidecars before version 3 did not say)
         record.cells = _with_expected_errors(record.cells, doctree)
     else:
-        _fill_from_probe(probe, doctree, record, finished=result.succeeded)
+        fill_from_probe(probe, doctree, record, finished=result.succeeded)
         if probe.errors:
             warn(logger, f"the in-kernel capture failed: {probe.errors[0]} "
                          "(the notebook ran normally)", "capture", location=docname)
@@ -467,7 +311,7 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
     return record
 
 
-def _fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
+def fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
                      record: NotebookRecord, *, finished: bool = True) -> None:
     """``record``'s capture from the probe's lines; ``finished``: the notebook's
     execution ran to its end (else its last cell may not have finished)."""

@@ -30,7 +30,15 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
+from ..model.files import atomic_write
 from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
+from ..model.probe_output import (
+    ProbeOutput,
+    died_in_cell,
+    kernel_crash,
+    probe_lines,
+    recorded_text,
+)
 from ..model.record import (
     EARLIER_BUILD,
     ERROR,
@@ -43,16 +51,10 @@ from ..model.schema import SchemaError
 from . import _mystnb
 from .capture import (
     STATUS_OF_EXECUTION_ERROR,
-    ProbeOutput,
-    _fill_from_probe,
-    _locate,
-    _probe_lines,
-    atomic_write,
     capture_folder,
-    died_in_cell,
-    kernel_crash,
+    fill_from_probe,
+    locate,
     output_file,
-    recorded_text,
     stored_records,
 )
 from .state import BuildState, build_state
@@ -157,12 +159,12 @@ def failure_text(error: BaseException) -> str:
 
 def _from_probe(app: Sphinx, docname: str, status: str, error_type: str,
                 message: str) -> NotebookRecord:
-    probe = ProbeOutput(_probe_lines(output_file(app, docname)))
+    probe = ProbeOutput(probe_lines(output_file(app, docname)))
     record = NotebookRecord(docname=docname, status=status, provenance=EXECUTED,
                             method=_mystnb.execution_mode(app.env))
     page = nodes.document("", None)  # the build stopped before the page was read
-    _fill_from_probe(probe, page, record)
-    _locate(app.env, docname, page, record)  # its source; no page, so no cell lines
+    fill_from_probe(probe, page, record)
+    locate(app.env, docname, page, record)  # its source; no page, so no cell lines
     died_in = died_in_cell(probe, output_file(app, docname)) if status == KERNEL_DIED else None
     if died_in is not None:
         record.cells.append(died_in)  # so that every view names the cell it died in

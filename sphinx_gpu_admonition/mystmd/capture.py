@@ -22,19 +22,18 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..model.files import atomic_write, read_json, read_sidecar, repository_path, sidecar_dict
 from ..model.formatting import error_message
+from ..model.probe_output import ProbeOutput, probe_lines, recorded_text
 from ..model.record import (
     CACHE,
     ERROR,
     EXECUTED,
     OK,
-    CellRecord,
     Environment,
     ErrorInfo,
     NotebookRecord,
@@ -134,81 +133,23 @@ def cache_key(cells: list[CodeCell], kernel: str = DEFAULT_KERNEL) -> str:
 
 
 # -- the probe's lines ------------------------------------------------------------------
-class KernelOutput:
-    """What one kernel wrote (the probe's line protocol, kernel_probe.py).
-
-    The same reading as the Sphinx adapter's ``ext.capture.ProbeOutput``, which this
-    package cannot import (it imports Sphinx): lines of another process are ignored,
-    a cell line the record cannot hold is dropped with a warning.
-    """
+class KernelOutput(ProbeOutput):
+    """What one kernel wrote, read as every engine reads it
+    (:class:`..model.probe_output.ProbeOutput`), and the page that mystmd's kernel
+    start-up named in a line of its own."""
 
     def __init__(self, path: Path):
+        super().__init__(probe_lines(path))
         self.path = path
-        self.page: str | None = None
-        self.started: float | None = None
-        self.environment: dict[str, Any] = {}
-        self.cells: list[CellRecord] = []
-        self.errors: list[str] = []
-        self.warnings: list[str] = []
-        kernel_pid = None
-        for item in _lines(path):
-            kind, pid = item.get(kernel_probe.KEY_KIND), item.get(kernel_probe.KEY_PID)
-            if kernel_pid is None:
-                kernel_pid = pid
-            elif pid is not None and pid != kernel_pid:
-                continue
-            if kind == KIND_PAGE:
-                self.page = str(item.get("page"))
-            elif kind == kernel_probe.KIND_START:
-                self._read_start(item)
-            elif kind == kernel_probe.KIND_CELL:
-                try:
-                    self.cells.append(CellRecord.from_dict({**item, "index": None}))
-                except SchemaError as error:
-                    self.warnings.append(f"dropped the measurement of cell "
-                                         f"{item.get('execution_count')!r}: {error}")
-            elif kind == kernel_probe.KIND_JAX:
-                self.environment["jax"] = item.get("jax")
-            elif kind == kernel_probe.KIND_LIBRARIES:
-                self.environment["libraries"] = item.get("libraries")
-            elif kind == kernel_probe.KIND_ERROR:
-                self.errors.append(str(item.get(kernel_probe.KEY_MESSAGE)))
-            elif kind == kernel_probe.KIND_WARNING:
-                self.warnings.append(str(item.get(kernel_probe.KEY_MESSAGE)))
-
-    def _read_start(self, item: dict[str, Any]) -> None:
-        version = item.get("probe_version")
-        if version != kernel_probe.PROBE_VERSION:
-            self.errors.append(f"the kernel's probe wrote version {version!r} of its data, "
-                               f"this release reads version {kernel_probe.PROBE_VERSION}")
-        self.started = item.get("time")
-        self.environment.update(host=item.get("host"), python=item.get("python"),
-                                gpus=item.get("gpus") or [])
+        page = self.other.get(KIND_PAGE, {}).get("page")
+        self.page: str | None = None if page is None else str(page)
 
     def matches(self, cells: list[CodeCell]) -> bool:
         """The kernel ran these cells, in order (all, or the first ones: an error or a
         dead kernel stops a page)."""
         ran = [cell.first_line for cell in self.cells]
-        expected = [kernel_probe._first_line(c.code) for c in cells]
+        expected = [recorded_text(kernel_probe._first_line(c.code)) for c in cells]
         return bool(ran) and ran == expected[:len(ran)]
-
-
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
-def _lines(path: Path) -> Iterator[dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return
-    for line in text.splitlines():
-        try:
-            item = json.loads(line, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
-            continue  # a line cut short by a dying kernel
-        if isinstance(item, dict):
-            yield item
 
 
 def find_kernel_output(folder: Path, cells: list[CodeCell]) -> KernelOutput | None:
