@@ -16,6 +16,8 @@ Two more rows time the end-of-cell device sync alone, and the live-array walk
 it replaced. On a GPU machine (``scripts/record-gpu-fixture.sh``) the JAX rows
 are on the GPU.
 
+IPython's history is on, as in every real kernel (``--no-history`` turns it off).
+
     python benchmarks/bench_probe.py [--quick] [--cells 2000] [--repeats 7] [--json FILE]
 """
 
@@ -48,12 +50,18 @@ def load_probe_module() -> types.ModuleType:
     return module
 
 
-def make_shell():
+def make_shell(history_file: Path | None = None):
+    """An IPython shell; with ``history_file``, its history on (SQLite in that file),
+    as in every real kernel: the store of each cell's input is part of a cell's cost,
+    and it changes what the probe's end-of-cell work costs around it."""
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
 
     config = Config()
-    config.HistoryManager.enabled = False  # no SQLite writes: only the probe differs
+    if history_file is None:
+        config.HistoryManager.enabled = False
+    else:
+        config.HistoryManager.hist_file = str(history_file)
     return InteractiveShell.instance(config=config)
 
 
@@ -132,11 +140,13 @@ def call_cost(function: Callable[[], object], calls: int, repeats: int) -> dict[
     return {"median": statistics.median(times), "low": min(times), "high": max(times)}
 
 
-def measure(cells: int, repeats: int, live_arrays: int) -> dict[str, dict[str, float]]:
-    shell = make_shell()
+def measure(cells: int, repeats: int, live_arrays: int,
+            history: bool = True) -> dict[str, dict[str, float]]:
     probe_module = load_probe_module()
     rows: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as folder:
+        # the history outlives the folder: IPython ends its session at exit
+        shell = make_shell(Path(tempfile.mkdtemp()) / "history.sqlite" if history else None)
         probe = probe_module.install(shell, str(Path(folder) / "probe.jsonl"))
         switch = ProbeSwitch(shell, probe)
         if "jax" not in sys.modules:
@@ -175,11 +185,13 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--live-arrays", type=int, default=100_000)
     parser.add_argument("--json", type=Path, help="also save the numbers (seconds) here")
+    parser.add_argument("--no-history", action="store_true",
+                        help="IPython's history off (real kernels have it on)")
     args = parser.parse_args(argv)
     cells, repeats = (1000, 3) if args.quick else (args.cells, args.repeats)
-    rows = measure(cells, repeats, args.live_arrays)
-    print(f"probe cost in a real IPython shell: {cells} cells x {repeats} interleaved "
-          "repetitions, with minus without the probe")
+    rows = measure(cells, repeats, args.live_arrays, history=not args.no_history)
+    print(f"probe cost in a real IPython shell (history {'off' if args.no_history else 'on'}):"
+          f" {cells} cells x {repeats} interleaved repetitions, with minus without the probe")
     print(table(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")

@@ -5,7 +5,7 @@
 
 Synthetic records (deterministic) go through the same analysis and rendering
 as a build (:func:`~sphinx_gpu_admonition.model.analysis.analyse` and
-:func:`~sphinx_gpu_admonition.ext.status_page.render_html`); the script prints the
+:func:`~sphinx_gpu_admonition.render.status_html.render_html`); the script prints the
 time of each step and the size of the HTML fragment and of the per-cell data
 file.  ``--write`` saves a stand-alone page (with the extension's CSS and
 JavaScript inlined) and its data file to a folder; serve it
@@ -24,16 +24,12 @@ import types
 from pathlib import Path
 
 from sphinx_gpu_admonition.ext.admonition import CSS_FILE, STATIC_DIR
-from sphinx_gpu_admonition.ext.status_page import (
-    CELLS_DATA_SUFFIX,
-    StatusOptions,
-    cells_data,
-    render_html,
-    write_cells_data,
-)
+from sphinx_gpu_admonition.ext.status_page import write_cells_data
 from sphinx_gpu_admonition.ext.support import JS_FILE
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
+from sphinx_gpu_admonition.render.status_html import CELLS_DATA_SUFFIX, cells_data, render_html
+from sphinx_gpu_admonition.render.status_rows import StatusOptions
 
 PAGE = "status.html"
 DATA = "status" + CELLS_DATA_SUFFIX

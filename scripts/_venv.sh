@@ -39,6 +39,24 @@ ensure_chromium() {
   fi
 }
 
+# ensure_mystmd: mystmd (the engine of Jupyter Book 2), pinned, from npm into .mystmd/
+# (tests/test_mystmd.py builds a book with it; skipped where node and npm are missing).
+MYSTMD_VERSION=1.8.3
+ensure_mystmd() {
+  local myst=.mystmd/node_modules/.bin/myst
+  [ -x "$myst" ] && [ "$("$myst" --version 2>/dev/null)" = "v$MYSTMD_VERSION" ] && return 0
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "== npm not found: the mystmd tests will be skipped" >&2
+    return 0
+  fi
+  echo "== installing mystmd $MYSTMD_VERSION into .mystmd/"
+  if ! npm install --prefix .mystmd --no-audit --no-fund "mystmd@$MYSTMD_VERSION" \
+       >.mystmd.log 2>&1; then
+    tail -20 .mystmd.log
+    echo "npm install failed (full log: .mystmd.log); the mystmd tests will be skipped" >&2
+  fi
+}
+
 # -- quantecon-book-theme on Python 3.13 (issue 26 item 12) ---------------------------
 # quantecon-book-theme's current releases need Python >= 3.12 (QuantEcon's GPU
 # runners use 3.13), the machine's python3 may be older: scripts/build-docs and

@@ -15,8 +15,14 @@ ENV_VERSION = 3  # 3: the pages with a status table of a file; 2: the records th
 
 
 def setup(app: Any) -> dict[str, Any]:
+    """Wire the Sphinx adapter's features into a build: every ``setup_*`` is called
+    here, once, in this order (each connects its own events; the order of this list
+    is the order of listeners at equal priority: docs/architecture.md has the table)."""
     from .ext.admonition import setup_admonition
+    from .ext.build_analysis import setup_build_analysis
+    from .ext.calibration import setup_calibration
     from .ext.capture import setup_capture
+    from .ext.cell_badges import setup_cell_badges
     from .ext.config import setup_config
     from .ext.environment_table import setup_environment_table
     from .ext.i18n import setup_i18n
@@ -25,17 +31,25 @@ def setup(app: Any) -> dict[str, Any]:
     from .ext.reports import setup_reports
     from .ext.runtime import setup_runtime
     from .ext.status_page import setup_status_page
+    from .ext.support import setup_support
 
-    setup_config(app)
-    setup_i18n(app)
-    setup_admonition(app)
-    setup_capture(app)
-    setup_outcome(app)
-    setup_page_info(app)
-    setup_status_page(app)
-    setup_environment_table(app)
-    setup_reports(app)
-    setup_runtime(app)
+    for setup_feature in (
+        setup_config,            # config-inited: validate the gpu_* options
+        setup_i18n,              # the message catalog
+        setup_admonition,        # {gpu}
+        setup_capture,           # the probe in every kernel, records from its lines
+        setup_outcome,           # what the build read; records of a build that stopped
+        setup_page_info,         # the "executed on" box
+        setup_support,           # static files, templates, which records changed
+        setup_build_analysis,    # baseline, the build's one analysis, -W warnings
+        setup_status_page,       # {execution-status}
+        setup_cell_badges,       # badges on notebook pages
+        setup_environment_table, # {execution-environment}
+        setup_calibration,       # the machine's speed while notebooks run
+        setup_reports,           # build-finished: JSON, JUnit, console, GitHub
+        setup_runtime,           # {runtime} roles
+    ):
+        setup_feature(app)
     return {
         "version": __version__,
         "env_version": ENV_VERSION,

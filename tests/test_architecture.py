@@ -101,6 +101,80 @@ def test_module_level_imports_have_no_cycle():
     assert find_cycle(graph) is None
 
 
+def test_imports_inside_functions_make_no_cycle_either():
+    """A lazy import hid ``reports -> cli -> ... -> reports`` (issue 23): every import
+    counts, wherever it is written, except the package's own ``setup`` entry point
+    (``__init__`` loads the Sphinx adapter when Sphinx calls it)."""
+    graph = {name: imported_modules(name, top_level_only=False) for name in MODULES}
+    graph[NAME] = set()
+    assert find_cycle(graph) is None
+
+
+def _external_imports(name: str) -> set[str]:
+    """The top-level names of everything ``name`` imports from outside the package,
+    at module level and inside functions."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    return found - {NAME, "__future__"}
+
+
+def _layer(prefix: str) -> list[str]:
+    return [name for name in MODULES if name == f"{NAME}.{prefix}"
+            or name.startswith(f"{NAME}.{prefix}.")]
+
+
+def test_the_model_imports_only_the_standard_library_and_itself():
+    """The engine-neutral core (issue 23): a second engine reuses it as it is."""
+    assert _layer("model")
+    for name in _layer("model"):
+        assert _external_imports(name) <= set(sys.stdlib_module_names), name
+        inside = {target.split(".")[1] for target in imported_modules(name, False)
+                  if target != NAME}
+        assert inside <= {"model", "_version"}, (name, inside)
+
+
+def test_the_views_import_no_sphinx_docutils_or_adapter():
+    assert _layer("render")
+    for name in _layer("render"):
+        assert not _external_imports(name) & {"sphinx", "docutils", "myst_nb"}, name
+        inside = {target.split(".")[1] for target in imported_modules(name, False)
+                  if target != NAME}
+        assert inside <= {"model", "render", "_version"}, (name, inside)
+
+
+def test_the_command_line_never_imports_the_sphinx_adapter():
+    assert _layer("cli")
+    for name in _layer("cli"):
+        assert not _external_imports(name) & {"sphinx", "docutils"}, name
+        assert not {target for target in imported_modules(name, False)
+                    if target.startswith(f"{NAME}.ext")}, name
+
+
+def test_the_mystmd_adapter_never_imports_the_sphinx_adapter():
+    """A second engine reuses the probe, the core and the views, not the Sphinx side."""
+    assert _layer("mystmd")
+    for name in _layer("mystmd"):
+        assert not _external_imports(name) & {"sphinx", "docutils", "myst_nb"}, name
+        inside = {target.split(".")[1] for target in imported_modules(name, False)
+                  if target != NAME}
+        assert inside <= {"model", "render", "probe", "mystmd", "_version"}, (name, inside)
+
+
+def test_the_command_line_loads_no_sphinx():
+    """``report`` starts fast: nothing of Sphinx or docutils is loaded (measured)."""
+    script = ("import sys, sphinx_gpu_admonition.cli\n"
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+              "('sphinx', 'docutils')))")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                               text=True, cwd=PROJECT, timeout=60, check=True)
+    assert completed.stdout.strip() == "[]"
+
+
 def test_find_cycle_finds_one():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None

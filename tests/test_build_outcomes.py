@@ -151,7 +151,7 @@ def test_a_kernel_dying_in_a_parallel_worker_is_reported(tmp_path: Path) -> None
     assert [c["first_line"] for c in alpha["cells"]] == ["z = 3"]
     record = records["lecture"]
     assert record["status"] == "kernel_died"
-    assert [c["first_line"] for c in record["cells"]] == ["import os"]
+    assert [c["first_line"] for c in record["cells"]] == ["import os", "os._exit(1)"]
     assert record["error"]["execution_count"] == 2
     assert junit_of(second).get("errors") == "1"
 

@@ -326,8 +326,11 @@ def test_a_kernel_that_dies_is_reported_although_myst_nb_stops_the_build(
     (record,) = data["notebooks"]
     assert record["docname"] == "dies"
     assert record["status"] == "kernel_died"
-    assert [c["first_line"] for c in record["cells"]] == ["import os"]  # the finished cell
+    # the finished cell, and the cell it died in (its cell_start line), named by its error
+    assert [(c["first_line"], c["error"]) for c in record["cells"]] == [
+        ("import os", None), ("os._exit(1)", "DeadKernelError")]
     assert record["error"]["execution_count"] == 2
+    assert record["error"]["signal"] is None  # an exit, not a signal: no stack either
 
 
 def test_user_pythonstartup_still_runs_and_its_errors_are_reported(

@@ -584,9 +584,11 @@ def _incident(name: str) -> StatusReport:
 
 def test_report_renderers_name_the_flagged_cell_its_device_and_the_action():
     from sphinx_gpu_admonition.cli.report import render_report_markdown, render_report_text
-    from sphinx_gpu_admonition.model.analysis import Thresholds
+    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 
-    summary = cli.summarise_report(_incident("gpu-t4"), "gpu.json", Thresholds(), 5)
+    report = _incident("gpu-t4")
+    summary = cli.summarise_report(report, analyse(report, Thresholds()), Thresholds(),
+                                   "gpu.json", 5)
     (flagged,) = summary["flagged_cells"]
     assert (flagged["docname"], flagged["cell"]) == ("ar1_turningpts", "cell 2")
     assert flagged["rules"] == ["slow", "share", "sequential_loop"]

@@ -5,8 +5,9 @@ nesting, huge strings and numbers, denormals) are written to a file and thrown
 at the baseline loader (:func:`.record.read_status` followed by the analysis the
 status page runs with a baseline) and at every command that reads a document,
 in-process through :func:`.cli.main`.  The rules: no traceback and no internal
-error; a document the validator refuses exits 2 with one ``error:`` line on
-stderr and nothing on stdout; one it accepts exits 0 or 1 with its output, and
+error; no printed line a GitHub runner would read as a workflow command; a
+document the validator refuses exits 2 with one ``error:`` line on stderr and
+nothing on stdout; one it accepts exits 0 or 1 with its output, and
 ``--json`` output is strict JSON.  The number of documents tried (and refused)
 is printed at the end of the module.  Bounded: about 20 s on a 2-core machine.
 """
@@ -39,6 +40,41 @@ EXAMPLES = 500
 _RAW = "__raw:{}:{}__"
 _RAW_PATTERN = re.compile(r'"__raw:(deep|digits):(\d+)__"')
 
+#: the workflow-command rule (issue 25): what a hostile writer puts in a string field
+COMMANDS = ["::stop-commands::x", "\n::error file=evil.py,line=1::INJECTED",
+            "a\r::warning file=evil.py::CR", "b\u2028::notice::LS", "c\x85  ::error::NEL",
+            "@octocat ::x"]
+
+_ANNOTATION = re.compile(r"::(error|warning|notice)(?: ([a-z]+=[^,:]*(?:,[a-z]+=[^,:]*)*))?"
+                         r"::(.*)")
+
+
+def runner_lines(text: str) -> Iterator[str]:
+    """``text`` split as the runner splits it (CR, LF), and each piece as
+    ``str.splitlines`` splits it (the other separators too)."""
+    for piece in re.split(r"\r\n|\r|\n", text):
+        yield from piece.splitlines() or [piece]
+
+
+def forged_commands(text: str, annotations: bool = False) -> list[str]:
+    """The lines of ``text`` a runner would read as commands and the extension did not
+    write: with ``annotations``, its own ``::error`` / ``::warning`` / ``::notice``
+    lines are allowed when their properties and message are escaped."""
+    forged = []
+    for line in runner_lines(text):
+        start = line.lstrip()
+        if not start.startswith("::"):
+            continue
+        match = _ANNOTATION.fullmatch(start)
+        properties = dict(item.split("=", 1) for item in (match.group(2) or "").split(",")
+                          if item) if match else {}
+        if (annotations and match and properties.get("file") != "evil.py"
+                and not re.search(r"%(?!25|0D|0A)", match.group(3))):
+            continue
+        forged.append(line)
+    return forged
+
+
 #: documents tried and refused, reported at the end of the module
 TRIED = {"documents": 0, "refused": 0, "commands": 0}
 
@@ -64,6 +100,7 @@ junk = st.one_of(
     st.text(max_size=12),
     st.sampled_from(["x" * MAX_STRING_CHARS, "y" * (MAX_STRING_CHARS + 1), "\ud800", "\x00\x1b[31m",
                      "ok", "kernel_died", "cache", "12", "NaN"]),
+    st.sampled_from(COMMANDS),
     st.lists(st.integers(min_value=0, max_value=3), max_size=3),
     st.dictionaries(st.text(max_size=4), st.integers(min_value=0, max_value=3), max_size=3),
     st.integers(min_value=30, max_value=20_000).map(lambda depth: _RAW.format("deep", depth)),
@@ -194,6 +231,7 @@ def test_malformed_documents_never_crash(folder: Path, document: dict[str, Any])
         else:
             assert code in (0, 1) and err == "", (argv, err)
             assert out.strip()
+            assert forged_commands(out) == [], argv  # no line a runner reads as a command
             if "--json" in argv:
                 _strict_json(out)
 

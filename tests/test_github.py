@@ -62,12 +62,31 @@ def test_absolute_sources_are_made_relative_to_the_workspace(tmp_path) -> None:
     assert github.annotation_file(None) is None
 
 
-def test_annotations_stop_at_the_limit_with_a_notice() -> None:
-    notebooks = [_notebook(f"nb{i:02d}", f"nb{i:02d}.md", [(11.0, 3)]) for i in range(60)]
+def test_annotations_stop_at_ten_of_a_kind_with_a_notice() -> None:
+    """GitHub shows 10 annotations of each kind per step (issue 26, item 10)."""
+    notebooks = [_notebook(f"nb{i:02d}", f"nb{i:02d}.md", [(11.0 + i, 3)]) for i in range(60)]
+    notebooks += [_notebook(f"bad{i:02d}", f"bad{i:02d}.md", [(0.1, 3)], status="error",
+                            error=ErrorInfo("ValueError", "bad", 0, 1)) for i in range(12)]
     report = StatusReport(notebooks)
     lines = github.annotations(report, analyse(report, Thresholds()))
-    assert len(lines) == github.MAX_ANNOTATIONS
-    assert lines[-1].startswith("::notice title=More execution annotations::11 more")
+    kinds = [line.split(" ", 1)[0].split("::")[1] for line in lines]
+    assert kinds == ["error"] * 10 + ["warning"] * 10 + ["notice"]
+    assert lines[-1].startswith("::notice title=More execution annotations::52 more")
+    assert "job summary" in lines[-1]
+    assert "Slow cell 1 of nb59" in lines[10]  # the slowest first
+
+
+def test_annotations_rank_regressions_before_slow_cells() -> None:
+    baseline = StatusReport([_notebook(f"nb{i:02d}", f"nb{i:02d}.md", [(1.0, 3), (20.0, 5)])
+                             for i in range(12)])
+    current = StatusReport([_notebook(f"nb{i:02d}", f"nb{i:02d}.md", [(3.0, 3), (20.0, 5)])
+                            for i in range(12)])
+    analysis = analyse(current, Thresholds(), baseline)
+    lines = github.annotations(current, analysis)
+    titles = [line.split("title=", 1)[1].split("::", 1)[0] for line in lines]
+    # the twelve regression cells (3 s against 1 s) before the slower, merely slow cells
+    assert all("cell 1 of" in title for title in titles[:10]), titles
+    assert lines[-1].startswith("::notice")
 
 
 def test_outputs_and_summary_append_to_the_runner_files(tmp_path) -> None:

@@ -166,6 +166,12 @@ def test_chinese_status_page_and_page_line(build_root):
     assert any(h.startswith("笔记本") for h in headers), headers
     assert any(h.startswith("状态") for h in headers), headers
     assert "正常" in page.select_one("table tbody").get_text()
+    # the cells are named in the page's language, under its "Cell" header, and the
+    # build's total time too (both were English)
+    findings = [p.get_text(" ", strip=True) for p in page.select(".gpu-status-finding-where")]
+    assert findings and all("单元格 " in text and "cell " not in text for text in findings)
+    summaries = [p.get_text() for p in page.select(".gpu-status-summary")]
+    assert all("in total" not in text for text in summaries), summaries
     notebook = bs4.BeautifulSoup(build.read("notebook.html"), "html.parser")
     assert notebook.select_one(".gpu-executed-on").get_text().startswith("本页面运行于 CPU")
     # how long it takes, in the notice and in a sentence (time words: 秒, 分钟 ...)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sphinx_gpu_admonition import cli
-from sphinx_gpu_admonition.model.files import read_status
+from sphinx_gpu_admonition.model.files import SIDECAR_FOLDER, read_status
 from sphinx_gpu_admonition.model.merge import merge_reports
 from sphinx_gpu_admonition.model.record import (
     Environment,
@@ -144,3 +144,138 @@ def test_each_notebook_is_judged_by_the_speed_of_its_own_machines() -> None:
                             ("2", job("runner 2", 0.01, 20.0, "b1", "b2"))])
     analysis = analyse(new, Thresholds(), baseline)
     assert [a.notebook.docname for a in analysis.regressed] == ["b1", "b2"]
+
+
+# -- merge: bad arguments ------------------------------------------------------------------
+def test_a_folder_as_the_merged_file_is_one_error_line(tmp_path, capsys, monkeypatch) -> None:
+    status = _write(tmp_path / "status.json", _report(_record("a", "executed")))
+    monkeypatch.chdir(tmp_path)
+    for output in (".", str(tmp_path)):  # ``merge . status.json``: the arguments swapped
+        assert cli.main(["merge", output, status]) == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line == (f"sphinx-gpu-admonition: error: {output}: a folder; OUT_JSON is the "
+                        "merged file to write (sphinx-gpu-admonition merge OUT_JSON IN [IN ...])")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["status.json"]
+
+
+# -- merge-cache ---------------------------------------------------------------------------
+# Real jupyter-caches, filled through jupyter-cache's API with tiny executed notebooks.
+def _cache(folder: Path, *codes: str, capture: bool = True) -> dict[str, str]:
+    """A jupyter-cache holding one executed notebook per code (with its capture data
+    beside it unless ``capture`` is false); returns {code: hashkey}."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    cache = get_cache(str(folder))
+    hashes = {}
+    for code in codes:
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+        notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+        record = cache.cache_notebook_bundle(
+            CacheBundleIn(notebook, f"/book/{code}.md", data={"execution_seconds": 1.0}),
+            check_validity=False)
+        hashes[code] = record.hashkey
+        if capture:
+            (folder / SIDECAR_FOLDER).mkdir(exist_ok=True)
+            (folder / SIDECAR_FOLDER / f"{record.hashkey}.json").write_text(
+                json.dumps({"from": str(folder), "code": code}), encoding="utf-8")
+    return hashes
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def test_merge_cache_completes_capture_data_the_target_lacks(tmp_path, capsys) -> None:
+    from jupyter_cache import get_cache
+
+    # the target: restored by an old actions/cache step without the capture folder
+    old = _cache(tmp_path / "target", "a = 1", "b = 2", capture=False)
+    shard = _cache(tmp_path / "shard", "a = 1", "c = 3")
+    assert old["a = 1"] == shard["a = 1"]
+    assert cli.main(["merge-cache", str(tmp_path / "target"), str(tmp_path / "shard")]) == 0
+    assert capsys.readouterr().out == (f"{tmp_path / 'target'}: 1 notebook copied from 1 cache;"
+                                       " capture data completed for 1 notebook\n")
+    capture = tmp_path / "target" / SIDECAR_FOLDER
+    assert sorted(p.name for p in capture.iterdir()) == sorted(
+        f"{h}.json" for h in (shard["a = 1"], shard["c = 3"]))
+    assert json.loads((capture / f"{shard['a = 1']}.json").read_text())["code"] == "a = 1"
+    records = {r.hashkey for r in get_cache(str(tmp_path / "target")).list_cache_records()}
+    assert records == set(old.values()) | set(shard.values())
+    # a second merge has nothing left to do
+    assert cli.main(["merge-cache", str(tmp_path / "target"), str(tmp_path / "shard")]) == 0
+    assert capsys.readouterr().out.endswith(": 0 notebooks copied from 1 cache\n")
+
+
+def test_merge_cache_never_follows_symbolic_links(tmp_path, capsys) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("private key")
+    hashes = _cache(tmp_path / "shard", "a = 1", "b = 2", capture=False)
+    (tmp_path / "shard" / SIDECAR_FOLDER).mkdir()
+    linked = tmp_path / "shard" / SIDECAR_FOLDER / f"{hashes['a = 1']}.json"
+    linked.symlink_to(secret)
+    assert cli.main(["merge-cache", str(tmp_path / "out"), str(tmp_path / "shard")]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == f"sphinx-gpu-admonition: note: {linked}: a symbolic link, not copied\n"
+    assert captured.out.endswith(": 2 notebooks copied from 1 cache\n")
+    assert not (tmp_path / "out" / SIDECAR_FOLDER).exists()
+    assert all(b"private key" not in data for data in _files(tmp_path / "out").values())
+    # a capture folder that is itself a link is not followed either
+    other = tmp_path / "other"
+    _cache(other, "c = 3")
+    (tmp_path / "shard2").mkdir()
+    _cache(tmp_path / "shard2", "d = 4", capture=False)
+    (tmp_path / "shard2" / SIDECAR_FOLDER).symlink_to(other / SIDECAR_FOLDER)
+    assert cli.main(["merge-cache", str(tmp_path / "out2"), str(tmp_path / "shard2")]) == 0
+    assert "a symbolic link, not followed" in capsys.readouterr().err
+    assert not (tmp_path / "out2" / SIDECAR_FOLDER).exists()
+
+
+def _corrupt(folder: Path) -> None:
+    _cache(folder, "a = 1")
+    (folder / "global.db").write_bytes(b"not a database, a text file" * 100)
+
+
+def _other_schema(folder: Path) -> None:
+    import sqlite3
+
+    folder.mkdir()
+    with sqlite3.connect(folder / "global.db") as connection:  # jupyter-cache 0.4's table
+        connection.execute("CREATE TABLE nbstage (pk INTEGER PRIMARY KEY, uri TEXT)")
+
+
+@pytest.mark.parametrize(("make", "expected"), [
+    (_corrupt, "global.db: not a jupyter-cache database (file is not a database)"),
+    (_other_schema, "global.db: not a database of jupyter-cache 0.5 or later (no nbcache "
+                    "table with hashkey, uri and data)"),
+])
+def test_merge_cache_refuses_a_bad_database_before_writing(tmp_path, capsys, make,
+                                                           expected) -> None:
+    _cache(tmp_path / "good", "a = 1")
+    make(tmp_path / "bad")
+    for target, sources in ((tmp_path / "out", [tmp_path / "good", tmp_path / "bad"]),
+                            (tmp_path / "bad", [tmp_path / "good"])):
+        before = _files(tmp_path)
+        assert cli.main(["merge-cache", str(target), *map(str, sources)]) == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line == f"sphinx-gpu-admonition: error: {tmp_path / 'bad'}/{expected}"
+        assert _files(tmp_path) == before and not (tmp_path / "out").exists()
+
+
+def test_merge_cache_refuses_a_file_where_a_folder_goes_before_writing(tmp_path,
+                                                                       capsys) -> None:
+    _cache(tmp_path / "shard", "a = 1", "b = 2")
+    (tmp_path / "file").write_text("x")
+    assert cli.main(["merge-cache", str(tmp_path / "file"), str(tmp_path / "shard")]) == 2
+    assert capsys.readouterr().err == (f"sphinx-gpu-admonition: error: {tmp_path / 'file'}: not "
+                                       "a folder (OUT_CACHE is the jupyter-cache to write)\n")
+    _cache(tmp_path / "target", "z = 0", capture=False)
+    (tmp_path / "target" / SIDECAR_FOLDER).write_text("x")
+    before = _files(tmp_path)
+    assert cli.main(["merge-cache", str(tmp_path / "target"), str(tmp_path / "shard")]) == 2
+    assert capsys.readouterr().err == (
+        f"sphinx-gpu-admonition: error: {tmp_path / 'target' / SIDECAR_FOLDER}: not a folder "
+        "(the capture data of the cache's notebooks goes there)\n")
+    assert _files(tmp_path) == before

@@ -9,8 +9,11 @@ the GPU lecture ran without a GPU (so ``-W`` fails there, by design).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -92,12 +95,207 @@ def test_config_text_edit_keeps_comments(before, expected_tail):
 def test_config_it_cannot_edit_is_left_with_a_note(tmp_path, capsys):
     book = tmp_path / "book"
     book.mkdir()
-    flow = "sphinx:\n  extra_extensions: [sphinx_exercise]\n"
+    # a flow list over several lines: this text edit does not guess its layout
+    flow = "sphinx:\n  extra_extensions: [sphinx_exercise,\n    sphinx_togglebutton]\n"
     (book / "_config.yml").write_text(flow)
     assert main(["migrate", str(book)]) == 0
     assert (book / "_config.yml").read_text() == flow
     out = capsys.readouterr().out
     assert "to do by hand: _config.yml: add 'sphinx_gpu_admonition'" in out
+
+
+QUANTECON_CONFIG = """\
+title: Python Programming for Economics and Finance
+execute:
+  execute_notebooks: "cache"
+sphinx:
+  extra_extensions: [sphinx_multitoc_numbering, sphinxext.rediraffe, sphinx_exercise]  # ours
+  config:
+    html_theme: quantecon_book_theme  # the theme
+"""
+
+
+@pytest.mark.parametrize(("before", "expected"), [
+    # QuantEcon's real shape: a one-line flow list, comment and order kept
+    (QUANTECON_CONFIG, "  extra_extensions: [sphinx_multitoc_numbering, sphinxext.rediraffe, "
+                       "sphinx_exercise, sphinx_gpu_admonition]  # ours\n"),
+    ("sphinx:\n  extra_extensions: []\n  config: {}\n",
+     "sphinx:\n  extra_extensions: [sphinx_gpu_admonition]\n  config: {}\n"),
+    ("sphinx:\n  extra_extensions: [ a, b, ]\n",
+     "  extra_extensions: [ a, b, sphinx_gpu_admonition ]\n"),
+    # the key missing under sphinx:, and a block list at the key's own indent
+    ("sphinx:\n  config:\n    x: 1\n",
+     "sphinx:\n  extra_extensions:\n    - sphinx_gpu_admonition\n  config:\n"),
+    ("sphinx:\n  extra_extensions:\n  - a\n  - b\n  config:\n    x: 1\n",
+     "sphinx:\n  extra_extensions:\n  - a\n  - b\n  - sphinx_gpu_admonition\n  config:\n"),
+    ("sphinx:\n  extra_extensions:\n  # a comment\n  - a\n",
+     "  - a\n  - sphinx_gpu_admonition\n"),
+])
+def test_config_shapes_quantecon_uses(before, expected):
+    after = add_extension(before)
+    assert after is not None and expected in after
+    assert [line.split("#", 1)[1] for line in before.splitlines() if "#" in line] == [
+        line.split("#", 1)[1] for line in after.splitlines() if "#" in line]
+    old, new = yaml.safe_load(before), yaml.safe_load(after)
+    assert new["sphinx"]["extra_extensions"] == [
+        *(old["sphinx"].get("extra_extensions") or []), "sphinx_gpu_admonition"]
+    old["sphinx"].pop("extra_extensions", None)
+    new["sphinx"].pop("extra_extensions")
+    assert old == new
+
+
+def test_quantecon_config_is_migrated_by_the_command(tmp_path, capsys):
+    (tmp_path / "_config.yml").write_text(QUANTECON_CONFIG)
+    assert main(["migrate", str(tmp_path)]) == 0
+    assert "changed _config.yml:\n  added sphinx_gpu_admonition" in capsys.readouterr().out
+    assert yaml.safe_load((tmp_path / "_config.yml").read_text())["sphinx"][
+        "extra_extensions"][-1] == "sphinx_gpu_admonition"
+
+
+# -- encodings, line endings, links, examples ------------------------------------------------
+BOM = b"\xef\xbb\xbf"
+
+
+def test_a_config_with_a_byte_order_mark_keeps_its_sphinx_block(tmp_path, capsys):
+    config = "sphinx:\n  config:\n    html_theme: quantecon_book_theme\n"
+    (tmp_path / "_config.yml").write_bytes(BOM + config.encode())
+    assert main(["migrate", str(tmp_path)]) == 0
+    data = (tmp_path / "_config.yml").read_bytes()
+    assert data.startswith(BOM) and data.count(b"sphinx:") == 1
+    loaded = yaml.safe_load(data.decode("utf-8-sig"))
+    assert loaded["sphinx"] == {"extra_extensions": ["sphinx_gpu_admonition"],
+                                "config": {"html_theme": "quantecon_book_theme"}}
+
+
+def test_crlf_files_keep_crlf_and_bom_pages_are_migrated(tmp_path, capsys):
+    (tmp_path / "_config.yml").write_bytes(b"title: L\r\nsphinx:\r\n  config:\r\n    x: 1\r\n")
+    (tmp_path / "lecture.md").write_bytes(
+        BOM + b"```{include} _admonition/gpu.md\r\n```\r\n\r\n```{nb-exec-table}\r\n```\r\n")
+    (tmp_path / "page.rst").write_bytes(b"T\r\n=\r\n\r\n.. include:: _admonition/gpu.md\r\n")
+    assert main(["migrate", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "lecture.md").read_bytes() == (
+        BOM + b"```{gpu}\r\n```\r\n\r\n```{execution-status}\r\n```\r\n")
+    assert (tmp_path / "page.rst").read_bytes() == b"T\r\n=\r\n\r\n.. gpu::\r\n"
+    config = (tmp_path / "_config.yml").read_bytes()
+    assert b"\n" not in config.replace(b"\r\n", b"")
+    assert b"  extra_extensions:\r\n    - sphinx_gpu_admonition\r\n" in config
+    assert "changed lecture.md:\n  line 1: {include} _admonition/gpu.md -> {gpu}" in out
+    assert "_admonition/gpu.md can be deleted once nothing else includes it." in out
+
+
+def test_a_page_that_is_not_utf8_is_refused_and_nothing_is_written(tmp_path, capsys):
+    (tmp_path / "_config.yml").write_text("sphinx:\n  config: {}\n")
+    (tmp_path / "a.md").write_text("```{include} _admonition/gpu.md\n```\n")
+    (tmp_path / "b.md").write_bytes("# Économie\n```{nb-exec-table}\n```\n".encode("latin-1"))
+    before = digests(tmp_path)
+    assert main(["migrate", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == ("sphinx-gpu-admonition: error: b.md: not UTF-8 (byte 0xc9 at "
+                            "offset 2); convert it to UTF-8 and run migrate again (nothing "
+                            "was changed)\n")
+    assert digests(tmp_path) == before
+
+
+@contextlib.contextmanager
+def unprivileged(folder: Path):
+    """Run as nobody when the tests run as root (who writes read-only files anyway): the
+    book in a folder nobody can enter, and the command's lazy imports done before."""
+    if os.geteuid() != 0:
+        yield
+        return
+    import yaml  # noqa: F401 - imported while the interpreter's files can be read
+
+    for path in (folder, *folder.rglob("*")):
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+
+
+def test_an_unwritable_page_is_refused_before_anything_is_written(capsys):
+    folder = Path(tempfile.mkdtemp(prefix="migrate-"))
+    try:
+        folder.chmod(0o755)
+        (folder / "a.md").write_text("```{include} _admonition/gpu.md\n```\n")
+        (folder / "b.md").write_text("```{nb-exec-table}\n```\n")
+        before = digests(folder)
+        with unprivileged(folder):
+            (folder / "b.md").chmod(0o444)
+            assert main(["migrate", str(folder)]) == 2
+        assert capsys.readouterr().err == ("sphinx-gpu-admonition: error: b.md: not writable "
+                                           "(nothing was changed)\n")
+        assert digests(folder) == before
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_a_config_linking_out_of_the_book_is_not_edited(tmp_path, capsys):
+    outside = tmp_path / "shared.yml"
+    outside.write_text("sphinx:\n  config: {}\n")
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "_config.yml").symlink_to(outside)
+    assert main(["migrate", str(tmp_path / "book")]) == 0
+    assert outside.read_text() == "sphinx:\n  config: {}\n"
+    assert ("to do by hand: _config.yml: a link to a file outside the book, not edited: add "
+            "'sphinx_gpu_admonition'") in capsys.readouterr().out
+
+
+FENCED_EXAMPLES = """\
+# Migrating
+
+Before:
+
+````md
+```{include} _admonition/gpu.md
+```
+```{nb-exec-table}
+```
+````
+
+~~~
+```{nb-exec-table}
+```
+~~~
+
+```{code-block} md
+```{include} ../_admonition/gpu.md
+```
+
+````{note}
+A real one, inside an admonition:
+```{include} _admonition/gpu.md
+```
+````
+
+```{note}
+A directive's closing fence is no code fence:
+```
+
+```{include} _admonition/gpu.md
+```
+"""
+
+
+def test_examples_in_code_fences_are_left_as_they_are():
+    text, changes = rewrite_source(FENCED_EXAMPLES, Path("/nonexistent"),
+                                   Path("/nonexistent/migrating.md"))
+    assert changes == ["line 23: {include} _admonition/gpu.md -> {gpu}",
+                       "line 31: {include} _admonition/gpu.md -> {gpu}"]
+    examples, real = FENCED_EXAMPLES.split("````{note}")
+    assert text == examples + "````{note}" + real.replace(
+        "```{include} _admonition/gpu.md\n```\n", "```{gpu}\n```\n")
+
+
+def test_rst_literal_blocks_are_left_as_they_are():
+    before = ("Title\n=====\n\nThe old way::\n\n   .. include:: _admonition/gpu.md\n"
+              "   .. nb-exec-table::\n\n.. code-block:: rst\n\n   .. nb-exec-table::\n\n"
+              ".. nb-exec-table::\n")
+    assert rewrite(before, "lecture.rst") == before.rsplit(".. nb-exec-table::", 1)[0] + (
+        ".. execution-status::\n")
 
 
 # -- the command on a copy of the book ---------------------------------------------------

@@ -213,6 +213,6 @@ def test_notice_states_where_this_copy_ran(backend, capture, kind, intro, senten
     ("", False),
 ])
 def test_no_badge_on_cells_that_only_run_shell_commands_or_magics(source, shell_only) -> None:
-    from sphinx_gpu_admonition.ext.status_page import is_shell_or_magic
+    from sphinx_gpu_admonition.model.analysis import is_shell_or_magic
 
     assert is_shell_or_magic(source) is shell_only

@@ -185,8 +185,8 @@ def test_one_bad_value_loses_that_cell_never_the_notebook() -> None:
 
     from sphinx_gpu_admonition.model.record import NotebookRecord
 
-    # an exception class named with a lone surrogate, a library version that is no text
-    bad_cell = {**cell(2, 0.2), "error": "\ud800"}
+    # a negative time, a library version that is no text
+    bad_cell = cell(2, -0.2)
     output = read_lines([START, cell(1, 0.5), bad_cell, cell(3, 0.1),
                          {"kind": "libraries", "pid": 10, "libraries": {"numpy": 2}}])
     record = NotebookRecord(docname="hostile", status="error")
@@ -194,8 +194,16 @@ def test_one_bad_value_loses_that_cell_never_the_notebook() -> None:
     assert [c.execution_count for c in record.cells] == [1, 3]
     assert record.capture == "ok"
     assert len(output.warnings) == 2
-    assert any("cell 2" in w and "lone surrogate" in w for w in output.warnings)
+    assert any("cell 2" in w and "below" in w for w in output.warnings)
     assert any("environment was dropped" in w for w in output.warnings)
+
+
+def test_an_exception_type_is_recorded_as_one_line_without_lone_surrogates() -> None:
+    # an exception class named with a lone surrogate and line breaks keeps its cell
+    named = {**cell(2, 0.2), "error": "Bad\ud800\r\n::error x\u2028y"}
+    output = read_lines([START, cell(1, 0.5), named])
+    assert [c.error for c in output.cells] == [None, "Bad\ufffd ::error x y"]
+    assert not output.warnings
 
 
 def test_another_probe_version_is_one_capture_error() -> None:
@@ -264,3 +272,11 @@ def test_preparing_the_device_sync_adds_nothing_to_the_cell_output(
         kernel_probe._DeviceSync(jax)()
         assert jax.config.jax_log_compiles  # the notebook's setting is kept
     assert not [r for r in caplog.records if "_scalar_zero" in r.getMessage()]
+
+
+@pytest.mark.parametrize("source", ["x = 1", "\n\n  %%capture\ntime.sleep(1)", "y" * 300,
+                                    "a = 1\r\nb = 2", "é = 'ü'\n"])
+def test_a_cache_hit_reads_first_lines_as_the_probe_records_them(source: str) -> None:
+    """The sidecar check has its own copy of the probe's first-line rule (a cache hit
+    does not import the probe): the two must agree."""
+    assert capture._first_line(source) == capture.recorded_text(kernel_probe._first_line(source))

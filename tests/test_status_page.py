@@ -21,17 +21,11 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import ROOTS, STATUS_BOOK_CONFIG, StatusBook, gpu_baseline, sphinx_build
 
-from sphinx_gpu_admonition.ext.status_page import (
-    MANY_ROWS,
-    StatusOptions,
-    cells_data,
-    parse_options,
-    render_html,
-    row_id,
-)
 from sphinx_gpu_admonition.ext.support import html_tree_may_hold
 from sphinx_gpu_admonition.model.analysis import HINT_RULES, Thresholds, analyse
 from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
+from sphinx_gpu_admonition.render.status_html import cells_data, render_html
+from sphinx_gpu_admonition.render.status_rows import MANY_ROWS, StatusOptions, parse_options, row_id
 
 HOSTILE = 'hostile<b>&"x'
 NOTEBOOKS = {"fast", "slow", "failing", "jaxnb", HOSTILE, "gone"}
@@ -124,7 +118,7 @@ def test_peak_memory_of_each_executed_notebook(table):
         if docname_of(row) == "retired":
             assert memory.get_text() == "–"
         elif "gpu-status-row-ok" in row["class"]:
-            assert memory.get_text().endswith(" MB") and float(memory["data-value"]) > 0
+            assert memory.get_text().endswith(" MiB") and float(memory["data-value"]) > 0
 
 
 def test_default_order_is_slowest_first(table):
@@ -483,9 +477,11 @@ def test_render_html_escapes_everything():
                                      cells_src=src), "lxml")
     root = soup.select_one(".gpu-status")
     assert root["data-cells-src"] == src and soup.find("script") is None
-    assert json.loads(root["data-cell-labels"])["cellName"] == "cell {number}"
+    assert json.loads(root["data-cell-labels"])["flag"]["slow"] == "slow"
     (cell_entry,) = cells_data(analysis)["nb"][f"a/{hostile}"]["c"]
     assert (cell_entry["l"], cell_entry["e"]) == (hostile, "<i>Bad</i>")
+    # the script takes the cell's name and anchor from the data, as the page names them
+    assert cell_entry["m"] == "cell 1"
 
 
 @pytest.mark.parametrize("columns", [("name", "status", "time", "device", "flags"),
@@ -547,7 +543,8 @@ def test_cells_of_a_large_book_are_in_files_of_fifty_notebooks(tmp_path):
     that file, and a later build with fewer notebooks leaves no stale file."""
     from types import SimpleNamespace
 
-    from sphinx_gpu_admonition.ext.status_page import NOTEBOOKS_PER_CELLS_FILE, write_cells_data
+    from sphinx_gpu_admonition.ext.status_page import write_cells_data
+    from sphinx_gpu_admonition.render.status_html import NOTEBOOKS_PER_CELLS_FILE
 
     def analysis_of(notebooks: int):
         return analyse(StatusReport([NotebookRecord.from_dict({
@@ -667,10 +664,10 @@ def test_two_machines_from_the_cache(cache_book):
 def test_the_records_are_analysed_once_per_build(tmp_path, monkeypatch):
     """Warnings, the three tables of two status pages, the badges and the reports
     share one analysis (no kernel: execution off)."""
-    from sphinx_gpu_admonition.ext import status_page
+    from sphinx_gpu_admonition.ext import build_analysis
 
     calls = []
-    monkeypatch.setattr(status_page, "analyse",
+    monkeypatch.setattr(build_analysis, "analyse",
                         lambda *args: calls.append(1) or analyse(*args))
     srcdir = tmp_path / "src"
     shutil.copytree(ROOTS / "status", srcdir)

@@ -4,10 +4,13 @@
 Each command builds one plain-data summary (what ``--json`` prints) and renders
 it as aligned text (colour only on a terminal) or, where a pull-request comment
 is the reader, as GitHub Markdown, with the helpers of :mod:`.output`.  Build data
-is read through :func:`..record.read_status` and judged by :func:`..analysis.analyse`,
-the same code the status page and the build summary use; ``check`` measures the
-machine with :mod:`..bench`.  :mod:`.parser` declares the arguments; :func:`main`
-turns every error into one line and an exit code.
+is read through :func:`..model.files.read_status` and judged once by
+:func:`..model.analysis.analyse`, the same code the status page and the build summary
+use; the summaries and their Markdown are :mod:`..render`'s (the build's job summary
+too); ``check`` measures the machine with :mod:`.bench`.  Every printed line goes
+through :func:`.output.emit`: text from a status file never starts a line with ``::``.
+:mod:`.parser` declares the arguments; :func:`main` turns every error into one line and
+an exit code.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ..render.github import job_summary as github_summary
 from .check import run_check
 from .compare import CompareOptions, summarise_compare, summary_sentence
-from .job_summary import github_summary
 from .output import (
     EXIT_FAILED,
     EXIT_INTERNAL,

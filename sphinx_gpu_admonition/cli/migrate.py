@@ -1,5 +1,5 @@
 """``migrate``: rewrite a Jupyter Book's GPU notice includes and ``{nb-exec-table}``
-for this extension; the work is done by :mod:`..migrate`."""
+for this extension; the work is done by :mod:`.migrate_rules`."""
 
 from __future__ import annotations
 
@@ -10,10 +10,20 @@ from .output import EXIT_OK, UsageError, emit
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from .migrate_rules import migrate, report_lines
+    from .migrate_rules import MigrationError, migrate, report_lines
 
     book = Path(args.book)
     if not book.is_dir():
         raise UsageError(f"{book}: not a folder")
-    emit(report_lines(migrate(book, dry_run=args.dry_run), book, args.dry_run))
+    try:
+        result = migrate(book, dry_run=args.dry_run)
+    except MigrationError as error:
+        raise UsageError(str(error)) from error
+    except OSError as error:  # a page that cannot be read: named, nothing written yet
+        raise UsageError(f"{error.filename or book}: {error.strerror or error} "
+                         "(nothing was changed)") from error
+    # a diff holds the book's own lines: each is printed as a line of its own, so
+    # each is checked (one of them may start with ``::``)
+    emit([line for text in report_lines(result, book, args.dry_run)
+          for line in text.rstrip("\n").split("\n")])
     return EXIT_OK

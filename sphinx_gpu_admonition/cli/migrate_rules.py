@@ -16,21 +16,34 @@ This module rewrites, in the book's MyST Markdown and reStructuredText sources:
   directive (``:required:`` when the included notice says the lecture needs a GPU);
 * ``{nb-exec-table}`` into ``{execution-status}`` (its options are kept);
 * ``_config.yml``: adds ``sphinx_gpu_admonition`` to ``sphinx: extra_extensions:``
-  by a text edit that keeps comments and order; when the file's shape is not one
-  it can edit safely, it changes nothing and says which line to add.
+  (a block list, at any indent, or a one-line ``[a, b]`` list) by a text edit that
+  keeps comments and order; when the file's shape is not one it can edit safely
+  (the edited YAML must read as the old one plus the extension), it changes
+  nothing and says which line to add.
 
-It never touches files outside BOOK, in ``_build`` or hidden folders, or the
-included ``_admonition/gpu.md`` itself (which can be deleted once nothing
-includes it).  With ``dry_run`` it only describes the changes (unified diffs).
+Examples stay examples: nothing inside a code fence (```` ``` ```` / ``~~~`` without
+a directive, or ``{code-block}`` and its kin) or an rST literal block is rewritten.
+Files keep their byte-order mark and line endings; a source that is not UTF-8 is
+refused, and every file it will write is read and checked before the first is
+written, so a refusal (:class:`MigrationError`) leaves the book as it was.
+
+It never touches files outside BOOK (nor a ``_config.yml`` that links out of it),
+in ``_build`` or hidden folders, or the included ``_admonition/gpu.md`` itself
+(which can be deleted once nothing includes it).  With ``dry_run`` it only
+describes the changes (unified diffs).
 """
 
 from __future__ import annotations
 
+import codecs
+import copy
 import dataclasses
 import difflib
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 #: What a changed line was turned into, for the report.
 GPU_INCLUDE = "{include} _admonition/gpu.md -> {gpu}"
@@ -50,6 +63,15 @@ _RST_DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?P<name>[\w-]+)::"
 _FRONT_MATTER_KERNEL = re.compile(r"^---\r?\n(?:(?!---).*\n)*?(?:jupytext|kernelspec):",
                                   re.MULTILINE)
 _NEEDS_GPU = re.compile(r"\bneeds?\b|\brequire", re.IGNORECASE)
+# a Markdown code fence: ``` or ~~~ and an info string (a directive's starts with "{")
+_CODE_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
+#: directives whose body is literal text: an include or a table in them is an example
+LITERAL_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "code-cell",
+                                "literalinclude", "raw", "parsed-literal"})
+
+
+class MigrationError(ValueError):
+    """A book this command refuses to change (one line; nothing was written)."""
 
 
 @dataclasses.dataclass
@@ -60,6 +82,12 @@ class FileChange:
     changes: list[str]
     before: str
     after: str
+    #: the file started with a UTF-8 byte-order mark (kept when it is written)
+    bom: bool = False
+
+    def write(self) -> None:
+        self.path.write_bytes((codecs.BOM_UTF8 if self.bom else b"")
+                              + self.after.encode("utf-8"))
 
     def diff(self, root: Path) -> str:
         name = self.path.relative_to(root).as_posix()
@@ -73,6 +101,28 @@ class MigrationResult:
     changes: list[FileChange]
     #: things to do by hand (a config file this command cannot edit safely)
     notes: list[str]
+    #: notice includes left in place (an unclosed fence): the notice is still needed
+    kept_includes: int = 0
+
+
+def read_source(path: Path, book: Path) -> tuple[str, bool]:
+    """The text of ``path`` without its byte-order mark, and whether it had one;
+    :class:`MigrationError` when it is not UTF-8 (a guess at the encoding could
+    write the page back garbled)."""
+    data = path.read_bytes()
+    bom = data.startswith(codecs.BOM_UTF8)
+    try:
+        return data[len(codecs.BOM_UTF8) if bom else 0:].decode("utf-8"), bom
+    except UnicodeDecodeError as error:
+        name = path.relative_to(book).as_posix() if _inside(path, book) else str(path)
+        raise MigrationError(
+            f"{name}: not UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "convert it to UTF-8 and run migrate again (nothing was changed)") from None
+
+
+def _newline(text: str) -> str:
+    """The file's line ending, for the lines this command adds."""
+    return "\r\n" if "\r\n" in text else "\n"
 
 
 def _notice_kind(book: Path, source: Path, include: str) -> str:
@@ -87,10 +137,15 @@ def _notice_kind(book: Path, source: Path, include: str) -> str:
 def _myst_block_end(lines: list[str], start: int, fence: str) -> int:
     """Index of the closing fence of the directive opened at ``start`` (or -1)."""
     for index in range(start + 1, len(lines)):
-        stripped = lines[index].strip()
-        if stripped.startswith(fence[0] * len(fence)) and set(stripped) == {fence[0]}:
+        if _closes(lines[index], fence):
             return index
     return -1
+
+
+def _closes(line: str, fence: str) -> bool:
+    """Whether ``line`` is a closing fence for ``fence`` (as long or longer, nothing else)."""
+    stripped = line.strip()
+    return len(stripped) >= len(fence) and set(stripped) == {fence[0]}
 
 
 def _rst_block_end(lines: list[str], start: int, indent: str) -> int:
@@ -108,25 +163,67 @@ def _rst_block_end(lines: list[str], start: int, indent: str) -> int:
     return index
 
 
-def _gpu_directive(indent: str, fence: str | None, kind: str) -> list[str]:
+def _gpu_directive(indent: str, fence: str | None, kind: str, newline: str) -> list[str]:
     """The ``{gpu}`` directive replacing an include (MyST when ``fence`` is given)."""
     if fence is None:
-        return [f"{indent}.. gpu::\n"] + ([f"{indent}   :required:\n"] if kind == "required"
-                                         else [])
-    required = [f"{indent}:required:\n"] if kind == "required" else []
-    return [f"{indent}{fence}{{gpu}}\n", *required, f"{indent}{fence}\n"]
+        return [f"{indent}.. gpu::{newline}"] + (
+            [f"{indent}   :required:{newline}"] if kind == "required" else [])
+    required = [f"{indent}:required:{newline}"] if kind == "required" else []
+    return [f"{indent}{fence}{{gpu}}{newline}", *required, f"{indent}{fence}{newline}"]
+
+
+def _literal_end(lines: list[str], index: int, rst: bool) -> int:
+    """When the line at ``index`` opens literal text (a code fence, a code directive, an
+    rST ``::`` paragraph), the index after it; else -1.  Documented examples of the
+    old markup live there and must keep meaning what they show."""
+    bare = lines[index].rstrip("\r\n")
+    if not rst and (fence := _CODE_FENCE.match(bare)):
+        info = fence["info"].strip()
+        name = re.match(r"\{([\w-]+)\}", info)
+        if info.startswith("{") and not (name and name[1] in LITERAL_DIRECTIVES):
+            return -1  # a directive: its body is markup (an admonition, a tab)
+        end = _myst_block_end(lines, index, fence["fence"])
+        return len(lines) if end < 0 else end + 1  # an unclosed fence runs to the end
+    directive = _RST_DIRECTIVE.match(bare)
+    if (directive and directive["name"] in LITERAL_DIRECTIVES) or (
+            rst and not directive and bare.rstrip().endswith("::")
+            and not bare.lstrip().startswith("..")):
+        indent = bare[:len(bare) - len(bare.lstrip())]
+        return _rst_block_end(lines, index, indent)
+    return -1
 
 
 def rewrite_source(text: str, book: Path, source: Path) -> tuple[str, list[str]]:
     """The text with the notice includes and exec tables replaced, and what changed."""
+    rewritten, changes, _kept = _rewrite(text, book, source)
+    return rewritten, changes
+
+
+def _rewrite(text: str, book: Path, source: Path) -> tuple[str, list[str], int]:
+    """:func:`rewrite_source`, and how many notice includes it had to leave."""
     lines = text.splitlines(keepends=True)
+    newline = _newline(text)
     out: list[str] = []
     changes: list[str] = []
+    kept = 0
     rst = source.suffix == ".rst"
+    # the fences of the MyST directives open around this line: a bare fence that closes
+    # one is not the start of a code block
+    open_fences: list[str] = []
     index = 0
     while index < len(lines):
         line = lines[index]
         bare = line.rstrip("\r\n")
+        if not rst and open_fences and _closes(bare, open_fences[-1]):
+            open_fences.pop()
+            out.append(line)
+            index += 1
+            continue
+        literal_end = _literal_end(lines, index, rst)
+        if literal_end > index:
+            out.extend(lines[index:literal_end])
+            index = literal_end
+            continue
         myst = None if rst else _MYST_OPEN.match(bare)
         match = myst or _RST_DIRECTIVE.match(bare)
         if match and match["name"] == "include" and _GPU_NOTICE_PATH.match(match["argument"]):
@@ -134,13 +231,15 @@ def rewrite_source(text: str, book: Path, source: Path) -> tuple[str, list[str]]
                 end = _myst_block_end(lines, index, myst["fence"])
                 if end < 0:  # an unclosed fence: not ours to guess
                     out.append(line)
+                    kept += 1
                     index += 1
                     continue
                 after = end + 1
             else:
                 after = _rst_block_end(lines, index, match["indent"])
             kind = _notice_kind(book, source, match["argument"])
-            out.extend(_gpu_directive(match["indent"], myst["fence"] if myst else None, kind))
+            out.extend(_gpu_directive(match["indent"], myst["fence"] if myst else None, kind,
+                                      newline))
             changes.append(f"line {index + 1}: {GPU_INCLUDE}"
                            + (" (:required:)" if kind == "required" else ""))
             index = after
@@ -149,13 +248,14 @@ def rewrite_source(text: str, book: Path, source: Path) -> tuple[str, list[str]]
             old = "{nb-exec-table}" if myst else "nb-exec-table::"
             out.append(line.replace(old, old.replace("nb-exec-table", "execution-status"), 1))
             changes.append(f"line {index + 1}: {EXEC_TABLE}")
-            index += 1
-            continue
-        out.append(line)
+        else:
+            out.append(line)
+        if myst:
+            open_fences.append(myst["fence"])
         index += 1
     if text.endswith("\n") or not out:
-        return "".join(out), changes
-    return "".join(out).rstrip("\n"), changes
+        return "".join(out), changes, kept
+    return "".join(out).rstrip("\r\n"), changes, kept
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -182,90 +282,139 @@ def source_files(book: Path, suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> Ite
 
 # -- _config.yml -------------------------------------------------------------------------
 _TOP_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w-]*):[ \t]*(?P<rest>.*)$")
+# extra_extensions: [a, b]  # a comment    (one line; QuantEcon's own config)
+_FLOW_LIST = re.compile(r"^(?P<head>[ \t]*extra_extensions:[ \t]*\[)(?P<items>[^\[\]#{}]*?)"
+                        r"(?P<tail>[ \t]*\][ \t]*(?:#.*)?)(?P<end>\r?\n)$")
 
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
+def _is_content(line: str) -> bool:
+    return bool(line.strip()) and not line.lstrip().startswith("#")
+
+
 def add_extension(text: str) -> str | None:
     """``_config.yml`` with the extension in ``sphinx: extra_extensions:``; None when
-    the file's shape is not one this text edit handles (flow lists, tabs, anchors)."""
+    the file's shape is not one this text edit handles (multi-line flow lists, tabs,
+    anchors).  A byte-order mark and CRLF line endings are kept."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    text = text[len(bom):]
+    newline = _newline(text)
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
+        lines[-1] += newline
     sphinx = next((i for i, line in enumerate(lines)
                    if (m := _TOP_KEY.match(line)) and m["key"] == "sphinx"), None)
     if sphinx is None:
-        return "".join(lines) + f"sphinx:\n  extra_extensions:\n    - {EXTENSION}\n"
+        return (bom + "".join(lines) + f"sphinx:{newline}  extra_extensions:{newline}"
+                f"    - {EXTENSION}{newline}")
     if _TOP_KEY.match(lines[sphinx])["rest"].split("#")[0].strip():
         return None  # sphinx: {...} on one line
     end = next((i for i in range(sphinx + 1, len(lines))
-                if lines[i].strip() and not lines[i].lstrip().startswith("#")
-                and _indent(lines[i]) == 0), len(lines))
+                if _is_content(lines[i]) and _indent(lines[i]) == 0), len(lines))
     block = range(sphinx + 1, end)
-    child = next((_indent(lines[i]) for i in block if lines[i].strip()
-                  and not lines[i].lstrip().startswith("#")), 2)
+    child = next((_indent(lines[i]) for i in block if _is_content(lines[i])), 2)
     extra = next((i for i in block if _indent(lines[i]) == child
                   and lines[i].strip().startswith("extra_extensions:")), None)
     if extra is None:
         pad = " " * child
-        lines[sphinx + 1:sphinx + 1] = [f"{pad}extra_extensions:\n", f"{pad}  - {EXTENSION}\n"]
-        return "".join(lines)
+        lines[sphinx + 1:sphinx + 1] = [f"{pad}extra_extensions:{newline}",
+                                        f"{pad}  - {EXTENSION}{newline}"]
+        return bom + "".join(lines)
     if lines[extra].split(":", 1)[1].split("#")[0].strip():
-        return None  # extra_extensions: [a, b]
-    items = [i for i in range(extra + 1, end) if lines[i].strip()
-             and not lines[i].lstrip().startswith("#")]
+        flow = _FLOW_LIST.match(lines[extra])
+        if flow is None:
+            return None  # extra_extensions: null, or a list over several lines
+        items = flow["items"].rstrip().rstrip(",")
+        items = f"{items}, {EXTENSION}" if items.strip() else EXTENSION
+        lines[extra] = f"{flow['head']}{items}{flow['tail']}{flow['end']}"
+        return bom + "".join(lines)
     last = extra
-    for i in items:
-        if _indent(lines[i]) <= child or not lines[i].lstrip().startswith("- "):
+    item_indent = None  # every item at the first one's indent: the key's, or deeper
+    for i in (i for i in range(extra + 1, end) if _is_content(lines[i])):
+        indent = _indent(lines[i])
+        if (not lines[i].lstrip().startswith("- ") or indent < child
+                or (item_indent is not None and indent != item_indent)):
             break
-        last = i
-    pad = " " * (_indent(lines[last]) if last != extra else child + 2)
-    lines.insert(last + 1, f"{pad}- {EXTENSION}\n")
-    return "".join(lines)
+        item_indent, last = indent, i
+    pad = " " * (item_indent if item_indent is not None else child + 2)
+    lines.insert(last + 1, f"{pad}- {EXTENSION}{newline}")
+    return bom + "".join(lines)
+
+
+def _load_yaml(text: str) -> Any:
+    import yaml  # comes with MyST-NB
+
+    try:
+        return yaml.safe_load(text.lstrip("\ufeff"))
+    except yaml.YAMLError:
+        return None
 
 
 def _has_extension(text: str) -> bool:
-    try:
-        import yaml
-    except ImportError:  # pragma: no cover - PyYAML comes with MyST-NB
-        return EXTENSION in text
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError:
-        return False
+    data = _load_yaml(text)
     sphinx = data.get("sphinx") if isinstance(data, dict) else None
     extensions = sphinx.get("extra_extensions") if isinstance(sphinx, dict) else None
     return isinstance(extensions, list) and EXTENSION in extensions
 
 
+def _only_adds_extension(before: str, after: str) -> bool:
+    """Whether ``after`` reads as ``before`` with the extension at the end of
+    ``sphinx: extra_extensions`` and nothing else changed (a second ``sphinx:``
+    block, which YAML would read instead of the first, is such a change)."""
+    old, new = _load_yaml(before), _load_yaml(after)
+    old = {} if old is None and not before.strip("\ufeff \t\r\n") else old
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return False
+    expected = copy.deepcopy(old)
+    sphinx = expected.get("sphinx")
+    if sphinx is None:
+        sphinx = expected["sphinx"] = {}
+    if not isinstance(sphinx, dict):
+        return False
+    sphinx["extra_extensions"] = [*(sphinx.get("extra_extensions") or []), EXTENSION]
+    return expected == new
+
+
 def migrate_config(book: Path) -> tuple[FileChange | None, str | None]:
     """The ``_config.yml`` change, or a note saying what to add by hand."""
     path = book / CONFIG_FILE
+    by_hand = f"add {EXTENSION!r} to the list under 'sphinx: extra_extensions:'"
+    if path.is_symlink() and not _inside(path, book):
+        return None, (f"{CONFIG_FILE}: a link to a file outside the book, not edited: "
+                      f"{by_hand}")
     if not path.is_file():
         return None, None
-    text = path.read_text(encoding="utf-8")
+    text, bom = read_source(path, book)
     if _has_extension(text):
         return None, None
     edited = add_extension(text)
-    if edited is None or not _has_extension(edited):
-        return None, (f"{CONFIG_FILE}: add {EXTENSION!r} to the list under "
-                      f"'sphinx: extra_extensions:' (this command edits only block lists)")
+    if edited is None or not _only_adds_extension(text, edited):
+        return None, (f"{CONFIG_FILE}: {by_hand} (this command edits block lists and "
+                      "one-line [a, b] lists)")
     return FileChange(path, [f"added {EXTENSION} to sphinx: extra_extensions"], text,
-                      edited), None
+                      edited, bom), None
 
 
 # -- the command -------------------------------------------------------------------------
 def migrate(book: Path, dry_run: bool = False) -> MigrationResult:
-    """Rewrite the book's sources and config (only describe the changes with dry_run)."""
+    """Rewrite the book's sources and config (only describe the changes with dry_run).
+
+    Everything is read, rewritten in memory and checked before the first file is
+    written: a page that is not UTF-8 or cannot be written raises
+    :class:`MigrationError` with the book unchanged.
+    """
     book = book.resolve()
     changes: list[FileChange] = []
+    kept = 0
     for path in source_files(book):
-        text = path.read_text(encoding="utf-8")
-        rewritten, what = rewrite_source(text, book, path)
+        text, bom = read_source(path, book)
+        rewritten, what, left = _rewrite(text, book, path)
+        kept += left
         if what:
-            changes.append(FileChange(path, what, text, rewritten))
+            changes.append(FileChange(path, what, text, rewritten, bom))
     notes = []
     # .ipynb sources are JSON: rewriting them here would reformat the whole file
     for path in source_files(book, (".ipynb",)):
@@ -273,6 +422,7 @@ def migrate(book: Path, dry_run: bool = False) -> MigrationResult:
         if "_admonition/gpu.md" in text or "nb-exec-table" in text:
             notes.append(f"{path.relative_to(book).as_posix()}: a notebook that includes "
                          "_admonition/gpu.md or uses {nb-exec-table}: edit it in Jupyter")
+            kept += "_admonition/gpu.md" in text
     config, note = migrate_config(book)
     if config is not None:
         changes.append(config)
@@ -280,8 +430,19 @@ def migrate(book: Path, dry_run: bool = False) -> MigrationResult:
         notes.append(note)
     if not dry_run:
         for change in changes:
-            change.path.write_text(change.after, encoding="utf-8")
-    return MigrationResult(changes, notes)
+            if not os.access(change.path, os.W_OK,
+                             effective_ids=os.access in os.supports_effective_ids):
+                raise MigrationError(f"{change.path.relative_to(book).as_posix()}: not "
+                                     "writable (nothing was changed)")
+        for done, change in enumerate(changes):
+            try:
+                change.write()
+            except OSError as error:  # checked above; a full disk can still fail
+                raise MigrationError(
+                    f"{change.path.relative_to(book).as_posix()}: "
+                    f"{error.strerror or error} (after changing {done} of {len(changes)} "
+                    "files)") from error
+    return MigrationResult(changes, notes, kept)
 
 
 def report_lines(result: MigrationResult, book: Path, dry_run: bool) -> list[str]:
@@ -297,8 +458,13 @@ def report_lines(result: MigrationResult, book: Path, dry_run: bool) -> list[str
     if not result.changes:
         lines.append("nothing to change")
     lines.extend(f"to do by hand: {note}" for note in result.notes)
-    if any(GPU_INCLUDE in what for c in result.changes for what in c.changes):
+    if (any(GPU_INCLUDE in what for c in result.changes for what in c.changes)
+            and not result.kept_includes):
         lines.append("_admonition/gpu.md can be deleted once nothing else includes it.")
+    elif result.kept_includes:
+        lines.append(f"_admonition/gpu.md is still needed: {result.kept_includes} "
+                     f"include{'s' if result.kept_includes != 1 else ''} of it left as "
+                     "they are (an unclosed fence, or a notebook).")
     for change in result.changes:
         if (any(EXEC_TABLE in what for what in change.changes)
                 and _FRONT_MATTER_KERNEL.match(change.after) and "{code-cell}" not in change.after):

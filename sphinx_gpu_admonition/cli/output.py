@@ -14,9 +14,14 @@ from typing import Any, TextIO
 
 from ..model.analysis import Thresholds
 from ..model.files import read_status
-from ..model.formatting import format_ratio, format_seconds
+from ..model.formatting import one_line as one_line_text
+from ..model.formatting import plural, safe_lines, shorten
 from ..model.record import StatusReport
 from ..model.schema import SchemaError
+from ..render.markdown import fmt_change, fmt_ratio, fmt_seconds, md_code, md_table, md_text
+
+__all__ = ["fmt_change", "fmt_ratio", "fmt_seconds", "md_code", "md_table", "md_text",
+           "plural", "shorten", "github_enabled", "thresholds_from", "write_github"]
 
 PROG = "sphinx-gpu-admonition"
 
@@ -29,6 +34,36 @@ FIRST_LINE_WIDTH = 60
 
 #: the flagging rules' defaults: the model's (:class:`.analysis.Thresholds`), as the build's
 DEFAULT_THRESHOLDS = Thresholds()
+
+
+def thresholds_from(slow_cell_seconds: float | None = None, min_seconds: float | None = None,
+                    regression_ratio: float | None = None) -> Thresholds:
+    """The defaults with the command's options (None: not given), built in one place."""
+    overrides = {"slow_cell_seconds": slow_cell_seconds, "slow_cell_min_seconds": min_seconds,
+                 "regression_ratio": regression_ratio}
+    return DEFAULT_THRESHOLDS._replace(**{name: value for name, value in overrides.items()
+                                          if value is not None})
+
+
+def github_enabled(args: Any) -> bool:
+    """``--github``, or on GitHub Actions unless ``--no-github``."""
+    from ..render import github  # the annotations' module, only when asked
+
+    return github.enabled(True if args.github else "auto") and not args.no_github
+
+
+def write_github(report: StatusReport, analysis: Any, markdown: list[str],
+                 status_json: str) -> None:
+    """Annotations (standard error), the step outputs and the job summary of ``report``
+    and ``compare`` (``--github``); a file that cannot be written is bad input."""
+    from ..render import github
+
+    try:
+        github.write_github(report, analysis, markdown, status_json,
+                            workspace=os.environ.get("GITHUB_WORKSPACE"), stream=sys.stderr)
+    except OSError as error:
+        raise UsageError(f"cannot write the GitHub Actions summary or outputs: "
+                         f"{error.filename or ''} {error.strerror or error}") from error
 
 
 class UsageError(Exception):
@@ -64,7 +99,7 @@ Cell = Any
 
 
 def _cell_text(cell: Cell) -> str:
-    return cell[0] if isinstance(cell, tuple) else str(cell)
+    return one_line_text(cell[0] if isinstance(cell, tuple) else cell)
 
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], style: Style,
@@ -89,65 +124,15 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], style: St
     return [line(headers, header=True)] + [line(row) for row in rows]
 
 
-_MD_SPECIAL = set("\\`*_[]<>|#~")
-
-
-def md_text(text: Any) -> str:
-    """Text for a Markdown table cell: punctuation that means something escaped."""
-    text = " ".join(str(text).split())
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in text)
-
-
-def md_code(text: str) -> str:
-    """A code span for a table cell, safe with backticks and ``|`` in ``text``."""
-    text = " ".join(text.split())
-    if not text:
-        return ""
-    longest = run = 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
-
-
-def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
-             right: Sequence[int] = ()) -> list[str]:
-    """A GitHub table; cells must already be escaped (:func:`md_text`, :func:`md_code`)."""
-    rule = ["---:" if i in right else "---" for i in range(len(headers))]
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(rule) + " |"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
-
-
-def fmt_seconds(seconds: float | None) -> str:
-    return format_seconds(seconds, missing="-")  # ASCII for terminals and Markdown
-
-
-def fmt_ratio(ratio: float | None) -> str:
-    return format_ratio(ratio, missing="-")
-
-
-def fmt_change(before: float | None, after: float | None) -> str:
-    if before is None or after is None:
-        return "-"
-    delta = after - before
-    return ("+" if delta >= 0 else "-") + fmt_seconds(abs(delta))
-
-
-def shorten(text: str, width: int = FIRST_LINE_WIDTH) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
-
-
 def emit(lines: Sequence[str], stream: TextIO | None = None) -> None:
+    """Print ``lines``; none can be a workflow command (:func:`..model.formatting.safe_line`)."""
     stream = stream or sys.stdout
-    stream.write("\n".join(lines).rstrip("\n") + "\n")
+    stream.write("\n".join(safe_lines(list(lines))).rstrip("\n") + "\n")
+
+
+def say(message: str, stream: TextIO | None = None) -> None:
+    """One message line (``merge``'s), safe as :func:`emit`'s."""
+    emit([message], stream or sys.stdout)
 
 
 def json_safe(data: Any) -> Any:
@@ -165,6 +150,10 @@ def json_safe(data: Any) -> Any:
 def emit_json(data: Any) -> None:
     text = json.dumps(json_safe(data), indent=2, ensure_ascii=False, allow_nan=False,
                       default=str)
+    # JSON escapes the C0 controls; these other line separators are escaped too, so a
+    # reader that splits lines on them sees no line begin inside a string
+    for separator in "\x85\u2028\u2029":
+        text = text.replace(separator, f"\\u{ord(separator):04x}")
     sys.stdout.write(text + "\n")
 
 
@@ -185,6 +174,6 @@ def utf8_safe(stream: TextIO) -> None:
             reconfigure(errors="backslashreplace")
 
 
-def one_line(error: BaseException) -> str:
+def one_line(error: BaseException | str) -> str:
     """The message on one line (a file name may hold a line break)."""
-    return str(error).replace("\r", "\\r").replace("\n", "\\n")
+    return one_line_text(str(error).replace("\r", "\\r").replace("\n", "\\n"))

@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--min-seconds", type=_non_negative_float, metavar="SECONDS",
                         default=DEFAULT_THRESHOLDS.slow_cell_min_seconds,
                         help="never flag cells faster than this (default %(default)s)")
+    report.add_argument("--baseline", metavar="BASELINE_JSON",
+                        help="also flag cells slower than in this earlier build's status "
+                             "file beyond the machine factor (as gpu_status_baseline does)")
     report.add_argument("--exit-zero", action="store_true",
                         help="exit 0 even when the build has failed notebooks")
     output = report.add_mutually_exclusive_group()

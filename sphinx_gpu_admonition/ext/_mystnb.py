@@ -8,8 +8,10 @@ defensive fallbacks, and ``tests/test_mystnb_compat.py`` pins the behaviour.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
@@ -70,6 +72,20 @@ def is_notebook(env: BuildEnvironment, docname: str, doctree: nodes.document) ->
     return any(node.get("nb_element") == "cell_code" for node in doctree.findall(nodes.container))
 
 
+def code_cell_nodes(doctree: nodes.document) -> Iterator[tuple[nodes.Element, int]]:
+    """(node, cell index) of the code cells rendered on the page: MyST-NB's
+    ``nb_element`` and ``cell_index`` node attributes, read here only."""
+    for node in doctree.findall(nodes.container):
+        if node.get("nb_element") == "cell_code":
+            yield node, node["cell_index"]
+
+
+def cell_source(node: nodes.Element) -> str:
+    """The source of a code cell's node (its first literal block)."""
+    block = next(iter(node.findall(nodes.literal_block)), None)
+    return block.astext() if block is not None else ""
+
+
 def code_cells(doctree: nodes.document) -> list[tuple[int, int | None, str]]:
     """(cell index, execution count, source) of the code cells rendered on the page."""
     cells = []
@@ -116,6 +132,24 @@ def cell_start(source: list[str], line: int) -> int:
         if _CODE_CELL_FENCE.match(source[number - 1]):
             return number
     return line
+
+
+def executed_code_cell_count(env: BuildEnvironment, docname: str) -> int | None:
+    """How many code cells with code the notebook MyST-NB wrote to its output folder
+    (``jupyter_execute/<docname>.ipynb``, written as the page was read) has, counting
+    the ``remove-cell`` ones the page does not show; None when it cannot be read."""
+    config = getattr(env, "mystnb_config", None)
+    folder = getattr(config, "output_folder", None)
+    if not folder:
+        return None
+    *parents, name = docname.split("/")
+    path = Path(folder).joinpath(*parents, f"{name}.ipynb")
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells") or []
+        return sum(1 for cell in cells if cell.get("cell_type") == "code"
+                   and "".join(cell.get("source") or "").strip())
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
 
 
 def cell_tags(doctree: nodes.document) -> dict[int, list[str]]:

@@ -16,11 +16,13 @@ Flow for one notebook page:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -32,8 +34,9 @@ from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
+from ..model.code import link_loops
 from ..model.files import SIDECAR_FOLDER, atomic_write, read_sidecar, repository_path, sidecar_dict
-from ..model.formatting import error_message
+from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
 from ..model.record import (
     CACHE,
     ERROR,
@@ -64,6 +67,54 @@ RECORDS_ATTRIBUTE = "gpu_execution_records"
 #: nbclient's exception names -> the status of the notebook whose execution raised
 #: them (anything else is an error); the one map, also for a build that stopped
 STATUS_OF_EXECUTION_ERROR = {"CellTimeoutError": TIMEOUT, "DeadKernelError": KERNEL_DIED}
+
+
+# -- values as a record keeps them ---------------------------------------------------
+#: every line break ``str.splitlines`` knows: CR, LF, VT, FF, FS, GS, RS, NEL, LS, PS
+_LINE_BREAKS = re.compile("[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+")
+_LONE_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def recorded_text(value: str) -> str:
+    """A value from a kernel as a record keeps it: one line (an exception class may
+    be named ``"Boom\\n::error ..."``), lone surrogates replaced by U+FFFD, so that the
+    value can be written anywhere and never costs its cell."""
+    return _LINE_BREAKS.sub(" ", _LONE_SURROGATES.sub("\ufffd", value)).strip()
+
+
+#: nbclient's own exception line, which MyST-NB's traceback of a failed cell ends with
+#: before the cell's source and the kernel's traceback
+_NBCLIENT_ERROR_LINE = ("nbclient.exceptions.CellExecutionError: "
+                        "An error occurred while executing the following cell:")
+#: the heading of IPython's traceback: "Boom       Traceback (most recent call last)"
+_IPYTHON_HEADING = re.compile(r"(?m)^[ \t]*(\S+)[ \t]+Traceback \(most recent call last\)")
+
+
+def exception_line(traceback: str | None, error_type: str | None) -> tuple[str | None, str]:
+    """(exception type, the line that says what went wrong) of a failed cell, for any
+    exception class: ``("Boom", "Boom: it went bang")``.
+
+    ``error_type`` is the type the probe recorded (None without capture data: then the
+    heading of IPython's traceback names it). The kernel's traceback ends with that
+    type's line (``Boom: ...``, ``mymodule.Boom: ...``); nbclient's own line is no
+    message of the notebook's. The type is None when the text does not name one.
+    """
+    text = plain_text(traceback or "")
+    wrapped = _NBCLIENT_ERROR_LINE in text
+    text = text.replace(_NBCLIENT_ERROR_LINE, "")
+    names = [error_type] if error_type else []
+    names += reversed(_IPYTHON_HEADING.findall(text))
+    for name in names:
+        # the recorded type is one line; the kernel wrote the name as it is
+        spelled = r"\s+".join(re.escape(part) for part in name.split())
+        line = re.compile(rf"(?m)^[ \t]*(?:[\w.]+\.)?{spelled}(?::[^\r\n]*)?[ \t]*$")
+        found = line.findall(text)
+        if found:
+            return recorded_text(name), recorded_text(found[-1])[:MESSAGE_LENGTH]
+    if wrapped:  # the kernel sent no traceback (or none naming the type)
+        return (recorded_text(error_type) if error_type else None), ""
+    return (recorded_text(error_type) if error_type else None), recorded_text(
+        error_message(text))
 
 
 # -- access to the stored records --------------------------------------------------
@@ -151,6 +202,8 @@ class ProbeOutput:
         #: worth a warning; the capture itself is fine
         self.warnings: list[str] = []
         self.seen = False
+        #: the last cell that started (its cell_start line), finished or not
+        self.last_started: dict[str, Any] | None = None
         kernel_pid = None
         for item in lines:
             protocol = _protocol()
@@ -165,6 +218,8 @@ class ProbeOutput:
                 self._read_start(item)
             elif kind == protocol.KIND_CELL:
                 self._read_cell(item)
+            elif kind == protocol.KIND_CELL_START:
+                self.last_started = item
             elif kind == protocol.KIND_JAX:
                 self.environment["jax"] = item.get("jax")
             elif kind == protocol.KIND_LIBRARIES:
@@ -185,18 +240,72 @@ class ProbeOutput:
                                f"this release reads version {protocol.PROBE_VERSION}")
         self.started = item.get("time")
         self.environment.update(host=item.get("host"), python=item.get("python"),
-                                gpus=item.get("gpus") or [])
+                                gpus=item.get("gpus") or [],
+                                allocator=item.get("allocator") or {})
 
     def _read_cell(self, item: dict[str, Any]) -> None:
         # one bad value loses that cell, never the notebook (and its failure)
+        item = {**item, "index": None}
+        for key in ("error", "first_line"):  # made one line, and never lost to a surrogate
+            if isinstance(item.get(key), str):
+                item[key] = recorded_text(item[key])
         try:
-            self.cells.append(CellRecord.from_dict({**item, "index": None}))
+            self.cells.append(CellRecord.from_dict(item))
         except SchemaError as error:
             self.warnings.append(f"dropped the measurement of cell "
                                  f"{item.get('execution_count')!r}: {error}")
 
 
 # -- building a record ---------------------------------------------------------------
+#: faulthandler's first line names the fatal signal: "Fatal Python error: Segmentation fault"
+_FATAL_SIGNALS = {
+    "Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
+    "Floating-point exception": "SIGFPE", "Floating point exception": "SIGFPE",
+    "Illegal instruction": "SIGILL",
+}
+_STACK_FRAMES = 8
+
+
+def died_in_cell(probe: ProbeOutput, output: Path) -> CellRecord | None:
+    """The cell the kernel was running when it died: the last one that started and
+    did not finish (its time is until faulthandler wrote the stack, where it did)."""
+    started = probe.last_started
+    if started is None:
+        return None
+    count = started.get("execution_count")
+    if type(count) is not int or any(c.execution_count == count for c in probe.cells):
+        return None  # the kernel died between cells
+    seconds = 0.0
+    crash = output.with_name(output.name + _protocol().CRASH_SUFFIX)
+    with contextlib.suppress(OSError, TypeError, ValueError):
+        if crash.stat().st_size:
+            seconds = max(crash.stat().st_mtime - float(started.get("time")), 0.0)
+    first_line = started.get("first_line")
+    return CellRecord(index=None, execution_count=count, seconds=seconds,
+                      first_line=first_line if isinstance(first_line, str) else "",
+                      error="DeadKernelError")
+
+
+def kernel_crash(output: Path) -> tuple[str | None, list[str]]:
+    """The signal and the innermost frames (first) that faulthandler wrote beside the
+    probe's file when a signal killed the kernel; (None, []) when it wrote nothing."""
+    path = output.with_name(output.name + _protocol().CRASH_SUFFIX)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[:100_000]
+    except OSError:
+        return None, []
+    signal = None
+    frames: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("Fatal Python error:") and signal is None:
+            reason = stripped.split(":", 1)[1].strip()
+            signal = _FATAL_SIGNALS.get(reason, reason or None)
+        elif stripped.startswith("File ") and len(frames) < _STACK_FRAMES:
+            frames.append(stripped)
+    return signal, frames
+
+
 def _title(doctree: nodes.document) -> str:
     for title in doctree.findall(nodes.title):
         return title.astext()
@@ -251,7 +360,42 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
                  doctree: nodes.document) -> NotebookRecord:
     record = _build_record(app, env, docname, doctree)
     _locate(env, docname, doctree, record)
+    _link_loops(Path(env.doc2path(docname)).parent, doctree, record)
     return record
+
+
+#: the largest local module read to follow a notebook's calls into it
+_MODULE_SOURCE_BYTES = 2**20
+
+
+def _local_module_source(folder: Path, name: str) -> str | None:
+    """The text of the module ``name`` beside the notebook (``mylib.py`` or a
+    package's ``__init__.py``), the kernel's working folder; None for anything else."""
+    base = folder.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        try:
+            if path.is_file() and path.stat().st_size <= _MODULE_SOURCE_BYTES:
+                return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    return None
+
+
+def _link_loops(folder: Path, doctree: nodes.document, record: NotebookRecord) -> None:
+    """Each cell's ``runs``: the JAX loops it runs through the functions it calls, from
+    one parse of this build's page (also on a cache hit: sidecars before version 4
+    did not save them, and the code is the page's)."""
+    if not any(cell.index is not None for cell in record.cells):
+        return
+    try:
+        runs = link_loops([(index, source) for index, _, source in _mystnb.code_cells(doctree)],
+                          functools.partial(_local_module_source, folder))
+    except Exception as error:  # a hint less; the record (its times, failure) is kept
+        warn(logger, f"could not follow the notebook's calls to its loops: "
+                     f"{type(error).__name__}: {error}", "capture", location=record.docname)
+        return
+    for cell in record.cells:
+        cell.runs = runs.get(cell.index, []) if cell.index is not None else []
 
 
 def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
@@ -282,11 +426,12 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
         record.calibration_seconds = calibration.around_notebook(app, docname)
 
     if hit_key:
-        _restore_from_sidecar(cache_path / SIDECAR_FOLDER / f"{hit_key}.json", docname, record)
+        _restore_from_sidecar(cache_path / SIDECAR_FOLDER / f"{hit_key}.json", docname, record,
+                              doctree, env)
         # from the page, as for an execution (sidecars before version 3 did not say)
         record.cells = _with_expected_errors(record.cells, doctree)
     else:
-        _fill_from_probe(probe, doctree, record)
+        _fill_from_probe(probe, doctree, record, finished=result.succeeded)
         if probe.errors:
             warn(logger, f"the in-kernel capture failed: {probe.errors[0]} "
                          "(the notebook ran normally)", "capture", location=docname)
@@ -296,16 +441,25 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
     if not result.succeeded:
         record.status = STATUS_OF_EXECUTION_ERROR.get(result.error or "", ERROR)
         failing = next((c for c in reversed(record.cells) if c.error), None)
-        error_type = result.error or "Error"
-        if record.status == ERROR and failing is not None and failing.error:
-            error_type = failing.error
+        error_type = recorded_text(result.error or "Error")
+        message = recorded_text(error_message(result.traceback))
+        if record.status == ERROR:  # the cell's own exception, not nbclient's wrapper
+            own_type, message = exception_line(
+                result.traceback, failing.error if failing is not None else None)
+            error_type = own_type or error_type
         record.error = ErrorInfo(
             type=error_type,
-            message=error_message(result.traceback),
+            message=message,
             cell_index=failing.index if failing and record.status != KERNEL_DIED
             else _died_in(record.cells, doctree),
             execution_count=failing.execution_count if failing else None,
         )
+        if record.status == KERNEL_DIED:
+            record.error.signal, record.error.stack = kernel_crash(output_file(app, docname))
+            died_in = None if hit_key else died_in_cell(probe, output_file(app, docname))
+            if died_in is not None:  # named by every view, as a cell that raised is
+                record.cells.append(dataclasses.replace(died_in, index=record.error.cell_index))
+                record.error.execution_count = died_in.execution_count
     elif cache_path is not None and not hit_key:
         key = _mystnb.newest_record_key(cache_path, env.doc2path(docname))
         if key:
@@ -314,19 +468,29 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
 
 
 def _fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
-                     record: NotebookRecord) -> None:
+                     record: NotebookRecord, *, finished: bool = True) -> None:
+    """``record``'s capture from the probe's lines; ``finished``: the notebook's
+    execution ran to its end (else its last cell may not have finished)."""
     if not probe.seen:
         record.capture = "missing"
         record.capture_message = ("no data from the kernel (not an IPython kernel, a remote "
                                   "kernel, or PYTHONSTARTUP disabled)")
         return
-    record.capture = "failed" if probe.errors else "ok"
-    record.capture_message = probe.errors[0] if probe.errors else None
     try:
         record.environment = Environment.from_dict(probe.environment)
     except SchemaError as error:
         probe.warnings.append(f"the kernel's environment was dropped: {error}")
     record.cells = _cells(probe, doctree)
+    ran = sum(1 for _, count, _ in _mystnb.code_cells(doctree) if count is not None)
+    if not finished:
+        ran -= 1  # the cell the kernel died or stopped in
+    if ran > 0 and not record.cells and not probe.errors:
+        # a notebook that broke the probe (a sys.settrace tracer, a patched IPython)
+        # would otherwise read as a measured notebook without cells
+        probe.errors.append(f"the kernel ran {ran} cell{'s' if ran != 1 else ''} and the "
+                            "probe recorded none")
+    record.capture = "failed" if probe.errors else "ok"
+    record.capture_message = probe.errors[0] if probe.errors else None
     peaks = [c.peak_memory_mb for c in record.cells if c.peak_memory_mb is not None]
     record.peak_memory_mb = max(peaks, default=None)
 
@@ -341,7 +505,8 @@ def _save_sidecar(path: Path, docname: str, record: NotebookRecord) -> None:
              "capture", location=docname)
 
 
-def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord) -> None:
+def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord,
+                          doctree: nodes.document, env: BuildEnvironment) -> None:
     record.capture = "missing"
     record.capture_message = "cached outputs without capture data (executed before the " \
                              "extension was enabled, or the cache was moved)"
@@ -359,6 +524,13 @@ def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord) -> N
         record.capture_message = ("cached outputs with capture data of another version of "
                                   "sphinx-gpu-admonition (re-execute to measure them again)")
         return
+    mismatch = _reconcile(saved, docname, doctree, env)
+    if mismatch is not None:
+        warn(logger, f"the capture data saved for the cached notebook is not this page's, "
+                     f"ignored: {mismatch}", "capture", location=docname)
+        record.capture_message = f"the capture data saved for the cached notebook is not " \
+                                 f"this page's ({mismatch})"
+        return
     record.capture = saved.capture
     record.capture_message = saved.capture_message
     record.environment = saved.environment
@@ -366,6 +538,67 @@ def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord) -> N
     record.peak_memory_mb = saved.peak_memory_mb
     record.executed_at = saved.executed_at or record.executed_at
     record.calibration_seconds = saved.calibration_seconds  # the machine that ran it
+
+
+_FIRST_LINE_LENGTH = 120
+
+
+def _first_line(source: str) -> str:
+    """A cell's first line as the probe records it (``kernel_probe._first_line``, which a
+    cache hit does not import: 0.7 ms), then as the record keeps it."""
+    line = source.lstrip().split("\n", 1)[0].strip()
+    line = line if len(line) <= _FIRST_LINE_LENGTH else line[: _FIRST_LINE_LENGTH - 1] + "…"
+    return recorded_text(line)
+
+
+def _reconcile(saved: NotebookRecord, docname: str, doctree: nodes.document,
+               env: BuildEnvironment) -> str | None:
+    """Why ``saved`` (a cache hit's sidecar) cannot be the record of this page, else None
+    after giving each saved cell its index on this page.
+
+    A sidecar is found by the cached notebook's hash; a copied, merged or hostile cache
+    can hold another notebook's cells, cells the page does not have, duplicates or
+    200,000 phantom cells. Cells are matched by execution count with the page's code
+    cells (the cached outputs carry the counts); a matched cell must start with the page
+    cell's first line. Cells the page does not show (``remove-cell``) must fit in the
+    notebook's code cells. jupyter-cache gives identical notebooks one record, so the
+    sidecar of another page with this page's code is this page's execution too.
+    """
+    reason = _cells_mismatch(saved.cells, doctree, env, docname)
+    if reason is not None and saved.docname != docname:
+        reason = f"saved for {saved.docname!r}: {reason}"
+    return reason
+
+
+def _cells_mismatch(cells: list[CellRecord], doctree: nodes.document, env: BuildEnvironment,
+                    docname: str) -> str | None:
+    page = {count: (index, source) for index, count, source in _mystnb.code_cells(doctree)
+            if count is not None}
+    seen_counts: set[int] = set()
+    unplaced = 0
+    for cell in cells:
+        count = cell.execution_count
+        if count is not None:
+            if count in seen_counts:
+                return f"execution count {count} is recorded twice"
+            seen_counts.add(count)
+        placed = page.get(count) if count is not None else None
+        if placed is None:
+            unplaced += 1
+            cell.index = None
+            continue
+        index, source = placed
+        expected = _first_line(source)
+        if source.strip() and cell.first_line != expected:
+            return (f"cell {count} starts with {cell.first_line[:40]!r}, the page's with "
+                    f"{expected[:40]!r}")
+        cell.index = index
+    if unplaced:
+        total = _mystnb.executed_code_cell_count(env, docname)
+        if total is None or len(cells) > total:
+            known = "an unknown number of" if total is None else str(total)
+            return f"{len(cells)} cells for a notebook of {known} code cells"
+    return None
 
 
 # -- events ------------------------------------------------------------------------

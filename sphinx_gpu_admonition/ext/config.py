@@ -6,6 +6,16 @@ field as ``gpu_<name>`` and validates the whole set at ``config-inited``: a bad
 value is reported once (warning type ``gpu_admonition``, subtype ``config``) and
 replaced by the default, so a typo never stops a build.
 
+Every option can also be given on the command line, ``sphinx-build -D
+gpu_slow_cell_seconds=30``, where Sphinx passes text: numbers given as text are
+parsed here (``"30"``, ``"0.5"``), flags take ``0`` / ``1`` (Sphinx's convention for
+``-D``), lists take commas (``-D gpu_runtime_sources=gpu.json,cpu.json``) and an
+empty value switches an optional setting off.  Bad text is reported like any bad
+value.  Sphinx converts ``-D`` text only for some default types (an int, a str, a
+list; a float or a tuple is "unsupported", and a flag's "false" would read as
+true on Sphinx 7.4), so :func:`setup_config` registers each option with a default
+and types for which Sphinx passes the text on unchanged (:func:`_sphinx_default`).
+
 Other modules read the validated values through :func:`get_config`.
 """
 
@@ -21,6 +31,7 @@ from sphinx.config import Config
 from sphinx.util import logging
 
 from ..model.analysis import Thresholds
+from ..model.device import BACKENDS
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
@@ -28,7 +39,6 @@ logger = logging.getLogger(__name__)
 PREFIX = "gpu_"
 
 EXECUTION_INFO_POSITIONS = ("top", "bottom", "admonition", "off")
-BACKENDS = ("cpu", "gpu", "tpu", "cuda", "rocm", "metal")
 
 #: the flagging rules' defaults, defined once by the analysis (the command line's too)
 _RULES = Thresholds()
@@ -49,10 +59,23 @@ def _one_of(choices: tuple[str, ...]) -> Callable[[Any], Any]:
 
 def _optional_one_of(choices: tuple[str, ...]) -> Callable[[Any], Any]:
     check = _one_of(choices)
-    return lambda value: None if value is None else check(value)
+    # "" is how ``-D name=`` says None
+    return lambda value: None if value is None or value == "" else check(value)
+
+
+def _from_text(value: Any, parse: Callable[[str], Any]) -> Any:
+    """A number given as text (``-D gpu_slow_cell_seconds=30``) parsed; anything else as
+    it is.  Text that is no number is returned unchanged, for the check to refuse."""
+    if isinstance(value, str):
+        try:
+            return parse(value.strip())
+        except ValueError:
+            return value
+    return value
 
 
 def _non_negative_number(value: Any) -> float:
+    value = _from_text(value, float)
     if (isinstance(value, bool) or not isinstance(value, (int, float))
             or not math.isfinite(value) or value < 0):
         raise ConfigValueError("must be a finite number >= 0")
@@ -74,13 +97,14 @@ def _share(value: Any) -> float:
 
 
 def _positive_int(value: Any) -> int:
+    value = _from_text(value, int)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigValueError("must be an integer >= 1")
     return value
 
 
 def _optional_text(value: Any) -> str | None:
-    if value is None:
+    if value is None or value == "":  # "" is how ``-D name=`` says None
         return None
     if not isinstance(value, str):
         raise ConfigValueError("must be a string or None")
@@ -88,7 +112,7 @@ def _optional_text(value: Any) -> str | None:
 
 
 def _colab_template(value: Any) -> str | None:
-    if value is None:
+    if value is None or value == "":
         return None
     if (not isinstance(value, str) or "{path}" not in value
             or not value.startswith(("https://", "http://"))):
@@ -101,12 +125,16 @@ def _css_classes(value: Any) -> tuple[str, ...]:
         value = value.split()
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise ConfigValueError("must be a string of CSS classes or a list of strings")
-    return tuple(value)
+    # ``-D gpu_admonition_class=warning,lecture`` arrives as ["warning", "lecture"];
+    # an item "warning lecture" is two classes, as in the string form
+    return tuple(name for item in value for name in item.split())
 
 
 def _flag(value: Any) -> bool:
+    if value in ("0", "1"):  # ``-D name=0``: the text Sphinx passes on
+        return value == "1"
     if not isinstance(value, bool):
-        raise ConfigValueError("must be True or False")
+        raise ConfigValueError("must be True or False (0 or 1 with -D)")
     return value
 
 
@@ -119,6 +147,8 @@ def _auto_or_flag(value: Any) -> str | bool:
 
 
 def _paths(value: Any) -> tuple[str, ...]:
+    if value == "":  # ``-D gpu_runtime_sources=``: none
+        return ()
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v for v in value):
@@ -296,9 +326,41 @@ def get_config(config: Config) -> GpuConfig:
     return validated
 
 
+class _DefaultForText:
+    """A default Sphinx evaluates (``default(config)``) and for which it passes ``-D``
+    text on unchanged: the callable default of :func:`_sphinx_default`."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __call__(self, config: Config) -> Any:
+        return self.value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+def _sphinx_default(option: Option) -> tuple[Any, tuple[type, ...]]:
+    """The default and types to register ``option`` with, so that every ``-D`` value
+    reaches :func:`validate`.  Sphinx's ``convert_overrides`` (7.4 to 9) refuses a
+    float or tuple default ("unsupported type, ignoring"), converts an int itself
+    (with its own message for bad text), splits on commas for a list, and turns a
+    flag's text other than ``0`` / ``1`` into True (7.4) or an error (8+) unless
+    ``str`` is among the types; a callable default's text is passed on."""
+    default, types = option.default, option.types
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        return _DefaultForText(default), (*types, str)
+    if isinstance(default, tuple):
+        return list(default), types
+    if bool in types and str not in types:
+        return default, (*types, str)
+    return default, types
+
+
 def setup_config(app: Sphinx) -> None:
     for name, option in options().items():
-        app.add_config_value(PREFIX + name, option.default, option.rebuild, types=option.types)
+        default, types = _sphinx_default(option)
+        app.add_config_value(PREFIX + name, default, option.rebuild, types=types)
     # Priority 400: after Sphinx's own config checks, before other extensions read us.
     app.connect("config-inited", _on_config_inited, priority=400)
 

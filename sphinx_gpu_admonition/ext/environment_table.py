@@ -60,7 +60,6 @@ from .support import (
     add_assets,
     html_tree_may_hold,
     records_changed,
-    setup_support,
 )
 from .warnings import warn
 
@@ -426,7 +425,6 @@ def _forget_packages(app: Sphinx) -> None:
 
 
 def setup_environment_table(app: Sphinx) -> None:
-    setup_support(app)
     app.connect("builder-inited", _forget_packages)
     app.add_directive("execution-environment", ExecutionEnvironmentDirective)
     app.add_env_collector(EnvironmentPagesCollector)

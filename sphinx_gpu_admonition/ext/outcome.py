@@ -30,11 +30,12 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
-from ..model.formatting import error_message
+from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
 from ..model.record import (
     EARLIER_BUILD,
     ERROR,
     EXECUTED,
+    KERNEL_DIED,
     ErrorInfo,
     NotebookRecord,
 )
@@ -48,7 +49,10 @@ from .capture import (
     _probe_lines,
     atomic_write,
     capture_folder,
+    died_in_cell,
+    kernel_crash,
     output_file,
+    recorded_text,
     stored_records,
 )
 from .state import BuildState, build_state
@@ -135,7 +139,9 @@ def _describe(error: BaseException) -> tuple[str, str, str]:
             return STATUS_OF_EXECUTION_ERROR[name], name, error_message(str(link))
         ename = getattr(link, "ename", None)  # nbclient's CellExecutionError
         if isinstance(ename, str) and ename:
-            return ERROR, ename, error_message(f"{ename}: {getattr(link, 'evalue', '')}")
+            evalue = getattr(link, "evalue", "")
+            line = recorded_text(plain_text(f"{ename}: {evalue}"))[:MESSAGE_LENGTH]
+            return ERROR, recorded_text(ename), line
     text = "\n".join(str(link) for link in chain)  # a -j worker's traceback, as text
     for name, status in STATUS_OF_EXECUTION_ERROR.items():
         if name in text:
@@ -157,8 +163,15 @@ def _from_probe(app: Sphinx, docname: str, status: str, error_type: str,
     page = nodes.document("", None)  # the build stopped before the page was read
     _fill_from_probe(probe, page, record)
     _locate(app.env, docname, page, record)  # its source; no page, so no cell lines
-    last = max((c.execution_count or 0 for c in record.cells), default=0)
+    died_in = died_in_cell(probe, output_file(app, docname)) if status == KERNEL_DIED else None
+    if died_in is not None:
+        record.cells.append(died_in)  # so that every view names the cell it died in
+    last = max((c.execution_count or 0 for c in record.cells if c is not died_in), default=0)
     record.error = ErrorInfo(type=error_type, message=message, execution_count=last + 1)
+    if status == KERNEL_DIED:
+        record.error.signal, record.error.stack = kernel_crash(output_file(app, docname))
+        if record.error.signal:
+            record.error.message = f"{message} ({record.error.signal})"
     if probe.started is not None:
         record.executed_at = _mystnb.timestamp_to_iso(probe.started)
     return record

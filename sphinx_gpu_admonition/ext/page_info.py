@@ -24,7 +24,14 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
-from ..model.formatting import format_date, format_gpu_memory, format_seconds
+from ..model.device import backend_family, device_with_jax, is_gpu
+from ..model.formatting import (
+    format_date,
+    format_gib,
+    format_gpu_memory,
+    format_mib,
+    format_seconds,
+)
 from ..model.record import CACHE, Environment, NotebookRecord
 from ..render.templates import render as render_template
 from ._mystnb import is_notebook
@@ -42,17 +49,9 @@ DETAILS_CLASS = "gpu-execution-details"
 ADMONITION_CLASS = "gpu-admonition"
 EXECUTED_ON_CLASS = "gpu-executed-on"
 
-# JAX backend names that mean "a GPU" for gpu_expected_backend = "gpu".
-_BACKEND_FAMILY = {"cuda": "gpu", "rocm": "gpu", "gpu": "gpu"}
-
-
 def device_sentence(record: NotebookRecord) -> str:
     """``"GPU: NVIDIA H200 (JAX 0.10.2)"`` or ``"CPU: AMD EPYC 7763, 4 cores"``."""
-    environment = record.environment
-    label = environment.device_label
-    if environment.jax.backend and environment.jax.version:
-        label += f" (JAX {environment.jax.version})"
-    return label
+    return device_with_jax(record.environment)
 
 
 def summary_line(record: NotebookRecord) -> str:
@@ -75,7 +74,7 @@ def environment_fields(record: NotebookRecord) -> list[tuple[str, str]]:
     if compile_seconds:
         rows.append((_("JAX compile time"), format_seconds(compile_seconds)))
     if record.peak_memory_mb:
-        rows.append((_("Peak kernel memory"), f"{record.peak_memory_mb:.0f} MB"))
+        rows.append((_("Peak kernel memory"), format_mib(record.peak_memory_mb)))
     return rows
 
 
@@ -87,7 +86,7 @@ def machine_fields(env: Environment) -> list[tuple[str, str]]:
         rows.append((_("CPU"), f"{host.cpu}" + (f", {host.cores} " + _("cores")
                                                if host.cores else "")))
     if host.memory_gb:
-        rows.append((_("Memory"), f"{host.memory_gb:g} GB"))
+        rows.append((_("Memory"), format_gib(host.memory_gb)))
     for gpu in env.gpus:
         detail = ", ".join(x for x in (
             format_gpu_memory(gpu.memory_mb),
@@ -159,10 +158,6 @@ def _insert(doctree: nodes.document, node: nodes.Node, position: str) -> None:
         (section if section is not None and section.parent is doctree else doctree).append(node)
 
 
-def _backend_family(backend: str | None) -> str | None:
-    return _BACKEND_FAMILY.get(backend or "", backend)
-
-
 def _check_backend(app: Sphinx, docname: str, record: NotebookRecord,
                    admonitions: list[nodes.Element]) -> None:
     expected = get_config(app.config).expected_backend
@@ -175,7 +170,8 @@ def _check_backend(app: Sphinx, docname: str, record: NotebookRecord,
                      f"backend is unknown ({record.capture_message or 'no capture data'})",
              "backend", location=admonitions[0])
         return
-    if _backend_family(actual) == _backend_family(expected):
+    # a page that never initialised JAX ran on no backend at all: not what was expected
+    if actual is not None and backend_family(actual) == backend_family(expected):
         return
     ran = f"on the {actual!r} backend" if actual else "without initialising a JAX backend"
     warn(logger, f"page with a gpu directive executed {ran}, but gpu_expected_backend is "
@@ -184,7 +180,7 @@ def _check_backend(app: Sphinx, docname: str, record: NotebookRecord,
 
 
 def ran_on_gpu(record: NotebookRecord) -> bool:
-    return _backend_family(record.environment.backend) == "gpu"
+    return is_gpu(record.environment.backend)
 
 
 def executed_on_sentence(record: NotebookRecord) -> str:

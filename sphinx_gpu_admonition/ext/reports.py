@@ -1,17 +1,17 @@
-"""Build outputs for CI: ``execution-status.json``, JUnit XML and a console summary.
+"""Build outputs for CI at ``build-finished``: ``execution-status.json``, JUnit XML,
+the console summary and the GitHub Actions annotations, job summary and step outputs.
 
-All three are written once, in the main process, at ``build-finished``, from the
-same :class:`~.record.StatusReport` the status page renders.
+Only the wiring lives here: each file is written once, in the main process, by its
+renderer in :mod:`..render`, from the same :class:`~..model.record.StatusReport` the
+status page renders and the build's one :class:`~..model.analysis.BuildAnalysis`.
 """
 
 from __future__ import annotations
 
-import functools
-import re
+import os
 import sys
 from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree
 
 import sphinx
 from sphinx.application import Sphinx
@@ -21,20 +21,12 @@ from sphinx.util import logging
 from .._version import __version__
 from ..model.analysis import BuildAnalysis, analyse
 from ..model.files import atomic_write, build_time, repository_path, status_json_text
-from ..model.findings import BuildTotals, findings
-from ..model.record import (
-    BUILD_FAILED,
-    BUILD_SUCCEEDED,
-    CACHE,
-    EARLIER_BUILD,
-    EXECUTED,
-    NotebookRecord,
-    StatusReport,
-    sorted_slowest_first,
-)
+from ..model.record import BUILD_FAILED, BUILD_SUCCEEDED, EXECUTED, NotebookRecord, StatusReport
 from ..render import github
+from ..render.console import summary_lines
+from ..render.junit import junit_xml
 from . import _mystnb, calibration
-from .baseline import get_baseline, thresholds
+from .build_analysis import get_baseline, thresholds
 from .capture import all_records
 from .config import get_config
 from .outcome import failure_text, records_of_stopped_build
@@ -43,7 +35,8 @@ from .warnings import warn
 
 logger = logging.getLogger(__name__)
 
-SUMMARY_ROWS = 5
+__all__ = ["build_report", "junit_xml", "project_title", "setup_reports", "summary_lines",
+           "write_reports"]
 
 
 #: Sphinx's ``project`` when a project sets none (Jupyter Book sets ``html_title``)
@@ -71,6 +64,7 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
         notebooks=[records[name] for name in sorted(records)],
         build={
             "created": build_time(),
+            "engine": "sphinx",
             "project": project_title(app.config),
             "builder": app.builder.name,
             "execution_mode": _mystnb.execution_mode(app.env),
@@ -91,106 +85,6 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
                 else build_analysis(app))
     report.analysis = analysis.to_dict()
     return report, analysis
-
-
-@functools.cache
-def _not_xml() -> re.Pattern[str]:
-    """Characters XML 1.0 cannot hold, even escaped (control characters, lone
-    surrogates); compiled when first needed (it takes 4 ms)."""
-    return re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def _xml_characters(text: str | None) -> str | None:
-    """``text`` without characters that make an XML file invalid (ElementTree keeps them)."""
-    if not text or text.isprintable():  # printable characters are all XML characters
-        return text
-    return _not_xml().sub("", text)
-
-
-def junit_xml(report: StatusReport) -> str:
-    """One test case per notebook; errors, timeouts and dead kernels are failures.
-
-    A test case's time is what this build spent executing it: outputs reused from
-    the jupyter-cache or from an earlier build cost nothing now (their original time
-    is in the case's output).  A build that stopped adds an error case, so a CI gate
-    reading this file fails with the build.
-    """
-    suite = ElementTree.Element("testsuite", name="notebooks")
-    failures = skipped = errors = 0
-    total = 0.0
-    for nb in report.notebooks:
-        seconds = nb.seconds if nb.executed and nb.provenance == EXECUTED else 0.0
-        total += seconds
-        case = ElementTree.SubElement(suite, "testcase", classname="notebooks",
-                                      name=nb.docname, time=f"{seconds:.3f}")
-        if nb.failed:
-            failures += 1
-            error = nb.error
-            message = f"{nb.status}: {error.type}" if error else nb.status
-            failing = nb.error_cell()
-            if failing is not None:
-                message += f" in {nb.cell_name(failing).label}"
-            failure = ElementTree.SubElement(case, "failure", message=message,
-                                             type=error.type if error else nb.status)
-            failure.text = error.message if error else ""  # cleaned by capture
-        elif not nb.executed:
-            skipped += 1
-            ElementTree.SubElement(case, "skipped", message=nb.status.replace("_", " "))
-        expected = [f"{nb.cell_name(c).label} raised {c.error} (expected)"
-                    for c in nb.cells if c.error and c.error_expected]
-        if expected:  # allowed to raise: not a failure, but said where it happened
-            ElementTree.SubElement(case, "system-err").text = "; ".join(expected)
-        if nb.provenance in (CACHE, EARLIER_BUILD):
-            where = ("the jupyter-cache" if nb.provenance == CACHE
-                     else "an earlier build (the page was not read again)")
-            ElementTree.SubElement(case, "system-out").text = (
-                f"outputs reused from {where}; executed {nb.executed_at} "
-                f"in {nb.seconds:.3f} s")
-    if report.build.get("outcome") == BUILD_FAILED:
-        errors += 1
-        case = ElementTree.SubElement(suite, "testcase", classname="build",
-                                      name="sphinx-build", time="0.000")
-        ElementTree.SubElement(case, "error", message="the build stopped before it finished",
-                               type="BuildFailed").text = str(report.build.get("failure") or "")
-    suite.set("tests", str(len(report.notebooks) + errors))
-    suite.set("failures", str(failures))
-    suite.set("skipped", str(skipped))
-    suite.set("errors", str(errors))
-    suite.set("time", f"{total:.3f}")
-    for element in suite.iter():
-        element.text = _xml_characters(element.text)
-        for name, value in element.attrib.items():
-            element.set(name, _xml_characters(value))
-    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
-    notebooks = report.notebooks
-    totals = BuildTotals.of(analysis)  # the status page's numbers
-    failed = [nb for nb in notebooks if nb.failed]
-    reused = (f", {totals.from_earlier_build} unchanged since an earlier build"
-              if totals.from_earlier_build else "")
-    lines = [f"execution: {totals.notebooks} notebooks, {totals.executed_now} executed, "
-             f"{totals.from_cache} from the cache{reused}, {totals.failed} failed; "
-             f"{totals.seconds:.1f} s in all"]
-    if report.build.get("outcome") == BUILD_FAILED:
-        lines.insert(0, f"execution: the build stopped ({report.build.get('failure')}); "
-                        "this report lists what it read before it stopped")
-    for nb in sorted_slowest_first(n for n in notebooks if n.executed)[:SUMMARY_ROWS]:
-        lines.append(f"  {nb.seconds:8.2f} s  {nb.docname}  [{nb.device_label or 'no capture'}]")
-    flagged = findings(analysis)  # the status page's list, in the same order
-    if flagged:
-        shown = (f"{len(flagged)}" if len(flagged) <= SUMMARY_ROWS
-                 else f"{len(flagged)}, the {SUMMARY_ROWS} slowest")
-        lines.append(f"flagged cells ({shown}):")
-        for finding in flagged[:SUMMARY_ROWS]:
-            reasons = "; ".join(f.reason for f in finding.flags if not f.is_hint)
-            lines.append(f"  {finding.seconds:8.2f} s  {finding.name.full}: {reasons}")
-            lines.append(f"{'':14}what to do: {finding.action}")
-    for nb in failed:
-        error = f"{nb.error.type}" if nb.error else ""
-        lines.append(f"  FAILED {nb.docname}: {nb.status} {error}".rstrip())
-    return lines
 
 
 def _write(path: Path, text: str) -> None:
@@ -220,7 +114,7 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
     if config.status_json:
         _write(outdir / config.status_json, status_json_text(report))
     if config.status_junit:
-        _write(outdir / config.status_junit, junit_xml(report))
+        _write(outdir / config.status_junit, junit_xml(report, analysis))
     if config.status_console:
         for line in summary_lines(report, analysis):
             logger.info(line)
@@ -229,21 +123,17 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
 
 
 def _write_github(app: Sphinx, report: StatusReport, analysis: BuildAnalysis) -> None:
-    """Annotations, job summary and step outputs for GitHub Actions."""
-    from ..cli import github_summary  # the same Markdown as ``report --markdown``
-
+    """Annotations, step outputs and job summary for GitHub Actions, of the build's
+    analysis (with its baseline: the summary lists the regression cells too)."""
     config = get_config(app.config)
-    baseline = get_baseline(app)
-    github.write_annotations(github.annotations(report, analysis), sys.stderr)
     outdir = Path(app.outdir)
-    values = github.output_values(
-        report, analysis,
-        repository_path(outdir / config.status_json) if config.status_json else None,
-        repository_path(outdir / config.status_junit) if config.status_junit else None)
+    markdown = github.job_summary(report, analysis, thresholds(app))
     try:
-        github.append_summary(github_summary(report, analysis, baseline,
-                                             thresholds=thresholds(app)))
-        github.append_outputs(values)
+        github.write_github(
+            report, analysis, markdown,
+            repository_path(outdir / config.status_json) if config.status_json else None,
+            repository_path(outdir / config.status_junit) if config.status_junit else None,
+            workspace=os.environ.get("GITHUB_WORKSPACE"), stream=sys.stderr)
     except OSError as error:
         warn(logger, f"could not write the GitHub Actions job summary or outputs: {error}",
              "output")
@@ -263,6 +153,5 @@ def _remove_previous_reports(app: Sphinx) -> None:
 
 
 def setup_reports(app: Sphinx) -> Any:
-    calibration.setup_calibration(app)
     app.connect("builder-inited", _remove_previous_reports)
     app.connect("build-finished", write_reports)

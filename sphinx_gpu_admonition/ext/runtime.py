@@ -49,6 +49,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import docname_join, logging
 from sphinx.util.docutils import SphinxRole
 
+from ..model import device
 from ..model.files import read_status
 from ..model.formatting import format_date, format_seconds
 from ..model.record import NotebookRecord, StatusReport
@@ -63,8 +64,6 @@ from .warnings import warn
 logger = logging.getLogger(__name__)
 
 RUNTIME_CLASS = "gpu-runtime"
-#: what a placeholder says: role forms and the gpu notice's sentence
-PARTS = ("full", "time", "device", "all", "notice")
 #: role name -> part
 ROLES = {"runtime": "full", "runtime-time": "time", "runtime-device": "device",
          "runtime-all": "all"}
@@ -105,19 +104,12 @@ def reader_time(seconds: float) -> str:
 
 def device_kind(record: NotebookRecord) -> str:
     """``"GPU"``, ``"TPU"`` or ``"CPU"``: what a reader needs to run the page like this."""
-    backend = record.environment.backend
-    if not backend or backend == "cpu":
-        return "CPU"
-    return "TPU" if backend == "tpu" else "GPU"
+    return device.device_kind(record.environment)
 
 
 def device_name(record: NotebookRecord) -> str | None:
     """``"Tesla T4"``, ``"2x NVIDIA H200"`` or ``"AMD EPYC 7763"``; None when unknown."""
-    environment = record.environment
-    if device_kind(record) == "CPU":
-        return environment.host.cpu
-    return environment.jax.device_summary or (
-        environment.gpus[0].name if environment.gpus else None)
+    return device.device_name(record.environment)
 
 
 class Measurement(NamedTuple):

@@ -65,10 +65,6 @@ class BuildState:
     #: documents re-read since the last env-get-outdated
     runtime_reread: set[str] = dataclasses.field(default_factory=set)
 
-    # -- wiring (ext.support) ----------------------------------------------------------
-    #: the shared listeners are connected (once per application)
-    support_connected: bool = False
-
 
 def build_state(app: Sphinx) -> BuildState:
     """This application's :class:`BuildState`, created the first time."""

@@ -134,10 +134,6 @@ def _page_assets(app: Sphinx, pagename: str, templatename: str, context: dict[st
 
 def setup_support(app: Sphinx) -> None:
     """Connect the plumbing (once per application)."""
-    state = build_state(app)
-    if state.support_connected:
-        return
-    state.support_connected = True
     app.connect("builder-inited", add_static_path)
     app.connect("builder-inited", _keep_compiled_templates)
     app.connect("env-get-outdated", _reset_changes)

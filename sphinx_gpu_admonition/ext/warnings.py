@@ -11,6 +11,8 @@ from typing import Any
 
 from sphinx.util import logging
 
+from ..model.formatting import safe_line
+
 WARNING_TYPE = "gpu_admonition"
 
 #: subtype -> what it reports; docs/warnings.md describes each (kept by hand, and
@@ -37,6 +39,9 @@ SUBTYPES = {
 
 def warn(logger: logging.SphinxLoggerAdapter, message: str, subtype: str,
          location: Any = None) -> None:
-    """Log a warning of this extension with its documented subtype."""
+    """Log a warning of this extension with its documented subtype.
+
+    The message is one line that cannot start with ``::``: it often quotes a notebook,
+    an exception or a file, and a CI runner reads the log's lines as commands."""
     assert subtype in SUBTYPES, subtype
-    logger.warning(message, type=WARNING_TYPE, subtype=subtype, location=location)
+    logger.warning(safe_line(message), type=WARNING_TYPE, subtype=subtype, location=location)

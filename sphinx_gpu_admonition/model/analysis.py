@@ -8,9 +8,10 @@ the same cells for the same reasons.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from .device import is_gpu
 from .formatting import format_seconds
 from .machine import (
     UNKNOWN_MACHINE,
@@ -18,9 +19,7 @@ from .machine import (
     machine_factor,
     notebook_machine_factor,
 )
-from .record import CellRecord, NotebookRecord, StatusReport
-
-GPU_BACKENDS = ("gpu", "cuda", "rocm")
+from .record import CellRecord, LoopCall, NotebookRecord, StatusReport
 
 
 class Thresholds(NamedTuple):
@@ -43,7 +42,7 @@ class Flag(NamedTuple):
     """Why a cell is flagged: one rule and its reason."""
 
     #: slow, share, regression (why the cell is slow) or compile, recompile,
-    #: sequential_loop (hints at the cause)
+    #: compiled_again, sequential_loop, float64 (hints at the cause)
     rule: str
     #: why, in plain words
     reason: str
@@ -64,7 +63,7 @@ class Flag(NamedTuple):
 
 
 SLOW_RULES = ("slow", "share", "regression")
-HINT_RULES = ("compile", "recompile", "sequential_loop")
+HINT_RULES = ("compile", "recompile", "compiled_again", "sequential_loop", "float64")
 
 #: what to do about a flagged cell, by rule; the findings show the action of the most
 #: specific rule a cell has (:data:`ACTION_ORDER`): a hint names a cause
@@ -72,16 +71,24 @@ ACTIONS = {
     "sequential_loop": "run the loop on the CPU device "
                        "(with jax.default_device(jax.devices('cpu')[0])) or restructure it "
                        "(vectorise it, lax.associative_scan)",
+    "float64": "compute in float32 on the GPU (leave jax_enable_x64 off, or cast the "
+               "arrays that do not need double precision): most GPUs run float64 far "
+               "slower than float32 (a Tesla T4 at 1/32 of its float32 speed)",
     "recompile": "pad the inputs to a fixed shape or mark the changing argument static "
                  "(static_argnums), so that the function compiles once",
-    "compile": "compile once and reuse: jit the function outside loops and call it with "
-               "the same shapes; time a second run to see the cost without compilation",
+    "compile": "compile once and reuse: hoist the jit out of loops and functions and call "
+               "it with the same shapes; on CI, keep compilations between builds with JAX's "
+               "persistent compilation cache (jax_compilation_cache_dir)",
+    "compiled_again": "jit the function once at the top level (not inside another function "
+                      "around a new lambda) and reuse it: a second call with the same shapes "
+                      "then skips compilation",
     "regression": "compare the cell with the baseline's: what changed in the code, its "
                   "data or the device",
     "slow": "profile the cell (%prun, jax.profiler) or make its example smaller",
     "share": "profile the cell (%prun, jax.profiler) or make its example smaller",
 }
-ACTION_ORDER = ("sequential_loop", "recompile", "compile", "regression", "slow", "share")
+ACTION_ORDER = ("sequential_loop", "recompile", "compiled_again", "compile", "float64",
+                "regression", "slow", "share")
 
 
 def action_for(flags: Sequence[Flag]) -> str:
@@ -232,21 +239,125 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
         flags.append(Flag("regression", f"{comparison.ratio:.1f}x slower than the baseline "
                                         f"({format_seconds(comparison.baseline_seconds or 0)})"
                                         f"{beyond}"))
-    if not flags:
+    again = compiled_again_hint(cell, notebook, thresholds)
+    if again is not None:
+        flags.append(again)  # a finding of its own, slow or not
+    if not flags or flags == [again]:
         return flags
     if (cell.compile_seconds and seconds > 0  # a 0 s cell: --min-seconds 0
             and cell.compile_seconds / seconds >= thresholds.compile_share):
         flags.append(Flag("compile", f"JAX compilation took {format_seconds(cell.compile_seconds)}"
-                                     f" ({cell.compile_seconds / seconds:.0%} of the cell)"))
+                                     f" ({cell.compile_seconds / seconds:.0%} of the cell), "
+                                     f"running {format_seconds(run_time(cell))}"))
     recompile = recompile_hint(cell, thresholds.recompile_threshold)
     if recompile is not None:
         flags.append(recompile)
-    if cell.loops and notebook.environment.backend in GPU_BACKENDS:
-        loops = ", ".join(cell.loops)
-        flags.append(Flag("sequential_loop", f"runs {loops} on the GPU: every iteration "
-                          "launches device kernels, so long sequential loops can be far slower "
-                          "than on the CPU"))
+    if is_gpu(notebook.environment.backend):
+        loop = loop_hint(cell, notebook)
+        if loop is not None:
+            flags.append(loop)
+        # only where the cell ran JAX code (compiled in it, or a loop it runs)
+        if notebook.environment.jax.x64 and (cell.compilations or cell.runs or cell.loops):
+            flags.append(Flag("float64", "float64 is enabled (jax_enable_x64) on the GPU"))
     return flags
+
+
+def _defined_where(run: LoopCall, notebook: NotebookRecord) -> str:
+    if run.module is not None:
+        return f"defined in {run.module}.py"
+    if run.defined_cell is None:
+        return ""
+    defining = next((c for c in notebook.cells if c.index == run.defined_cell), None)
+    if defining is None:
+        return "defined in an earlier cell"
+    return f"defined in {notebook.cell_name(defining).label}"
+
+
+def describe_run(run: LoopCall, notebook: NotebookRecord, run_seconds: float | None) -> str:
+    """``runs `qm_jax` (defined in cell 2), a `lax.scan` of 10,000,000 steps: about
+    8.2 µs per step on the GPU``; ``run_seconds`` (the cell's time less compilation)
+    gives the time per step where the steps are known."""
+    steps = f" of {run.steps:,} steps" if run.steps else ""
+    loop = f"a `{run.primitive}`{steps}"
+    if run.function is None:
+        text = f"runs {loop}"
+    else:
+        where = _defined_where(run, notebook)
+        through = f", through `{run.loop_function}`" if run.loop_function else ""
+        text = (f"runs `{run.function}`" + (f" ({where})" if where else "")
+                + f"{through}, {loop}")
+    if run.steps and run_seconds:
+        text += f": about {_per_step(run_seconds / run.steps)} per step on the GPU"
+    return text
+
+
+def _per_step(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs" if seconds < 1e-5 else f"{seconds * 1e6:.0f} µs"
+    return format_seconds(seconds)
+
+
+def loop_hint(cell: CellRecord, notebook: NotebookRecord) -> Flag | None:
+    """The sequential loops the cell runs on the GPU: through the functions it calls
+    (``runs``, the builder's parse) or, for records without it, its own text."""
+    if cell.runs:
+        with_steps = [run for run in cell.runs if run.steps]
+        # the cell's time is spread over its loops: a time per step only for one loop
+        run_seconds = run_time(cell) if len(with_steps) == 1 and len(cell.runs) == 1 else None
+        described = "; ".join(describe_run(run, notebook, run_seconds) for run in cell.runs)
+        return Flag("sequential_loop", f"{described} — on the GPU every iteration launches "
+                    "device kernels, so long sequential loops can be far slower than on the CPU")
+    if cell.loops:
+        return Flag("sequential_loop", f"runs {', '.join(cell.loops)} on the GPU: every "
+                    "iteration launches device kernels, so long sequential loops can be far "
+                    "slower than on the CPU")
+    return None
+
+
+def run_time(cell: CellRecord) -> float:
+    """The cell's time less its JAX compilation: what running the code took."""
+    return max(cell.seconds - cell.compile_seconds, 0.0)
+
+
+def user_compilations(cell: CellRecord) -> list[str]:
+    """The user's functions JAX compiled in ``cell`` (JAX's own operations left out)."""
+    return [name for name in cell.compilations if not is_jax_internal(name)]
+
+
+def first_call(cell: CellRecord) -> bool | None:
+    """True: the cell compiled a function of the user's (its first call, or a call
+    with new shapes); False: it ran JAX code compiled before (a warm call); None: no
+    JAX compilation known for it (no JAX, or not captured)."""
+    if user_compilations(cell):
+        return True
+    if cell.runs:
+        return False
+    return None
+
+
+def compiled_again_hint(cell: CellRecord, notebook: NotebookRecord,
+                        thresholds: Thresholds) -> Flag | None:
+    """A user function compiled in ``cell`` that an earlier cell compiled already,
+    taking ``slow_cell_min_seconds`` or more: the second call was meant to be warm."""
+    if cell.compile_seconds < thresholds.slow_cell_min_seconds:
+        return None
+    names = user_compilations(cell)
+    if not names:
+        return None
+    earlier: dict[str, CellRecord] = {}
+    for other in notebook.cells:
+        if other is cell:
+            break
+        for name in other.compilations:
+            earlier.setdefault(name, other)
+    # every lambda is "<lambda>": two of them are not one function compiled twice
+    again = [name for name in names if name in earlier and "<lambda>" not in name]
+    if not again:
+        return None
+    listed = ", ".join(f"{name} (first in {notebook.cell_name(earlier[name]).label})"
+                       for name in again)
+    return Flag("compiled_again", f"compiled again: {listed}, "
+                                  f"{format_seconds(cell.compile_seconds)} of compilation")
 
 
 @dataclasses.dataclass
@@ -269,6 +380,8 @@ class NotebookAnalysis:
             "flagged_cells": [
                 {"cell": self.notebook.cell_name(c).label, "index": c.index,
                  "execution_count": c.execution_count, "seconds": c.seconds,
+                 "compile_seconds": c.compile_seconds, "run_seconds": run_time(c),
+                 "first_call": first_call(c),
                  "flags": [f._asdict() for f in flags]}
                 for c, flags in self.flagged_cells
             ],
@@ -282,15 +395,37 @@ class NotebookAnalysis:
         return data
 
 
+#: Cell magics whose body is shell script, not Python.
+SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script", "%%system")
+
+
+def is_shell_or_magic(source: str) -> bool:
+    """A cell of only ``!pip install ...`` / ``%magic`` lines (and comments), a
+    ``%%bash`` cell, or ``%%capture`` around such lines: its time is the machine's
+    (downloads, installs), not the lecture's, so no view flags it."""
+    lines = [line.strip() for line in source.splitlines()]
+    code = [line for line in lines if line and not line.startswith("#")]
+    if not code:
+        return False
+    if code[0].split()[0] in SHELL_CELL_MAGICS:
+        return True
+    if code[0].split()[0] == "%%capture":
+        code = code[1:]
+    return all(line.startswith(("!", "%")) for line in code)
+
+
 def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
                      baseline: dict[str, NotebookRecord] | None = None,
-                     machine: MachineFactor = UNKNOWN_MACHINE) -> NotebookAnalysis:
-    """Flags of one notebook; ``baseline`` maps docnames to the baseline's records."""
+                     machine: MachineFactor = UNKNOWN_MACHINE,
+                     shell_cells: Collection[int] = ()) -> NotebookAnalysis:
+    """Flags of one notebook; ``baseline`` maps docnames to the baseline's records;
+    the cells with an index in ``shell_cells`` (:func:`is_shell_or_magic`) get none."""
     comparison = None
     if baseline is not None:
         comparison = compare_notebooks(notebook, baseline.get(notebook.docname), thresholds,
                                        machine)
     flags = [
+        () if cell.index is not None and cell.index in shell_cells else
         tuple(flag_cell(cell, notebook, thresholds,
                         comparison.cells.get(position) if comparison else None))
         for position, cell in enumerate(notebook.cells)
@@ -324,10 +459,16 @@ class BuildAnalysis:
 
 
 def analyse(report: StatusReport, thresholds: Thresholds,
-            baseline: StatusReport | None = None) -> BuildAnalysis:
+            baseline: StatusReport | None = None,
+            shell_cells: Mapping[str, Collection[int]] | None = None) -> BuildAnalysis:
+    """The build's one analysis; ``shell_cells``: by docname, the indexes of the cells
+    that only run shell commands or magics (:func:`is_shell_or_magic`: the engine knows
+    the cells' sources, the records do not)."""
     by_docname = baseline.by_docname() if baseline is not None else None
     machine = machine_factor(report, baseline) if baseline is not None else None
-    analyses = [analyse_notebook(nb, thresholds, by_docname, machine or UNKNOWN_MACHINE)
+    shell_cells = shell_cells or {}
+    analyses = [analyse_notebook(nb, thresholds, by_docname, machine or UNKNOWN_MACHINE,
+                                 shell_cells.get(nb.docname, ()))
                 for nb in report.notebooks]
     gone: list[NotebookRecord] = []
     if baseline is not None:

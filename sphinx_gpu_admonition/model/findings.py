@@ -12,9 +12,9 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from .analysis import BuildAnalysis, Flag, action_for
+from .analysis import BuildAnalysis, Flag, action_for, first_call, run_time
 from .formatting import format_ratio, format_seconds
-from .record import CACHE, EARLIER_BUILD, OK, CellName, NotebookRecord
+from .record import CACHE, EARLIER_BUILD, OK, CellName, CellRecord, NotebookRecord
 
 
 class Finding(NamedTuple):
@@ -27,6 +27,22 @@ class Finding(NamedTuple):
     share: float | None
     device: str | None
     flags: Sequence[Flag]
+    #: the cell's record (its line, first line, compile time)
+    cell: CellRecord | None = None
+    #: the code to show beside the cell's name: the line that runs the slow loop's
+    #: function, else the cell's first line
+    code: str = ""
+    #: the cell's JAX compilation time and the rest of its time (running), apart
+    compile_seconds: float = 0.0
+    run_seconds: float = 0.0
+    #: True: the cell compiled a function of the user's (a first call); False: it ran
+    #: code compiled before (warm); None: unknown (no JAX compilation data)
+    first_call: bool | None = None
+
+    @property
+    def is_regression(self) -> bool:
+        """Flagged for being slower than the baseline's cell."""
+        return any(flag.rule == "regression" for flag in self.flags)
 
     @property
     def reason(self) -> str:
@@ -50,8 +66,11 @@ def findings(analysis: BuildAnalysis) -> list[Finding]:
         total = record.cells_seconds
         device = record.device_label
         for cell, flags in result.flagged_cells:
+            code = next((run.call for run in cell.runs if run.call), cell.first_line)
             rows.append(Finding(record, record.cell_name(cell), cell.seconds,
-                                cell.seconds / total if total > 0 else None, device, flags))
+                                cell.seconds / total if total > 0 else None, device, flags,
+                                cell, code=code, compile_seconds=cell.compile_seconds,
+                                run_seconds=run_time(cell), first_call=first_call(cell)))
     rows.sort(key=lambda row: (-row.seconds, row.notebook.docname))
     return rows
 

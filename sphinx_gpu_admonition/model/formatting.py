@@ -42,6 +42,18 @@ def format_bytes(size: float | None, missing: str = "–") -> str:
     return f"{size / 2**30:.1f} GiB" if size else missing
 
 
+def format_mib(size_mib: float | None, missing: str = "–") -> str:
+    """A process's memory in MiB (the records' ``peak_memory_mb``: resident set size
+    / 2**20), labelled as such: ``512 MiB``."""
+    return missing if size_mib is None else f"{size_mib:.0f} MiB"
+
+
+def format_gib(size_gib: float | None, missing: str = "–") -> str:
+    """A machine's memory in GiB (the records' ``memory_gb``: bytes / 2**30, rounded
+    to 0.1), labelled as such: ``23.5 GiB``."""
+    return missing if size_gib is None else f"{size_gib:g} GiB"
+
+
 def format_date(iso: str | None) -> str:
     """An ISO 8601 time in UTC, to the minute (``2026-11-29 21:36 UTC``): records keep
     the executing machine's offset, readers compare times of several machines."""
@@ -98,3 +110,57 @@ def error_message(traceback: str | None) -> str:
     exception_lines = [line for line in lines if re.match(_EXCEPTION_LINE, line)]
     message = exception_lines[-1] if exception_lines else lines[0]
     return message[:MESSAGE_LENGTH]
+
+
+# -- untrusted text in line-based output ----------------------------------------------
+# Text from a notebook, a status file, a label or the machine is made one line and never
+# starts an output line with ``::``: a GitHub runner reads every line of a step's output
+# that starts (after spaces) with ``::`` as a workflow command (``::error``,
+# ``::stop-commands::``).  The runner splits on CR and LF; Python's ``splitlines`` (what
+# a reader of the log or a test uses) also on the other separators below.
+_LINE_BREAK_CHARS = "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+#: what no line may start with (after whitespace): a workflow command
+WORKFLOW_COMMAND_PREFIX = "::"
+#: the "no data" wording of every view that names a notebook without capture data
+NO_DATA = "no measurements"
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line: line breaks and other control characters as a space."""
+    text = str(text)
+    if text.isprintable():  # the common case, without a regular expression
+        return text
+    return re.sub("[\x00-\x1f\x7f-\x9f\u2028\u2029]", " ", text)
+
+
+def _without_leading_styles(line: str) -> str:
+    """The line as a runner's parser sees its start: whitespace and colour codes skipped."""
+    return re.sub(r"^(?:\s|\x1b\[[0-9;]*m)+", "", line)
+
+
+def safe_line(line: str) -> str:
+    """An output line that cannot be a workflow command: line breaks (a value that was
+    not made one line) become spaces, and a leading ``::`` is written ``%3A:``, as the
+    runner's own escaping writes a colon (colour codes are kept)."""
+    if any(ch in line for ch in _LINE_BREAK_CHARS):
+        line = re.sub(f"[{_LINE_BREAK_CHARS}]", " ", line)
+    start = _without_leading_styles(line)
+    if start.startswith(WORKFLOW_COMMAND_PREFIX):
+        cut = len(line) - len(start)
+        line = line[:cut] + "%3A" + line[cut + 1:]
+    return line
+
+
+def safe_lines(lines: list[str] | tuple[str, ...]) -> list[str]:
+    return [safe_line(line) for line in lines]
+
+
+def shorten(text: str | None, width: int = 60) -> str:
+    """One line of at most ``width`` characters (``…`` where it was cut)."""
+    text = " ".join(one_line(text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 notebook``, ``3 notebooks`` (English: the command line's and the reports')."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")

@@ -25,6 +25,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from . import device
 from .schema import Loadable, SchemaError, choices, dumper, load_model, short_repr
 
 SCHEMA_ID = "sphinx-gpu-admonition/execution-status"
@@ -41,6 +42,8 @@ EXECUTION_OFF = "execution_off"
 STATUSES = (OK, ERROR, TIMEOUT, KERNEL_DIED, OUTPUTS_PRESENT, EXCLUDED, EXECUTION_OFF)
 FAILED_STATUSES = (ERROR, TIMEOUT, KERNEL_DIED)
 NOT_EXECUTED_STATUSES = (OUTPUTS_PRESENT, EXCLUDED, EXECUTION_OFF)
+#: the order in which every view lists statuses: problems first
+STATUS_ORDER = (*FAILED_STATUSES, OK, *NOT_EXECUTED_STATUSES)
 
 # Where a notebook's outputs (and so its measurements) came from.
 EXECUTED = "executed"  # executed by this build
@@ -87,6 +90,8 @@ class JaxInfo(Loadable):
     backend: str | None = None
     version: str | None = None
     jaxlib_version: str | None = None
+    #: ``jax_enable_x64`` when the backend was initialised (None: not known)
+    x64: bool | None = None
     plugins: dict[str, str] = dataclasses.field(default_factory=dict)
     devices: list[Device] = dataclasses.field(default_factory=list)
 
@@ -119,6 +124,10 @@ class Environment(Loadable):
     jax: JaxInfo = dataclasses.field(default_factory=JaxInfo)
     gpus: list[GpuInfo] = dataclasses.field(default_factory=list)
     libraries: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: the kernel's XLA GPU allocator settings as its environment set them
+    #: (``XLA_PYTHON_CLIENT_PREALLOCATE``: "false", ...); unset ones are absent, so
+    #: JAX's defaults applied (preallocate 75 % of the GPU's memory at first use)
+    allocator: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def backend(self) -> str | None:
@@ -134,14 +143,31 @@ class Environment(Loadable):
 
     @property
     def device_label(self) -> str:
-        """One line: ``"GPU: NVIDIA H200"``, ``"CPU: AMD EPYC 7763, 4 cores"``."""
-        backend = self.jax.backend
-        if backend and backend != "cpu":
-            name = self.jax.device_summary or (self.gpus[0].name if self.gpus else backend)
-            return f"{backend.upper()}: {name}"
-        cpu = self.host.cpu or "unknown CPU"
-        cores = f", {self.host.cores} cores" if self.host.cores else ""
-        return f"CPU: {cpu}{cores}"
+        """One line: ``"GPU: NVIDIA H200"``, ``"CPU: AMD EPYC 7763, 4 cores"``
+        (:func:`.device.device_label`)."""
+        return device.device_label(self)
+
+
+@dataclasses.dataclass
+class LoopCall(Loadable):
+    """A sequential JAX loop a cell runs (:func:`.code.link_loops`): in its own code,
+    or in a user function it calls, defined in an earlier cell or a local module."""
+
+    #: ``lax.scan``, ``lax.fori_loop``, ``lax.while_loop``, ``lax.map``, ...
+    primitive: str
+    #: the user function the cell calls (None: the cell calls the primitive itself)
+    function: str | None = None
+    #: the index of the code cell that defined ``function`` (None: not a cell's)
+    defined_cell: int | None = None
+    #: the local module that defined ``function`` (``mylib``), when a module did
+    module: str | None = None
+    #: the function holding the loop, when ``function`` reaches it through calls
+    loop_function: str | None = None
+    #: the loop's step count, where the code gives it (a literal, a constant, the
+    #: argument passed for its length)
+    steps: int | None = dataclasses.field(default=None, metadata={"minimum": 0})
+    #: the cell's line that runs it
+    call: str = ""
 
 
 @dataclasses.dataclass
@@ -166,6 +192,9 @@ class CellRecord(Loadable):
                                                      metadata={"minimum": 1})
     #: sequential JAX loop primitives called in the source (lax.scan, fori_loop, while_loop)
     loops: list[str] = dataclasses.field(default_factory=list)
+    #: the loops the cell runs, through the functions it calls (the builder's parse of
+    #: the whole notebook; ``loops`` is only what the cell's own text calls)
+    runs: list[LoopCall] = dataclasses.field(default_factory=list)
     #: resident memory of the kernel process after the cell (peak so far)
     peak_memory_mb: float | None = None
     #: line of the cell in the source file (text notebooks; None for .ipynb sources),
@@ -236,6 +265,11 @@ class ErrorInfo(Loadable):
     message: str = ""
     cell_index: int | None = None
     execution_count: int | None = None
+    #: the signal that killed the kernel (``SIGSEGV``), where faulthandler saw it
+    signal: str | None = None
+    #: the Python stack when the kernel died, innermost frame first
+    #: (``File "/tmp/ipykernel_1/2.py", line 2 in crash``)
+    stack: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -300,9 +334,16 @@ class NotebookRecord(Loadable):
 
     def cell_name(self, cell: CellRecord) -> CellName:
         """How every view names ``cell`` (one of :attr:`cells`): see :class:`CellName`."""
-        return CellName(docname=self.docname, number=self.cell_number(cell),
-                        index=cell.index, first_line=cell.first_line,
-                        source=self.source, line=cell.line)
+        return self._name(cell, self.cell_number(cell))
+
+    def cell_names(self) -> list[CellName]:
+        """:meth:`cell_name` of every cell, in order, in one pass (the per-cell data of
+        a 100-cell notebook would otherwise look each cell's number up again)."""
+        return [self._name(cell, number) for number, cell in enumerate(self.cells, 1)]
+
+    def _name(self, cell: CellRecord, number: int) -> CellName:
+        return CellName(docname=self.docname, number=number, index=cell.index,
+                        first_line=cell.first_line, source=self.source, line=cell.line)
 
     def cell_number(self, cell: CellRecord) -> int:
         """1 for the first code cell that ran (by identity: two cells may be equal)."""
@@ -310,8 +351,14 @@ class NotebookRecord(Loadable):
 
     def error_cell(self) -> CellRecord | None:
         """The cell that raised the notebook's error, when the record knows it."""
-        if self.error is None or self.error.cell_index is None:
+        if self.error is None:
             return None
+        if self.error.cell_index is None:
+            # a kernel that died before its page was read: the cell is known by its
+            # execution count only (the cell it was running, see capture.died_in_cell)
+            count = self.error.execution_count
+            return next((c for c in self.cells if c.index is None and c.error
+                         and c.execution_count == count), None) if count else None
         return next((c for c in self.cells if c.index == self.error.cell_index), None)
 
     def to_dict(self) -> dict[str, Any]:
@@ -363,6 +410,10 @@ class StatusReport:
         if version != SCHEMA_VERSION or type(version) is not int:
             raise SchemaError(f"schema version {short_repr(version)} is not supported "
                               f"(this version reads {SCHEMA_VERSION})")
+        if data.get("notebooks", ()) is None:
+            # elsewhere null reads as empty; here it would read as a green build of
+            # nothing, so a document must list its notebooks (an empty list is fine)
+            raise SchemaError("notebooks: not an array (got null)")
         return load_model(cls, data)
 
 

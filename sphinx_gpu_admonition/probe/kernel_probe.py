@@ -28,12 +28,14 @@ from __future__ import annotations
 import atexit
 import builtins
 import contextlib
+import faulthandler
 import importlib.util
 import json
 import os
 import re
 import sys
 from json.encoder import encode_basestring_ascii as _json_string
+from os import getpid as _process_id
 from os import write as _write_fd
 from time import perf_counter as _clock
 from time import time as _wall_clock
@@ -48,6 +50,9 @@ PROBE_VERSION = 2
 
 # -- the line protocol: one JSON object per line, told apart by KEY_KIND ---------------
 KEY_KIND = "kind"
+#: beside the output file: the Python stack faulthandler writes when a signal kills
+#: the kernel (SIGSEGV, SIGABRT from an XLA fatal error, SIGBUS, SIGFPE, SIGILL)
+CRASH_SUFFIX = ".crash"
 #: the kernel process that wrote a line (a kernel started by the notebook is not ours)
 KEY_PID = "pid"
 KEY_MESSAGE = "message"
@@ -55,6 +60,9 @@ KEY_MESSAGE = "message"
 KIND_START = "start"
 #: one per notebook cell: the fields of ``record.CellRecord`` except ``index``
 KIND_CELL = "cell"
+#: when a notebook cell starts: execution_count, first_line, time (wall clock); the
+#: cell a kernel died in is the one that started and has no KIND_CELL line
+KIND_CELL_START = "cell_start"
 #: once JAX initialised a backend: {"jax": {backend, version, devices, ...}}
 KIND_JAX = "jax"
 #: when the imported numerical libraries changed: {"libraries": {name: version}}
@@ -92,6 +100,12 @@ _LIBRARIES = (
 )
 
 _FIRST_LINE_LENGTH = 120
+
+#: the environment variables that set how JAX's GPU allocator takes device memory
+ALLOCATOR_VARIABLES = (
+    "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR",
+)
 
 #: seconds nvidia-smi may take before the probe gives up on it (it must never hang)
 NVIDIA_SMI_TIMEOUT = 5.0
@@ -262,9 +276,11 @@ def jax_info() -> dict:
         devices[key] = devices.get(key, 0) + 1
     jaxlib = sys.modules.get("jaxlib")
     plugins = jax_plugins()
+    x64 = getattr(getattr(jax, "config", None), "jax_enable_x64", None)
     return {
         "backend": jax.default_backend(),
         "version": getattr(jax, "__version__", None),
+        "x64": x64 if isinstance(x64, bool) else None,
         "jaxlib_version": getattr(jaxlib, "__version__", None) if jaxlib else None,
         "plugins": plugins,
         "devices": [{"platform": p, "kind": k, "count": n} for (p, k), n in devices.items()],
@@ -382,6 +398,18 @@ def _valid_seconds(value) -> bool:
     return 0.0 <= value < _INFINITY
 
 
+def _cell_error(error: BaseException | None) -> BaseException | None:
+    """The cell's own exception behind the errors of reporting it (a traceback that
+    could not be sent fails again when IPython reports that failure)."""
+    own = error
+    for _ in range(8):  # context chains are short; never loop on a cyclic one
+        context = getattr(own, "__context__", None)
+        if context is None or type(own) is not type(error):
+            break
+        own = context
+    return own
+
+
 class Probe:
     def __init__(self, output: str, ipython=None):
         # one write(2) per line, straight to the file: a line is in the file when the
@@ -406,10 +434,14 @@ class Probe:
         self._warned: set[str] = set()
         self._pid = os.getpid()
         self._cell_prefix = f'{{"{KEY_KIND}":"{KIND_CELL}","{KEY_PID}":{self._pid},'
+        self._start_prefix = f'{{"{KEY_KIND}":"{KIND_CELL_START}","{KEY_PID}":{self._pid},'
+        self._first_line = ""
         self._encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
         self._write({
             KEY_KIND: KIND_START, "probe_version": PROBE_VERSION, "time": _wall_clock(),
             "python": sys.version.split()[0], "host": host_info(), "gpus": gpu_info(),
+            "allocator": {name: os.environ[name][:200] for name in ALLOCATOR_VARIABLES
+                          if name in os.environ},
         })
 
     # -- output -----------------------------------------------------------------
@@ -418,6 +450,10 @@ class Probe:
         self._write_line(self._encode(record) + "\n")
 
     def _write_line(self, line: str) -> None:
+        if _process_id() != self._pid:
+            # a process forked from the kernel (os.fork in a cell) inherits the probe,
+            # its callbacks and this file; its lines would pass for the kernel's
+            return
         data = line.encode("utf-8")
         written = _write_fd(self._fd, data)
         while written < len(data):  # only a full disk or a signal writes less
@@ -449,7 +485,7 @@ class Probe:
         return (
             f'{self._cell_prefix}"execution_count":'
             f'{"null" if execution_count is None else int(execution_count)},'
-            f'"seconds":{seconds!r},"first_line":{_json_string(_first_line(source))},'
+            f'"seconds":{seconds!r},"first_line":{_json_string(self._first_line)},'
             f'"error":{"null" if error is None else _json_string(error)},'
             f'"compile_seconds":{self._compile_seconds!r},"compilations":'
             f'{_json_counts(compilations) if compilations else "{}"},'
@@ -501,10 +537,19 @@ class Probe:
         self._running = info
         try:
             if info.store_history:
-                self._source = info.raw_cell or ""
+                source = self._source = info.raw_cell or ""
                 self._compile_seconds = 0.0
                 if self._compilations:
                     self._compilations = {}
+                first_line = self._first_line = _first_line(source)
+                # written before the cell runs: a kernel killed in it still names it.
+                # IPython counts the cell before it triggers pre_run_cell (7.0 to 9.x),
+                # so the shell's count is already the next cell's
+                count = getattr(self._ipython, "execution_count", None)
+                self._write_line(
+                    f'{self._start_prefix}"execution_count":'
+                    f'{count - 1 if type(count) is int else "null"},'
+                    f'"first_line":{_json_string(first_line)},"time":{_wall_clock()!r}}}\n')
                 self._started = _clock()
             # else an inline evaluation (MyST-NB's inline mode): not a notebook cell
         except Exception as error:
@@ -514,8 +559,13 @@ class Probe:
         if result is None:  # the run was cancelled before it produced a result
             self._running = self._started = None
             return
-        if getattr(result, "info", None) is not self._running:
-            return  # a nested run, or an empty cell (no pre_run_cell)
+        running = self._running
+        replaced = getattr(result, "info", None) is not running
+        # IPython gives a new info, with the same source object, to a run whose error
+        # escaped IPython itself (ipykernel could not send a traceback holding a lone
+        # surrogate); anything else is a nested run, or an empty cell (no pre_run_cell)
+        if replaced and (running is None or result.info.raw_cell is not running.raw_cell):
+            return
         self._running = None
         started = self._started
         if started is None:
@@ -530,9 +580,14 @@ class Probe:
             error = result.error_in_exec
             if error is None:
                 error = result.error_before_exec
+            count = result.execution_count
+            if replaced:
+                error = _cell_error(error)
+                # the new result has no count; IPython counted the cell when it began
+                count = getattr(self._ipython, "execution_count", 1) - 1
             if _valid_seconds(seconds):
                 self._write_line(self._cell_line(
-                    result.execution_count, seconds,
+                    count, seconds,
                     None if error is None else type(error).__name__))
             else:  # only a broken clock gets here
                 self.warn(f"dropped cell {result.execution_count}: its time is {seconds!r} s",
@@ -580,7 +635,23 @@ class Probe:
             os.close(self._fd)
 
 
+_crash_file = None
+
+
+def _trace_fatal_signals(output: str) -> None:
+    """A kernel killed by a signal leaves its Python stack in ``<output>.crash``: a
+    dead kernel otherwise tells the build only "Kernel died". The file stays open for
+    the kernel's life (faulthandler writes to its descriptor from the signal handler)."""
+    global _crash_file
+    try:
+        _crash_file = open(output + CRASH_SUFFIX, "w", encoding="utf-8")  # noqa: SIM115
+        faulthandler.enable(file=_crash_file, all_threads=False)
+    except Exception:
+        pass  # the kernel runs the same; only its death would be untraced
+
+
 def install(ipython, output: str) -> Probe:
+    _trace_fatal_signals(output)
     probe = Probe(output, ipython)
     ipython.events.register("pre_run_cell", probe.pre_run_cell)
     ipython.events.register("post_run_cell", probe.post_run_cell)

@@ -1,19 +1,23 @@
 """GitHub Actions output: annotations at the source, a job summary and step outputs.
 
-Three channels of the runner, all written from one :class:`~.record.StatusReport`
-and its :class:`~.analysis.BuildAnalysis`:
+The one GitHub view of a build, for the Sphinx build (``gpu_github_annotations``, at
+``build-finished``) and for ``report`` and ``compare`` (``--github``, or when
+``GITHUB_ACTIONS`` is ``true``).  Three channels of the runner, all written from one
+:class:`~..model.record.StatusReport` and its one
+:class:`~..model.analysis.BuildAnalysis`:
 
 * workflow commands (``::error file=lectures/a.md,line=12,title=...::message``) for
-  failed notebooks, flagged cells and notebooks slower than the baseline beyond the
-  machine factor, at the notebook's source file and, for text notebooks, the cell's
-  line.  They go to standard error, so that a report on standard output (a
-  pull-request comment) stays clean; the runner reads commands on both streams.
-* a Markdown job summary appended to ``$GITHUB_STEP_SUMMARY``;
-* step outputs with stable names (:data:`OUTPUT_NAMES`) appended to ``$GITHUB_OUTPUT``.
-
-The Sphinx build writes them at ``build-finished`` (``gpu_github_annotations``);
-``report`` and ``compare`` write them with ``--github`` or when ``GITHUB_ACTIONS``
-is ``true``.
+  failed notebooks, notebooks slower than the baseline beyond the machine factor and
+  flagged cells (regressions first), at the notebook's source file and, for text
+  notebooks, the cell's line.  GitHub shows 10 annotations of each kind per step: at
+  most :data:`MAX_PER_KIND` of each are written, then one notice counts the rest and
+  points at the job summary.  They go to standard error, so that a report on
+  standard output (a pull-request comment) stays clean; the runner reads commands on
+  both streams.
+* a Markdown job summary appended to ``$GITHUB_STEP_SUMMARY`` (:func:`job_summary`,
+  capped by :mod:`.markdown`);
+* step outputs with stable names (:data:`OUTPUT_NAMES`) appended to ``$GITHUB_OUTPUT``,
+  written first, so that a summary that cannot be written does not cost them.
 """
 
 from __future__ import annotations
@@ -24,12 +28,18 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from ..model.analysis import BuildAnalysis
-from ..model.formatting import format_seconds
-from ..model.record import StatusReport
+from ..model.analysis import BuildAnalysis, NotebookAnalysis, Thresholds
+from ..model.findings import Finding, findings
+from ..model.formatting import format_seconds, one_line
+from ..model.record import NotebookRecord, StatusReport
+from .markdown import capped, render_compare_markdown, render_report_markdown
+from .summary import CompareOptions, summarise_compare, summarise_report
 
-#: GitHub shows at most 50 annotations of a job; more would be dropped silently
-MAX_ANNOTATIONS = 50
+#: GitHub shows at most 10 annotations of each kind (error, warning, notice) per step
+#: (and 50 per job); more would be dropped silently
+MAX_PER_KIND = 10
+#: rows of the job summary's tables of slowest notebooks and cells
+SUMMARY_TOP = 5
 #: the step outputs, always all written (0 or "" when there is nothing)
 OUTPUT_NAMES = ("status-json", "junit", "failed", "flagged", "regressed", "machine-factor")
 
@@ -43,8 +53,11 @@ def enabled(setting: object = "auto", environ: Mapping[str, str] | None = None) 
 
 # -- workflow commands -----------------------------------------------------------------
 def escape_data(text: str) -> str:
-    """A workflow command's message: ``%``, CR and LF encoded as the runner expects."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's message: ``%``, CR and LF encoded as the runner expects
+    (kept as line breaks of the annotation); other control characters and line
+    separators as a space, so no reader of the log sees a second line."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return one_line(text)
 
 
 def escape_property(text: str) -> str:
@@ -74,54 +87,62 @@ def annotation_file(source: str | None, workspace: str | None = None) -> str | N
 
 def annotations(report: StatusReport, analysis: BuildAnalysis,
                 workspace: str | None = None) -> list[str]:
-    """Workflow commands: failures (``error``), then regressions and flagged cells
-    (``warning``), at most :data:`MAX_ANNOTATIONS` (a notice says how many more)."""
-    errors: list[str] = []
-    for nb in report.notebooks:
-        if not nb.failed:
-            continue
-        error = nb.error
-        failing = nb.error_cell()
-        where = f" in {nb.cell_name(failing).label}" if failing is not None else ""
-        text = nb.status if error is None else error.message or error.type
-        if error is not None and not text.startswith(error.type):
-            text = f"{error.type}: {text}"
-        errors.append(command(
-            "error", f"{nb.status}{where}: {text}",
-            file=annotation_file(nb.source, workspace),
-            line=failing.line if failing is not None else None,
-            title=f"Notebook failed: {nb.docname}"))
-    warnings: list[str] = []
-    for result in analysis.regressed:
-        nb, comparison = result.notebook, result.comparison
-        assert comparison is not None and comparison.ratio is not None
-        factor = comparison.machine_factor
-        warnings.append(command(
-            "warning",
-            f"{format_seconds(nb.seconds)} against {format_seconds(comparison.baseline_seconds)}"
-            f" in the baseline ({comparison.ratio:.1f}x; {comparison.relative_ratio:.1f}x "
-            f"beyond the machine factor {factor:.2f}x)",
-            file=annotation_file(nb.source, workspace),
-            title=f"Slower than the baseline: {nb.docname}"))
-    flagged = [(a.notebook, cell, flags) for a in analysis.notebooks
-               for cell, flags in a.flagged_cells]
-    flagged.sort(key=lambda item: (-item[1].seconds, item[0].docname))
-    for nb, cell, flags in flagged:
-        reasons = [f.reason for f in flags if not f.is_hint]
-        hints = [f"hint: {f.text}" for f in flags if f.is_hint]
-        label = nb.cell_name(cell).label
-        warnings.append(command(
-            "warning", "; ".join(reasons + hints) + (f"\n{cell.first_line}"
-                                                     if cell.first_line else ""),
-            file=annotation_file(nb.source, workspace), line=cell.line,
-            title=f"Slow {label} of {nb.docname} ({format_seconds(cell.seconds)})"))
-    commands = errors + warnings
-    if len(commands) > MAX_ANNOTATIONS:
-        left = len(commands) - (MAX_ANNOTATIONS - 1)
-        commands = commands[:MAX_ANNOTATIONS - 1] + [command(
-            "notice", f"{left} more notebooks or cells to look at: see the job summary",
-            title="More execution annotations")]
+    """Workflow commands, most important first: failures (``error``), then notebooks
+    slower than the baseline and regression cells, then slow cells (``warning``), at
+    most :data:`MAX_PER_KIND` of each kind; one ``notice`` counts the rest."""
+    errors = [_failure_annotation(nb, workspace) for nb in report.notebooks if nb.failed]
+    warnings = [_regression_annotation(result, workspace) for result in analysis.regressed]
+    flagged = findings(analysis)  # slowest first, the order of every view
+    ranked = [f for f in flagged if f.is_regression] + [f for f in flagged
+                                                        if not f.is_regression]
+    warnings += [_cell_annotation(finding, workspace) for finding in ranked]
+    left = max(0, len(errors) - MAX_PER_KIND) + max(0, len(warnings) - MAX_PER_KIND)
+    commands = errors[:MAX_PER_KIND] + warnings[:MAX_PER_KIND]
+    if left:
+        commands.append(command(
+            "notice", f"{left} more failed notebooks, regressions or slow cells are not "
+                      "annotated (GitHub shows 10 of each kind per step): see the job "
+                      "summary or execution-status.json",
+            title="More execution annotations"))
     return commands
+
+
+def _failure_annotation(nb: NotebookRecord, workspace: str | None) -> str:
+    error = nb.error
+    failing = nb.error_cell()
+    where = f" in {nb.cell_name(failing).label}" if failing is not None else ""
+    text = nb.status if error is None else error.message or error.type
+    if error is not None and not text.startswith(error.type):
+        text = f"{error.type}: {text}"
+    return command("error", f"{nb.status}{where}: {text}",
+                   file=annotation_file(nb.source, workspace),
+                   line=failing.line if failing is not None else None,
+                   title=f"Notebook failed: {nb.docname}")
+
+
+def _regression_annotation(result: NotebookAnalysis, workspace: str | None) -> str:
+    nb, comparison = result.notebook, result.comparison
+    assert comparison is not None and comparison.ratio is not None
+    factor = comparison.machine_factor
+    return command(
+        "warning",
+        f"{format_seconds(nb.seconds)} against {format_seconds(comparison.baseline_seconds)}"
+        f" in the baseline ({comparison.ratio:.1f}x; {comparison.relative_ratio:.1f}x "
+        f"beyond the machine factor {factor:.2f}x)",
+        file=annotation_file(nb.source, workspace),
+        title=f"Slower than the baseline: {nb.docname}")
+
+
+def _cell_annotation(finding: Finding, workspace: str | None) -> str:
+    nb, cell = finding.notebook, finding.cell
+    assert cell is not None
+    reasons = [f.reason for f in finding.flags if not f.is_hint]
+    hints = [f"hint: {f.text}" for f in finding.flags if f.is_hint]
+    return command(
+        "warning", "; ".join(reasons + hints) + (f"\n{cell.first_line}"
+                                                 if cell.first_line else ""),
+        file=annotation_file(nb.source, workspace), line=cell.line,
+        title=f"Slow {finding.name.label} of {nb.docname} ({format_seconds(cell.seconds)})")
 
 
 def write_annotations(lines: Iterable[str], stream: TextIO | None = None) -> None:
@@ -138,7 +159,7 @@ def append_summary(markdown: list[str], environ: Mapping[str, str] | None = None
     if not target:
         return None
     with open(target, "a", encoding="utf-8") as stream:
-        stream.write("\n".join(markdown).rstrip("\n") + "\n\n")
+        stream.write("\n".join(capped(markdown)).rstrip("\n") + "\n\n")
     return Path(target)
 
 
@@ -172,8 +193,42 @@ def output_values(report: StatusReport, analysis: BuildAnalysis, status_json: st
         "status-json": status_json or "",
         "junit": junit or "",
         "failed": sum(nb.failed for nb in report.notebooks),
-        "flagged": sum(len(a.flagged_cells) for a in analysis.notebooks),
+        "flagged": len(findings(analysis)),
         "regressed": len(analysis.regressed),
         "machine-factor": (f"{machine.factor:.3f}"
                            if machine is not None and machine.factor is not None else ""),
     }
+
+
+def job_summary(report: StatusReport, analysis: BuildAnalysis, thresholds: Thresholds,
+                source: str = "this build") -> list[str]:
+    """The job summary of a build: ``report --markdown`` of its analysis, and
+    ``compare --markdown`` of the same analysis when it has a baseline."""
+    summary = summarise_report(report, analysis, thresholds, source, SUMMARY_TOP)
+    lines = render_report_markdown(summary, SUMMARY_TOP)
+    if analysis.baseline is not None and analysis.machine is not None:
+        options = CompareOptions("the baseline", source,
+                                 min_seconds=thresholds.slow_cell_min_seconds)
+        compared = summarise_compare(analysis.baseline, report, analysis, options)
+        lines += ["", *render_compare_markdown(compared)]
+    return capped(lines)
+
+
+def write_github(report: StatusReport, analysis: BuildAnalysis, markdown: list[str],
+                 status_json: str | None, junit: str | None = None,
+                 workspace: str | None = None, stream: TextIO | None = None) -> None:
+    """Annotations (standard error), the step outputs, then the job summary; raises
+    OSError when the outputs or the summary cannot be written (the outputs are
+    written first, so a summary that fails does not cost them)."""
+    write_annotations(annotations(report, analysis, workspace), stream)
+    failure: OSError | None = None
+    try:
+        append_outputs(output_values(report, analysis, status_json, junit))
+    except OSError as error:
+        failure = error
+    try:
+        append_summary(markdown)
+    except OSError as error:
+        failure = failure or error
+    if failure is not None:
+        raise failure

@@ -126,12 +126,13 @@
     var hints = labels.hints || [];
     var entries = (notebook.c || []).map(function (cell, position) {
       var row = element("tr", cell.f ? "gpu-status-flagged" : "");
-      var name = labels.cellName.replace("{number}", String(position + 1));
+      // the cell's name and its anchor on the notebook page come with the data
+      var name = cell.m;
       var header = element("th");
       header.scope = "row";
-      if (pageHref && typeof cell.i === "number") {
+      if (pageHref && cell.a) {
         var link = element("a", "", name);
-        link.href = pageHref + "#cell-" + cell.i;
+        link.href = pageHref + "#" + cell.a;
         header.appendChild(link);
       } else {
         header.textContent = name;

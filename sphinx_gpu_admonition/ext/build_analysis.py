@@ -1,0 +1,211 @@
+"""The build's one analysis, and what it is made of: the records, the thresholds,
+the baseline (``gpu_status_baseline``) and the cells that only run shell commands.
+
+:func:`build_analysis` analyses the records once per build (at ``env-updated``, in
+the main process, where post-transforms run even with ``-j N``); the warnings, every
+status table, the badges and the reports read that one analysis.  The opt-in
+``slow_cell`` / ``regression`` warnings are emitted from it once per build.
+
+The records do not hold the cells' sources, so which cells only run ``!pip install``
+or ``%magic`` lines (:func:`.model.analysis.is_shell_or_magic`: their time is the
+machine's, not the lecture's) is noted at read time from the doctree by
+:class:`ShellCellsCollector` and given to the analysis: no view flags them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import NamedTuple
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.environment.collectors import EnvironmentCollector
+from sphinx.util import logging
+
+from ..model.analysis import (
+    BuildAnalysis,
+    NotebookAnalysis,
+    Thresholds,
+    analyse,
+    is_shell_or_magic,
+)
+from ..model.files import read_status
+from ..model.formatting import format_seconds
+from ..model.record import CellRecord, StatusReport
+from ..model.schema import SchemaError
+from ._mystnb import cell_source, code_cell_nodes
+from .capture import all_records
+from .config import get_config
+from .state import build_state, env_data
+from .warnings import warn
+
+logger = logging.getLogger(__name__)
+
+#: env attribute (plain data, pickled with the environment): docname -> the indexes
+#: of its cells that only run shell commands or magics
+SHELL_CELLS = "gpu_shell_cells"
+
+
+# -- the baseline ----------------------------------------------------------------------
+def baseline_path(app: Sphinx) -> Path | None:
+    configured = get_config(app.config).status_baseline
+    if not configured:
+        return None
+    return (Path(app.srcdir) / configured).resolve()
+
+
+def baseline_digest(app: Sphinx) -> str | None:
+    """The baseline file's path and content digest (None without one): the status
+    pages are written again when it changes."""
+    path = baseline_path(app)
+    if path is None:
+        return None
+    try:
+        return f"{path}:{hashlib.sha1(path.read_bytes()).hexdigest()}"
+    except OSError:
+        return f"{path}:unreadable"
+
+
+def _is_own_output(app: Sphinx, path: Path) -> bool:
+    outdir = Path(app.outdir).resolve()
+    status_json = get_config(app.config).status_json
+    return path == outdir or (status_json is not None and path == outdir / status_json)
+
+
+def get_baseline(app: Sphinx) -> StatusReport | None:
+    """The baseline report, or None (a missing or bad file warns once and is ignored)."""
+    cached = build_state(app).baseline
+    if cached is not False:
+        return cached
+    report = None
+    path = baseline_path(app)
+    if path is not None and _is_own_output(app, path):
+        # each build rewrites that file, so every page would change on every build
+        warn(logger, f"gpu_status_baseline ignored: {path} is this build's own output; "
+                     "copy a build's execution-status.json elsewhere (for example into "
+                     "_static/) to compare against it", "baseline")
+    elif path is not None:
+        try:
+            report = read_status(path)
+        except (SchemaError, OSError) as error:
+            warn(logger, f"gpu_status_baseline ignored, the page renders without "
+                         f"comparison: {error}", "baseline")
+    build_state(app).baseline = report
+    return report
+
+
+def thresholds(app: Sphinx) -> Thresholds:
+    return Thresholds.from_config(get_config(app.config))
+
+
+# -- the cells that only run shell commands -------------------------------------------
+def shell_cells(env: BuildEnvironment) -> dict[str, list[int]]:
+    return env_data(env, SHELL_CELLS, dict)
+
+
+class ShellCellsCollector(EnvironmentCollector):
+    """Notes the code cells of a page that only run shell commands or magics."""
+
+    def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+        shell_cells(env).pop(docname, None)
+
+    def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: set[str],
+                    other: BuildEnvironment) -> None:
+        mine, theirs = shell_cells(env), shell_cells(other)
+        for docname in docnames & theirs.keys():
+            mine[docname] = theirs[docname]
+
+    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
+        found = [index for node, index in code_cell_nodes(doctree)
+                 if is_shell_or_magic(cell_source(node))]
+        if found:
+            shell_cells(app.env)[app.env.docname] = found
+
+
+# -- the analysis ---------------------------------------------------------------------
+class _AnalysedBuild(NamedTuple):
+    """This build's analysis, and each notebook's by name (made once per build)."""
+
+    analysis: BuildAnalysis
+    by_docname: dict[str, NotebookAnalysis]
+
+
+def _analysed_build(app: Sphinx) -> _AnalysedBuild:
+    state = build_state(app)
+    memo = state.analysis
+    if memo is None:
+        analysis = analyse(StatusReport(all_records(app.env)), thresholds(app),
+                           get_baseline(app), shell_cells(app.env))
+        memo = _AnalysedBuild(analysis, {a.notebook.docname: a for a in analysis.notebooks})
+        state.analysis = memo
+    return memo
+
+
+def build_analysis(app: Sphinx) -> BuildAnalysis:
+    """The analysis of this build's records, made once per build (at ``env-updated``,
+    in the main process, where post-transforms run even with ``-j N``) and shared by
+    the warnings, every status table, the badges and the reports."""
+    return _analysed_build(app).analysis
+
+
+def notebook_analysis(app: Sphinx, docname: str) -> NotebookAnalysis | None:
+    return _analysed_build(app).by_docname.get(docname)
+
+
+def file_analysis(app: Sphinx, node: nodes.Element) -> BuildAnalysis | None:
+    """The analysis of a table's ``:status-file:`` (and ``:baseline-file:``); None, with
+    a warning at the directive, when a file cannot be read."""
+    try:
+        report = read_status(node["gpu_status_file"])
+        baseline = (read_status(node["gpu_baseline_file"]) if "gpu_baseline_file" in node
+                    else None)
+    except (OSError, SchemaError) as error:
+        warn(logger, f"execution-status: cannot read the status file: {error}", "directive",
+             location=node)
+        return None
+    return analyse(report, thresholds(app), baseline)
+
+
+def forget_analysis(app: Sphinx) -> None:
+    """The records are about to change (``env-get-outdated``), or are final
+    (``env-updated``): the next :func:`build_analysis` analyses them again."""
+    build_state(app).analysis = None
+
+
+# -- opt-in warnings -----------------------------------------------------------------
+def _cell_location(docname: str, cell: CellRecord) -> tuple[str, int] | str:
+    return (docname, cell.line) if cell.line is not None else docname
+
+
+def emit_warnings(app: Sphinx) -> None:
+    """``gpu_warn_slow_cells`` / ``gpu_warn_regressions``: one warning per flagged cell
+    and per regressed notebook of the build's analysis."""
+    config = get_config(app.config)
+    if not (config.warn_slow_cells or config.warn_regressions):
+        return
+    for result in build_analysis(app).notebooks:
+        record = result.notebook
+        comparison = result.comparison
+        if config.warn_regressions and comparison is not None and comparison.regression:
+            warn(logger, f"notebook regressed: {format_seconds(record.seconds)}, "
+                         f"{comparison.ratio:.1f}x the baseline "
+                         f"({format_seconds(comparison.baseline_seconds)})",
+                 "regression", location=record.docname)
+        for cell, flags in result.flagged_cells:
+            location = _cell_location(record.docname, cell)
+            label = record.cell_name(cell).label
+            if config.warn_slow_cells:
+                reasons = "; ".join(f"{f.rule}: {f.text}" for f in flags)
+                warn(logger, f"slow {label} ({format_seconds(cell.seconds)}): {reasons}",
+                     "slow_cell", location=location)
+            if config.warn_regressions:
+                for flag in flags:
+                    if flag.rule == "regression":
+                        warn(logger, f"{label} regressed: {flag.reason}", "regression",
+                             location=location)
+
+
+def setup_build_analysis(app: Sphinx) -> None:
+    app.add_env_collector(ShellCellsCollector)

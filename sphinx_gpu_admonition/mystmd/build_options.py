@@ -1,0 +1,61 @@
+"""What the running ``myst build`` was asked for, read from its command line.
+
+mystmd gives an executable plugin no options: the plugin's parent process is
+``myst`` itself, whose arguments say ``--strict`` and ``--execute-parallel N``
+(Linux: ``/proc``; elsewhere nothing is known and the defaults apply).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from ..model.device import is_gpu
+from ..model.record import NotebookRecord
+
+#: JAX's variables that size its GPU memory pool (preallocation is on by default)
+PREALLOCATE = "XLA_PYTHON_CLIENT_PREALLOCATE"
+MEMORY_SETTINGS = ("XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR")
+
+
+def parent_arguments(pid: int | None = None) -> list[str]:
+    try:
+        with open(f"/proc/{pid or os.getppid()}/cmdline", "rb") as stream:
+            return [part.decode("utf-8", "replace") for part in stream.read().split(b"\0")]
+    except OSError:
+        return []
+
+
+def strict(arguments: list[str]) -> bool:
+    return "--strict" in arguments
+
+
+def execute_parallel(arguments: list[str]) -> int:
+    """``--execute-parallel N`` (``=N`` too); 1, mystmd 1.8.3's default, otherwise."""
+    for number, argument in enumerate(arguments):
+        value = None
+        if argument.startswith("--execute-parallel="):
+            value = argument.partition("=")[2]
+        elif argument == "--execute-parallel" and number + 1 < len(arguments):
+            value = arguments[number + 1]
+        if value is not None:
+            return int(value) if value.isdigit() and int(value) > 0 else 1
+    return 1
+
+
+def preallocation_warning(record: NotebookRecord, parallel: int,
+                          environ: Mapping[str, str] = os.environ) -> str | None:
+    """A page that ran on a GPU while several pages run at once, each kernel with JAX's
+    default preallocation (75 % of the GPU's memory): the next kernel on that GPU
+    runs out of memory (QuantEcon's first failure on mystmd, three JAX notebooks
+    on one T4)."""
+    if parallel < 2 or not is_gpu(record.environment.backend):
+        return None
+    if environ.get(PREALLOCATE, "").strip().lower() in ("false", "0") or \
+            any(environ.get(name) for name in MEMORY_SETTINGS):
+        return None
+    gpu = record.environment.jax.device_summary or "the GPU"
+    return (f"{record.docname} ran on {gpu} while mystmd executes {parallel} pages at once "
+            f"with JAX's memory preallocation on: each kernel takes 75% of the GPU's memory, "
+            f"so kernels sharing it run out of memory; set {PREALLOCATE}=false for the build "
+            "or use --execute-parallel 1")

@@ -1,0 +1,111 @@
+"""The executable mystmd plugin (``project.plugins: - type: executable``).
+
+mystmd runs the plugin's file with no argument for its :data:`PLUGIN_SPEC`, then
+with ``--directive NAME``, ``--role NAME`` or ``--transform NAME``, the data as JSON
+on stdin and the answer as JSON on stdout. Transforms get the page's mdast:
+- ``gpu-capture`` (document stage, after the page's execution): the page's record
+  (:mod:`.capture`) and the truthful notice;
+- ``gpu-status`` (project stage, after every page's document stage): the build's
+  ``execution-status.json``, the ``execution-status`` and ``execution-environment``
+  parts.
+A warning of a transform goes to stderr, which mystmd shows with ``--debug``. In
+a ``myst build --strict`` it also fails the build, as ``-W`` does on Sphinx: the
+transform exits non-zero (measured with mystmd 1.8.3: a transform's non-zero exit
+stops any build, strict or not, so it is done only when mystmd runs with
+``--strict``, read from the parent's command line; an error in a directive fails
+no build at all). A page that ran on a GPU while ``--execute-parallel`` runs
+several pages at once with JAX's preallocation on is such a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from ..model.record import EXECUTED
+from . import build_options, capture, environment, notice, status
+
+PLUGIN_SPEC: dict[str, Any] = {
+    "name": "sphinx-gpu-admonition",
+    "directives": [
+        {"name": "gpu", "doc": "A notice about GPUs: the page was written for one.",
+         "options": {"title": {"type": "string"}, "class": {"type": "string"},
+                     "name": {"type": "string"}, "required": {"type": "boolean"}},
+         "body": {"type": "myst"}},
+        {"name": "execution-status",
+         "doc": "The build's execution status: flagged cells, then every notebook."},
+        {"name": "execution-environment",
+         "doc": "The machine(s) the notebooks ran on, as their kernels reported them."},
+    ],
+    "transforms": [
+        {"name": "gpu-capture", "stage": "document",
+         "doc": "The page's execution record, from the in-kernel probe."},
+        {"name": "gpu-status", "stage": "project",
+         "doc": "execution-status.json and the execution-status page."},
+    ],
+}
+
+
+def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+    if name == "gpu":
+        return notice.directive(data)
+    if name == "execution-status":
+        return status.placeholder()
+    if name == "execution-environment":
+        return environment.placeholder()
+    raise SystemExit(f"unknown directive {name!r}")
+
+
+class StrictFailure(Exception):
+    """Warnings of a ``--strict`` build: the transform must fail it."""
+
+
+def warn(messages: list[str], arguments: list[str]) -> None:
+    for message in messages:
+        print(f"sphinx-gpu-admonition: {message}", file=sys.stderr)
+    if messages and build_options.strict(arguments):
+        raise StrictFailure(messages[0])
+
+
+def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
+    arguments = build_options.parent_arguments()
+    if name == "gpu-capture":
+        record, warnings = capture.page_record(tree)
+        if record is not None:
+            notice.make_truthful(tree, record)
+            parallel = build_options.preallocation_warning(
+                record, build_options.execute_parallel(arguments))
+            if parallel and record.provenance == EXECUTED:
+                warnings.append(parallel)
+        warn(warnings, arguments)
+    elif name == "gpu-status":
+        folder = capture.capture_folder()
+        report, analysis = status.build_report(capture.build_records(folder))
+        environment.fill_placeholders(tree, report)
+        if status.fill_placeholders(tree, report, analysis) or report.notebooks:
+            status.write_status_file(report, folder.parent)
+    return tree
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        json.dump(PLUGIN_SPEC, sys.stdout)
+        return
+    if len(args) != 2 or args[0] not in ("--directive", "--transform", "--role"):
+        raise SystemExit("usage: plugin [--directive NAME | --transform NAME] < data.json")
+    data = json.load(sys.stdin)
+    if args[0] == "--directive":
+        json.dump(directive(args[1], data), sys.stdout)
+    elif args[0] == "--transform":
+        try:
+            json.dump(transform(args[1], data), sys.stdout)
+        except StrictFailure:
+            raise SystemExit(1) from None  # the warnings are on stderr already
+    else:
+        raise SystemExit(f"unknown role {args[1]!r}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""The badge above a flagged cell on its notebook page (``templates/badge.html``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..model.analysis import Flag
+from ..model.formatting import format_percent, format_seconds
+from .labels import Labels
+from .templates import render as render_template
+
+
+def badge_html(seconds: float, part: float | None, flags: Sequence[Flag], href: str | None,
+               labels: Labels) -> str:
+    """``2.30 s, 69% of this page's cell time — slow, large share (on the status page)``
+    linking to the cell's row on the status page; reasons in the tooltip and as text
+    for screen readers."""
+    text = format_seconds(seconds)
+    if part is not None:
+        text += ", " + labels.badge_share.format(share=format_percent(part))
+    names = labels.slow_flag_names(list(flags))
+    if names:
+        text += f" — {names}"
+    reasons = "; ".join(f"{labels.flag_name(f.rule)}: {f.text}" for f in flags)
+    return render_template("badge.html", rules=[f.rule for f in flags], href=href, text=text,
+                           reasons=reasons, where=labels.badge_where)

@@ -1,0 +1,53 @@
+"""The build's console summary: totals, the slowest notebooks, the flagged cells
+(the status page's list, in its order) and the failures, a few lines in the log.
+
+Every line starts with the extension's own text or indentation and goes through
+:func:`..model.formatting.safe_line`: a notebook's name, an exception type or a device
+name cannot become a workflow command of the CI runner reading the log.
+"""
+
+from __future__ import annotations
+
+from ..model.analysis import BuildAnalysis
+from ..model.findings import BuildTotals, findings
+from ..model.formatting import NO_DATA, format_seconds, one_line, safe_lines
+from ..model.record import BUILD_FAILED, StatusReport, sorted_slowest_first
+
+#: notebooks and flagged cells the summary lists
+SUMMARY_ROWS = 5
+_TIME_WIDTH = 9
+
+
+def _time(seconds: float) -> str:
+    return format_seconds(seconds).rjust(_TIME_WIDTH)
+
+
+def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
+    notebooks = report.notebooks
+    totals = BuildTotals.of(analysis)  # the status page's numbers
+    reused = (f", {totals.from_earlier_build} unchanged since an earlier build"
+              if totals.from_earlier_build else "")
+    lines = [f"execution: {totals.notebooks} notebooks, {totals.executed_now} executed, "
+             f"{totals.from_cache} from the cache{reused}, {totals.failed} failed; "
+             f"{format_seconds(totals.seconds)} in all"]
+    if report.build.get("outcome") == BUILD_FAILED:
+        lines.insert(0, f"execution: the build stopped ({one_line(report.build.get('failure'))}"
+                        "); this report lists what it read before it stopped")
+    for nb in sorted_slowest_first(n for n in notebooks if n.executed)[:SUMMARY_ROWS]:
+        lines.append(f"  {_time(nb.seconds)}  {one_line(nb.docname)}  "
+                     f"[{one_line(nb.device_label or NO_DATA)}]")
+    flagged = findings(analysis)  # the status page's list, in the same order
+    if flagged:
+        shown = (f"{len(flagged)}" if len(flagged) <= SUMMARY_ROWS
+                 else f"{len(flagged)}, the {SUMMARY_ROWS} slowest")
+        lines.append(f"flagged cells ({shown}):")
+        for finding in flagged[:SUMMARY_ROWS]:
+            reasons = "; ".join(f.reason for f in finding.flags if not f.is_hint)
+            lines.append(f"  {_time(finding.seconds)}  {one_line(finding.name.full)}: "
+                         f"{one_line(reasons)}")
+            lines.append(f"{'':{_TIME_WIDTH + 4}}what to do: {finding.action}")
+    for nb in notebooks:
+        if nb.failed:
+            error = one_line(nb.error.type) if nb.error else ""
+            lines.append(f"  FAILED {one_line(nb.docname)}: {nb.status} {error}".rstrip())
+    return safe_lines(lines)

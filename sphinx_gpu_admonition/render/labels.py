@@ -1,0 +1,198 @@
+"""The status page's texts, in the reader's language.
+
+:meth:`Labels.load` takes the translator of the engine that builds the page (the
+Sphinx extension passes its catalog's ``translate`` and ``ngettext``); without one
+the texts are English, as the command line writes them.  The literal arguments of
+the ``translate(...)`` and ``ngettext(...)`` calls are extracted into the message
+catalog (``python -m sphinx_gpu_admonition.ext.i18n``), so every text here is in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from ..model.analysis import Flag
+from ..model.record import (
+    ERROR,
+    EXCLUDED,
+    EXECUTION_OFF,
+    KERNEL_DIED,
+    OK,
+    OUTPUTS_PRESENT,
+    TIMEOUT,
+    CellName,
+    NotebookRecord,
+)
+
+Translate = Callable[[str], str]
+NGettext = Callable[[str, str, int], str]
+
+#: the status of a notebook that only the baseline has (a row of its own)
+GONE = "gone"
+
+
+def english(text: str) -> str:
+    """No translation: the text as written."""
+    return text
+
+
+def english_plural(singular: str, plural: str, count: int) -> str:
+    """English plural forms: the singular for 1, else the plural."""
+    return singular if count == 1 else plural
+
+
+class Labels(NamedTuple):
+    """Translated texts, looked up once per table.
+
+    A named tuple, not a frozen dataclass: a dataclass's methods are generated and
+    compiled at import (import cost).
+    """
+
+    notebook: str
+    status: str
+    executed: str
+    time: str
+    device: str
+    cells: str
+    slowest: str
+    flags: str
+    compile: str
+    memory: str
+    baseline: str
+    ratio: str
+    baseline_device: str
+    cell: str
+    share: str
+    source: str
+    total: str
+    filter: str
+    count: str
+    caption: str
+    status_text: dict[str, str]
+    flag_text: dict[str, str]
+    new: str
+    gone: str
+    cache: str
+    executed_now: str
+    earlier_build: str
+    regression: str
+    no_jax: str
+    no_capture: str
+    hidden: str
+    no_records: str
+    no_flagged: str
+    error_in: str
+    cells_summary: str
+    compilations: str
+    why: str
+    action: str
+    details: str
+    share_of_cells: str
+    device_changed: str
+    bar: str
+    expected_error: str
+    only_flagged: str
+    badge_share: str
+    badge_where: str
+    #: how a cell is named: ``cell {number}`` (the record model's CELL_LABEL, translated)
+    cell_name: str
+    in_total: str
+    #: the translator the texts came from: for texts with a number, and the headline
+    translate: Translate
+    ngettext: NGettext
+
+    @classmethod
+    def load(cls, translate: Translate = english,
+             ngettext: NGettext = english_plural) -> Labels:
+        """The texts through ``translate`` (English without one)."""
+        return cls(
+            notebook=translate("Notebook"),
+            status=translate("Status"),
+            executed=translate("Executed"),
+            time=translate("Time"),
+            device=translate("Backend and device"),
+            cells=translate("Code cells"),
+            slowest=translate("Slowest cell"),
+            flags=translate("Flagged cells"),
+            compile=translate("JAX compile"),
+            memory=translate("Peak memory"),
+            baseline=translate("Baseline time"),
+            ratio=translate("Ratio"),
+            baseline_device=translate("Baseline device"),
+            cell=translate("Cell"),
+            share=translate("Share"),
+            source=translate("First line"),
+            # the totals row counts every notebook, whatever the filter shows
+            total=translate("All notebooks"),
+            filter=translate("Filter notebooks"),
+            count=translate("{shown} of {total} notebooks shown"),
+            caption=translate("Execution status of the notebooks"),
+            status_text={
+                OK: translate("ok"), ERROR: translate("error"), TIMEOUT: translate("timeout"),
+                KERNEL_DIED: translate("kernel died"),
+                OUTPUTS_PRESENT: translate("not executed (outputs present)"),
+                EXCLUDED: translate("excluded"),
+                EXECUTION_OFF: translate("not executed (execution off)"),
+                GONE: translate("gone (only in the baseline)"),
+            },
+            flag_text={
+                "slow": translate("slow"),
+                "share": translate("large share"),
+                "regression": translate("regression"),
+                "compile": translate("compilation"), "recompile": translate("recompilation"),
+                "sequential_loop": translate("sequential loop"),
+            },
+            new=translate("new"), gone=translate("gone"), cache=translate("from the cache"),
+            executed_now=translate("this build"),
+            earlier_build=translate("an earlier build"),
+            regression=translate("regression"),
+            no_jax=translate("no JAX"),
+            no_capture=translate("no measurements"),
+            hidden=translate("{count} notebooks faster than {seconds} are not listed "
+                             "(they are included in the totals)."),
+            no_records=translate("No notebooks have been executed yet."),
+            no_flagged=translate("No flagged cells."),
+            error_in=translate("in {cell}"),
+            cells_summary=translate("{count} code cells of {title}"),
+            compilations=translate("{count} compilations"),
+            why=translate("Why:"),
+            action=translate("What to do:"),
+            details=translate("details"),
+            share_of_cells=translate("{share} of the notebook's cell time"),
+            device_changed=translate("device changed"),
+            bar=translate("{share} of the slowest notebook's time; {flagged} in flagged cells, "
+                          "{compile} compiling in the others"),
+            expected_error=translate("expected {error}"),
+            only_flagged=translate("only notebooks with flagged cells"),
+            badge_share=translate("{share} of this page's cell time"),
+            badge_where=translate("(on the status page)"),
+            # Translators: the name of a notebook's code cell, numbered from 1
+            cell_name=translate("cell {number}"),
+            # Translators: the time of every notebook of the build, added up
+            in_total=translate("{time} in total"),
+            translate=translate,
+            ngettext=ngettext,
+        )
+
+    def cell_label(self, name: CellName) -> str:
+        """``cell 3`` in the reader's language (:attr:`.record.CellName.label`'s twin)."""
+        return self.cell_name.format(number=name.number)
+
+    def flag_name(self, rule: str) -> str:
+        return self.flag_text.get(rule, rule)
+
+    def flag_names(self, rules: list[str] | tuple[str, ...]) -> str:
+        """``slow, large share``: the rules' names, in the given order."""
+        return ", ".join(self.flag_name(rule) for rule in rules)
+
+    def slow_flag_names(self, flags: tuple[Flag, ...] | list[Flag]) -> str:
+        """The names of the rules that flag a cell (hints left out)."""
+        return self.flag_names([f.rule for f in flags if not f.is_hint])
+
+    def status_of(self, record: NotebookRecord) -> str:
+        """``error: ZeroDivisionError``, ``ok``: a notebook's status as the table says it."""
+        text = self.status_text.get(record.status, record.status)
+        if record.status == ERROR and record.error is not None:
+            text += f": {record.error.type}"
+        return text

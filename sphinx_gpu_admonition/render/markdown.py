@@ -1,0 +1,190 @@
+"""GitHub Markdown of ``report`` and ``compare`` (and so of the job summary and a
+pull-request comment), from the plain-data summaries of :mod:`.summary`.
+
+Within GitHub's limits: a table shows at most :data:`MAX_TABLE_ROWS` rows and then
+says how many more there are, the whole text stays under :data:`MAX_MARKDOWN_BYTES`
+(the runner drops a job summary over 1 MiB), and an ``@`` in untrusted text is
+written ``&#64;`` so that a notebook or a status file cannot mention (notify) anyone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..model.formatting import format_ratio, format_seconds, one_line, shorten
+from .summary import MACHINE_FIELDS, machine_value, plural, stopped_line, time_line, totals_line
+
+#: rows of one table; a longer one ends with "N more not shown"
+MAX_TABLE_ROWS = 100
+#: the most a summary or comment may take (GitHub drops a job summary over 1 MiB)
+MAX_MARKDOWN_BYTES = 512 * 1024
+
+_MD_SPECIAL = set("\\`*_[]<>|#~")
+
+
+def md_text(text: Any) -> str:
+    """Text for a Markdown table cell: punctuation that means something escaped, ``@``
+    as an entity (no mention)."""
+    text = " ".join(one_line(text).split())
+    return "".join("\\" + ch if ch in _MD_SPECIAL else "&#64;" if ch == "@" else ch
+                   for ch in text)
+
+
+def md_code(text: str) -> str:
+    """A code span for a table cell, safe with backticks and ``|`` in ``text`` (GitHub
+    does not mention anyone from a code span)."""
+    text = " ".join(one_line(text).split())
+    if not text:
+        return ""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
+             right: Sequence[int] = (), max_rows: int = MAX_TABLE_ROWS) -> list[str]:
+    """A GitHub table; cells must already be escaped (:func:`md_text`, :func:`md_code`).
+    Rows past ``max_rows`` are counted in a line under the table."""
+    rule = ["---:" if i in right else "---" for i in range(len(headers))]
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows[:max_rows]]
+    if len(rows) > max_rows:
+        lines += ["", f"*{len(rows) - max_rows} more not shown.*"]
+    return lines
+
+
+def capped(lines: list[str], limit: int = MAX_MARKDOWN_BYTES) -> list[str]:
+    """``lines`` cut to at most ``limit`` bytes (UTF-8), ending with how many lines
+    were left out."""
+    size = 0
+    for count, line in enumerate(lines):
+        size += len(line.encode("utf-8")) + 1
+        if size > limit - 200:  # room for the closing line
+            return lines[:count] + ["", f"*{len(lines) - count} more lines not shown "
+                                        f"(the summary is capped at {limit // 1024} KiB).*"]
+    return lines
+
+
+def fmt_seconds(seconds: float | None) -> str:
+    return format_seconds(seconds, missing="-")  # ASCII for terminals and Markdown
+
+
+def fmt_ratio(ratio: float | None) -> str:
+    return format_ratio(ratio, missing="-")
+
+
+def fmt_change(before: float | None, after: float | None) -> str:
+    if before is None or after is None:
+        return "-"
+    delta = after - before
+    return ("+" if delta >= 0 else "-") + fmt_seconds(abs(delta))
+
+
+def machines_markdown(machines: list[dict[str, Any]], prefix: str = "") -> list[str]:
+    if not machines:
+        return ["No machine data (no notebook was captured)."]
+    headers = ["", *[md_text(f"{prefix}{m['id']} ({plural(len(m['notebooks']), 'notebook')})")
+                     for m in machines]]
+    rows = [[label, *[md_text(machine_value(m, key)) for m in machines]]
+            for key, label in MACHINE_FIELDS]
+    return md_table(headers, rows)
+
+
+def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
+    totals = summary["totals"]
+    mark = "❌" if totals["failed"] or totals["build_failure"] else "✅"
+    lines = [f"### {mark} Notebook execution: {md_text(totals_line(totals))}", "",
+             f"Total time: {md_text(time_line(totals))}."]
+    stopped = stopped_line(totals)
+    if stopped:
+        lines += ["", f"**{md_text(stopped)}**"]
+    if summary["build"]:
+        lines += ["", f"<sub>{md_text(summary['build_line'])}</sub>"]
+    if summary["failures"]:
+        lines += ["", "#### Failures", ""]
+        lines += md_table(["Notebook", "Status", "Error", "Cell", "Message"], [
+            [md_text(f["docname"]), md_text(f["status"]), md_text(f["error_type"] or "-"),
+             md_text(f["cell"] or "-"),
+             md_code(shorten(f["message"], 100))] for f in summary["failures"]])
+    if summary["slowest_notebooks"]:
+        lines += ["", f"#### Slowest notebooks (top {top})", ""]
+        lines += md_table(["Time", "Notebook", "Status", "Outputs", "Cells", "Device"], [
+            [fmt_seconds(nb["seconds"]), md_text(nb["docname"]), md_text(nb["status"]),
+             md_text(nb["provenance"]), str(nb["cells"]), md_text(nb["device"] or "-")]
+            for nb in summary["slowest_notebooks"]], right=(0, 4))
+    if summary["slowest_cells"]:
+        lines += ["", f"#### Slowest cells (top {top})", ""]
+        lines += md_table(["Time", "Compile", "Notebook", "Cell", "First line"], [
+            [fmt_seconds(c["seconds"]), fmt_seconds(c["compile_seconds"] or None),
+             md_text(c["docname"]), md_text(c["cell"]),
+             md_code(shorten(c["first_line"]))] for c in summary["slowest_cells"]],
+            right=(0, 1))
+    if summary["flagged_cells"]:
+        lines += ["", f"#### Flagged cells ({len(summary['flagged_cells'])})", ""]
+        lines += md_table(["Time", "Notebook", "Cell", "First line", "Why"], [
+            [fmt_seconds(c["seconds"]), md_text(c["docname"]),
+             md_text(c["cell"]),
+             md_code(shorten(c["first_line"])),
+             md_text("; ".join(c["reasons"] + [f"hint: {h}" for h in c["hints"]]))]
+            for c in summary["flagged_cells"]], right=(0,))
+    lines += ["", "#### Machines", ""]
+    lines += machines_markdown(summary["machines"])
+    return capped(lines)
+
+
+def _state(row: dict[str, Any]) -> str:
+    return "" if row["state"] == "compared" else row["state"]
+
+
+def _ratio_text(row: dict[str, Any]) -> str:
+    return ("**" + fmt_ratio(row["ratio"]) + "**") if row["regression"] else fmt_ratio(
+        row["ratio"])
+
+
+def both_machines(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The machines of A, then of B, each named after its build."""
+    return [dict(m, id=f"{side.upper()} {m['id']}") for side in ("a", "b")
+            for m in data["machines"][side]]
+
+
+def render_compare_markdown(data: dict[str, Any]) -> list[str]:
+    a, b = data["baseline"], data["new"]
+    summary = data["summary"]["text"]
+    lines = [f"### {md_text(summary)}", "", f"**{md_text(data['machine']['text'])}**", ""]
+    if data["fail_above"] is not None:
+        count = len(data["regressions"])
+        lines += [(f"❌ **{count} regression{'s' if count != 1 else ''}** " if count else
+                   "✅ No regression ")
+                  + md_text(f"(B/A above {fmt_ratio(data['fail_above'])} and at least "
+                            f"{fmt_seconds(data['min_seconds'])} in B)"), ""]
+        lines += [f"- {md_text(line)}" for line in data["regressions"][:MAX_TABLE_ROWS]]
+        if count > MAX_TABLE_ROWS:
+            lines.append(f"- *{count - MAX_TABLE_ROWS} more not shown*")
+        if data["regressions"]:
+            lines.append("")
+    lines += [f"A (baseline): {md_text(a['label'])}, {a['notebooks']} notebooks, "
+              f"{fmt_seconds(a['seconds'])}; B (new): {md_text(b['label'])}, "
+              f"{b['notebooks']} notebooks, {fmt_seconds(b['seconds'])}.", "",
+              "#### Notebooks", ""]
+    lines += md_table(["Notebook", "A", "B", "B/A", "Change", "A device", "B device", "State"], [
+        [md_text(row["docname"]), fmt_seconds(row["a_seconds"]), fmt_seconds(row["b_seconds"]),
+         _ratio_text(row), fmt_change(row["a_seconds"], row["b_seconds"]),
+         md_text(row["a_device"] or "-"), md_text(row["b_device"] or "-"), _state(row)]
+        for row in data["notebooks"]], right=(1, 2, 3, 4))
+    lines += ["", f"#### Cells ({len(data['cells'])} of {data['cells_total']}, largest change "
+                  "first)", ""]
+    lines += md_table(["Notebook", "Cell", "First line", "A", "B", "B/A", "Change", "State"], [
+        [md_text(row["docname"]), md_text(row["cell"]),
+         md_code(shorten(row["first_line"])), fmt_seconds(row["a_seconds"]),
+         fmt_seconds(row["b_seconds"]), _ratio_text(row),
+         fmt_change(row["a_seconds"], row["b_seconds"]), _state(row)]
+        for row in data["cells"]], right=(3, 4, 5, 6))
+    lines += ["", "<details><summary>Machines</summary>", ""]
+    lines += machines_markdown(both_machines(data))
+    lines += ["", "</details>"]
+    return capped(lines)

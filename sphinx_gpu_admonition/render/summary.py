@@ -1,0 +1,382 @@
+"""What ``report`` and ``compare`` show, as plain data (their ``--json`` output), made
+from a build's one :class:`~..model.analysis.BuildAnalysis`: the command line renders
+it as text, :mod:`.markdown` as GitHub Markdown (the job summary a build writes too).
+
+The flagged cells are :func:`..model.findings.findings` (the status page's and the
+console's list, in their order), the failing cell is
+:meth:`..model.record.NotebookRecord.error_cell`, and nothing here analyses again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from ..model.analysis import BuildAnalysis, Thresholds
+from ..model.device import build_label
+from ..model.findings import BuildTotals, findings
+from ..model.formatting import format_gpu_memory, format_ratio, format_seconds, plural
+from ..model.record import (
+    BUILD_FAILED,
+    CellRecord,
+    Environment,
+    NotebookRecord,
+    StatusReport,
+    sorted_slowest_first,
+)
+
+__all__ = ["plural", "summarise_report", "summarise_compare", "CompareOptions"]
+
+
+# -- machines -------------------------------------------------------------------------
+def machine_summary(env: Environment, docnames: Sequence[str] = ()) -> dict[str, Any]:
+    """One machine as the records describe it: the fields shown in tables."""
+    jax = env.jax
+    gpus = ", ".join(g.name + (f" ({format_gpu_memory(g.memory_mb)})" if g.memory_mb else "")
+                     for g in env.gpus)
+    driver = next((g.driver for g in env.gpus if g.driver), None)
+    cuda = next((g.cuda for g in env.gpus if g.cuda), None)
+    host = env.host
+    return {
+        "id": env.machine_id,
+        "device": env.device_label,
+        "backend": env.backend,
+        "jax": jax.version,
+        "jaxlib": jax.jaxlib_version,
+        "plugins": ", ".join(f"{k} {v}" for k, v in sorted(jax.plugins.items())) or None,
+        "gpus": gpus or None,
+        "driver": driver + (f" (CUDA {cuda})" if cuda else "") if driver else None,
+        "cpu": host.cpu,
+        "cores": host.cores,
+        "memory_gb": host.memory_gb,
+        "os": host.os,
+        "python": env.python,
+        "notebooks": list(docnames),
+    }
+
+
+MACHINE_FIELDS = (
+    ("device", "Device"), ("backend", "JAX backend"), ("jax", "JAX"), ("jaxlib", "jaxlib"),
+    ("plugins", "JAX plugins"), ("gpus", "GPUs"), ("driver", "NVIDIA driver"), ("cpu", "CPU"),
+    ("cores", "CPU cores"), ("memory_gb", "Memory (GB)"), ("os", "OS"), ("python", "Python"),
+)
+
+
+def machine_value(machine: dict[str, Any], key: str) -> str:
+    value = machine.get(key)
+    return "-" if value in (None, "") else str(value)
+
+
+def report_machines(report: StatusReport) -> list[dict[str, Any]]:
+    return [machine_summary(env, docnames) for env, docnames in report.machines().values()]
+
+
+# -- report ---------------------------------------------------------------------------
+def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: Thresholds,
+                     source: str, top: int) -> dict[str, Any]:
+    """What ``report`` shows: ``report``'s own analysis, or the build's at
+    ``build-finished`` (with its baseline, so regression cells are listed)."""
+    executed = [nb for nb in report.notebooks if nb.executed]
+    counted = BuildTotals.of(analysis)  # the status page's and the console's numbers
+    totals = {
+        "notebooks": counted.notebooks,
+        "ok": counted.ok,
+        "failed": counted.failed,
+        "not_executed": counted.not_executed,
+        "executed_now": counted.executed_now,
+        "from_cache": counted.from_cache,
+        "from_earlier_build": counted.from_earlier_build,
+        #: the build stopped before it finished (build.outcome "failed"): its failure
+        "build_failure": (str(report.build.get("failure") or "the build stopped")
+                          if report.build.get("outcome") == BUILD_FAILED else None),
+        "seconds": counted.seconds,
+        "seconds_from_cache": counted.seconds_from_cache,
+        "compile_seconds": counted.compile_seconds,
+        "cells": counted.cells,
+    }
+    slowest = [{
+        "docname": nb.docname, "title": nb.title, "status": nb.status,
+        "provenance": nb.provenance, "seconds": nb.seconds, "cells": len(nb.cells),
+        "compile_seconds": nb.compile_seconds,
+        "device": nb.device_label,
+        "backend": nb.environment.backend,
+    } for nb in sorted_slowest_first(executed)[:top]]
+    cells = [(nb, cell) for nb in executed for cell in nb.cells]
+    cells.sort(key=lambda item: (-item[1].seconds, item[0].docname))
+    flagged_cells = [
+        cell_entry(finding.notebook, finding.cell) | {
+            "reasons": [f.reason for f in finding.flags if not f.is_hint],
+            "hints": [f.text for f in finding.flags if f.is_hint],
+            "rules": finding.rules,
+            "action": finding.action,
+        } for finding in findings(analysis)
+    ]
+    return {
+        "source": source,
+        "build": report.build,
+        "build_line": build_line(report.build),
+        "thresholds": thresholds._asdict(),
+        "totals": totals,
+        "slowest_notebooks": slowest,
+        "slowest_cells": [cell_entry(nb, cell) for nb, cell in cells[:top]],
+        "flagged_cells": flagged_cells,
+        "failures": [_failure(nb) for nb in report.notebooks if nb.failed],
+        "machines": report_machines(report),
+    }
+
+
+def _failure(nb: NotebookRecord) -> dict[str, Any]:
+    error = nb.error
+    failing = nb.error_cell()  # the one rule every view uses
+    return {
+        "docname": nb.docname, "status": nb.status,
+        "error_type": error.type if error else None,
+        "message": (error.message.strip().splitlines() or [""])[-1] if error else "",
+        "cell_index": error.cell_index if error else None,
+        "execution_count": (error.execution_count if error else None),
+        "cell": nb.cell_name(failing).label if failing else None,
+    }
+
+
+def cell_entry(nb: NotebookRecord, cell: CellRecord) -> dict[str, Any]:
+    return {"docname": nb.docname, "cell": nb.cell_name(cell).label, "line": cell.line,
+            "index": cell.index, "execution_count": cell.execution_count,
+            "seconds": cell.seconds, "compile_seconds": cell.compile_seconds,
+            "first_line": cell.first_line, "error": cell.error}
+
+
+def build_line(build: dict[str, Any]) -> str:
+    parts = []
+    if build.get("project"):
+        parts.append(f"project {build['project']!r}")
+    if build.get("builder"):
+        parts.append(f"builder {build['builder']}")
+    if build.get("execution_mode"):
+        parts.append(f"execution mode {build['execution_mode']}")
+    if build.get("sphinx"):
+        parts.append(f"Sphinx {build['sphinx']}")
+    if build.get("created"):
+        parts.append(f"created {build['created']}")
+    return ", ".join(parts)
+
+
+def totals_line(totals: dict[str, Any]) -> str:
+    earlier = (f", {totals['from_earlier_build']} unchanged since an earlier build"
+               if totals["from_earlier_build"] else "")
+    return (f"{plural(totals['notebooks'], 'notebook')}: {totals['ok']} ok, "
+            f"{totals['failed']} failed, {totals['not_executed']} not executed; "
+            f"{totals['executed_now']} executed by this build, {totals['from_cache']} reused "
+            f"from the cache{earlier}")
+
+
+def stopped_line(totals: dict[str, Any]) -> str | None:
+    if totals["build_failure"] is None:
+        return None
+    return (f"The build stopped before it finished ({totals['build_failure']}); this "
+            "report lists what it read.")
+
+
+def _seconds(seconds: float | None) -> str:
+    return format_seconds(seconds, missing="-")
+
+
+def time_line(totals: dict[str, Any]) -> str:
+    text = f"{_seconds(totals['seconds'])} in {plural(totals['cells'], 'cell')}"
+    if totals["compile_seconds"]:
+        text += f" (JAX compilation {_seconds(totals['compile_seconds'])})"
+    if totals["from_cache"]:
+        text += (f"; {_seconds(totals['seconds_from_cache'])} of it measured when the "
+                 "cached outputs were made")
+    return text
+
+
+# -- compare --------------------------------------------------------------------------
+_DEFAULTS = Thresholds()
+
+
+@dataclasses.dataclass(frozen=True)
+class CompareOptions:
+    """How to compare: the command's options, or a build's own."""
+
+    #: how A and B are named in the output (their paths on the command line)
+    source_a: str
+    source_b: str
+    #: names in the summary sentence; None: the caller's automatic ones, else
+    #: "the baseline" and "the new build"
+    label_a: str | None = None
+    label_b: str | None = None
+    #: ``--fail-above``: a regression fails the command
+    fail_above: float | None = None
+    #: notebooks and cells faster than this in B are never regressions
+    min_seconds: float = _DEFAULTS.slow_cell_min_seconds
+    #: rows of the cell table (0: all)
+    top: int = 15
+
+
+def _side(report: StatusReport, source: str, label: str) -> dict[str, Any]:
+    executed = [nb for nb in report.notebooks if nb.executed]
+    backends = sorted({nb.environment.backend for nb in report.notebooks
+                       if nb.capture == "ok" and nb.environment.backend})
+    return {"source": source, "label": label, "notebooks": len(report.notebooks),
+            "seconds": sum(nb.seconds for nb in executed), "backends": backends,
+            "created": report.build.get("created")}
+
+
+def summary_sentence(label_a: str, label_b: str, ratio: float | None, count: int,
+                     a_seconds: float, b_seconds: float) -> str:
+    if ratio is None:
+        return f"No notebook was executed in both builds: {label_b} and {label_a} are not compared"
+    if abs(ratio - 1) < 0.05:
+        verdict = f"{label_b} takes about as long as {label_a} overall"
+    elif ratio == 0:  # e.g. a kernel that died at once in B
+        verdict = f"{label_b} took no measurable time, unlike {label_a}"
+    elif ratio < 1:
+        verdict = f"{label_b} is {1 / ratio:.1f}x faster than {label_a} overall"
+    else:
+        verdict = f"{label_b} is {ratio:.1f}x slower than {label_a} overall"
+    return (f"{verdict[0].upper()}{verdict[1:]} ({_seconds(b_seconds)} vs "
+            f"{_seconds(a_seconds)}, {count} notebook{'s' if count != 1 else ''} in both)")
+
+
+def _build_label(report: StatusReport) -> str | None:
+    """``"CPU build"``: the backends of a report's captured notebooks (None: none)."""
+    return build_label({nb.environment.backend for nb in report.notebooks
+                        if nb.capture == "ok" and nb.environment.backend})
+
+
+def summarise_compare(a: StatusReport, b: StatusReport, analysis: BuildAnalysis,
+                      options: CompareOptions) -> dict[str, Any]:
+    """What ``compare`` shows: ``analysis`` is B's, against A as its baseline.
+
+    ``--fail-above`` regressions and the notebooks slower than ``a`` are judged after
+    dividing by the machine factor (:class:`..model.machine.MachineFactor`);
+    the builds are named by the options, else by their backends ("CPU build")."""
+    machine = analysis.machine
+    assert machine is not None
+    auto_a, auto_b = _build_label(a), _build_label(b)
+    if auto_a is None or auto_b is None or auto_a == auto_b:
+        auto_a, auto_b = "the baseline", "the new build"
+    label_a = options.label_a or auto_a
+    label_b = options.label_b or auto_b
+    notebooks, cells, (common, common_a, common_b) = _compare_rows(a, analysis, options)
+
+    def order(row: dict[str, Any]) -> tuple[int, float, str]:
+        """Compared rows by the largest change in seconds, then new, then gone ones."""
+        change = row["change_seconds"]
+        if change is not None:
+            return (0, -abs(change), row["docname"])
+        rank = {"compared": 1, "new": 2, "gone": 3}[row["state"]]
+        return (rank, -(row["b_seconds"] or row["a_seconds"] or 0.0), row["docname"])
+
+    notebooks.sort(key=order)
+    cells.sort(key=order)
+    ratio = common_b / common_a if common and common_a > 0 else None
+    slower = [item.notebook.docname for item in analysis.regressed]
+    regressions = [
+        f"{row['docname']}" + (f" {row['cell']}" if "index" in row else "")
+        + f": {_seconds(row['a_seconds'])} → {_seconds(row['b_seconds'])} "
+          f"({format_ratio(row['ratio'], missing='-')})"
+        for row in notebooks + cells if row["regression"]
+    ]
+    return {
+        "baseline": _side(a, options.source_a, label_a),
+        "new": _side(b, options.source_b, label_b),
+        "summary": {
+            "ratio": ratio, "common_notebooks": common, "a_seconds": common_a,
+            "b_seconds": common_b,
+            "text": summary_sentence(label_a, label_b, ratio, common, common_a, common_b),
+        },
+        "machine": {
+            "factor": machine.factor, "source": machine.source,
+            "text": _capitalised(machine.sentence(len(slower), f"the machine of {label_b}")),
+        },
+        #: notebooks slower than A beyond the machine factor (by --fail-above, else the
+        #: default regression ratio) and at least --min-seconds
+        "slower_notebooks": slower,
+        "notebooks": notebooks,
+        "cells": cells[:options.top] if options.top else cells,
+        "cells_total": len(cells),
+        "new_notebooks": [r["docname"] for r in notebooks if r["state"] == "new"],
+        "gone_notebooks": [r["docname"] for r in notebooks if r["state"] == "gone"],
+        "machines": {"a": report_machines(a), "b": report_machines(b)},
+        "fail_above": options.fail_above,
+        "min_seconds": options.min_seconds,
+        "regressions": regressions,
+    }
+
+
+def _compare_rows(a: StatusReport, analysis: BuildAnalysis, options: CompareOptions
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                             tuple[int, float, float]]:
+    """The notebook rows, the cell rows and the notebooks executed in both builds
+    (count, time in A, time in B)."""
+    fail_above, min_seconds = options.fail_above, options.min_seconds
+    a_by_name = a.by_docname()
+
+    def regressed(seconds: float | None, relative_ratio: float | None) -> bool:
+        return (fail_above is not None and relative_ratio is not None and seconds is not None
+                and seconds >= min_seconds and relative_ratio >= fail_above)
+
+    notebooks: list[dict[str, Any]] = []
+    cells: list[dict[str, Any]] = []
+    common_a = common_b = 0.0
+    common = 0
+    for item in analysis.notebooks:
+        nb, comp = item.notebook, item.comparison
+        assert comp is not None
+        old = a_by_name.get(nb.docname)
+        b_seconds = nb.seconds if nb.executed else None
+        a_seconds = comp.baseline_seconds
+        ratio = comp.ratio if b_seconds is not None else None
+        relative = comp.relative_ratio if b_seconds is not None else None
+        if comp.state == "compared" and a_seconds is not None and b_seconds is not None:
+            common += 1
+            common_a += a_seconds
+            common_b += b_seconds
+        notebooks.append({
+            "docname": nb.docname, "state": comp.state, "a_seconds": a_seconds,
+            "b_seconds": b_seconds, "ratio": ratio,
+            "change_seconds": (b_seconds - a_seconds
+                               if a_seconds is not None and b_seconds is not None else None),
+            "a_backend": comp.baseline_backend, "b_backend": nb.environment.backend,
+            "a_device": comp.baseline_device,
+            "b_device": nb.device_label,
+            "a_status": old.status if old else None, "b_status": nb.status,
+            "machine_factor": comp.machine_factor, "relative_ratio": relative,
+            "regression": regressed(b_seconds, relative),
+        })
+        for position, cell in enumerate(nb.cells):
+            cell_comp = comp.cells.get(position)
+            before = cell_comp.baseline_seconds if cell_comp else None
+            cells.append({
+                "docname": nb.docname, "cell": nb.cell_name(cell).label, "index": cell.index,
+                "execution_count": cell.execution_count, "first_line": cell.first_line,
+                "state": cell_comp.state if cell_comp else "new",
+                "a_seconds": before, "b_seconds": cell.seconds,
+                "ratio": cell_comp.ratio if cell_comp else None,
+                "change_seconds": cell.seconds - before if before is not None else None,
+                "regression": regressed(cell.seconds,
+                                        cell_comp.relative_ratio if cell_comp else None),
+            })
+        for index, seconds, first_line in comp.gone_cells:
+            gone = next((c for c in old.cells if c.index == index), None) if old else None
+            cells.append({"docname": nb.docname, "index": index, "execution_count": None,
+                          "cell": old.cell_name(gone).label if old and gone else "cell ?",
+                          "first_line": first_line, "state": "gone", "a_seconds": seconds,
+                          "b_seconds": None, "ratio": None, "change_seconds": None,
+                          "regression": False})
+    for nb in analysis.gone:
+        notebooks.append({
+            "docname": nb.docname, "state": "gone",
+            "a_seconds": nb.seconds if nb.executed else None, "b_seconds": None,
+            "ratio": None, "change_seconds": None, "a_backend": nb.environment.backend,
+            "b_backend": None,
+            "a_device": nb.device_label,
+            "b_device": None, "a_status": nb.status, "b_status": None, "regression": False,
+        })
+    return notebooks, cells, (common, common_a, common_b)
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]

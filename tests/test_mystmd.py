@@ -1,0 +1,489 @@
+"""The mystmd engine (Jupyter Book 2): the executable plugin and the capture.
+
+The plugin's own protocol is tested without mystmd. The book in
+``tests/roots/mystmd/`` is built for real with the pinned mystmd that
+``scripts/test`` installs into ``.mystmd/`` (``myst build --execute --site``,
+offline with a local template folder), executing JAX on the CPU in real kernels;
+the tests read the site content (``_build/site/content/*.json``) and the status
+JSON. A second build is a cache hit (no kernel runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sphinx_gpu_admonition.model.files import read_status
+from sphinx_gpu_admonition.mystmd import __main__ as mystmd_cli
+from sphinx_gpu_admonition.mystmd import capture, plugin
+
+PROJECT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).parent / "roots" / "mystmd"
+MYST = PROJECT / ".mystmd" / "node_modules" / ".bin" / "myst"
+PAGE = "jax_page"
+
+
+def run_plugin(*args: str, data: Any = None) -> Any:
+    completed = subprocess.run(
+        [str(ROOT / "gpu_admonition.py"), *args], input=json.dumps(data) if data else "",
+        capture_output=True, text=True, check=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(PROJECT),
+             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+    return json.loads(completed.stdout)
+
+
+def walk(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("children") or []:
+        yield from walk(child)
+
+
+def text_of(node: dict[str, Any]) -> str:
+    return "".join(n.get("value", "") for n in walk(node) if n.get("type") in ("text",
+                                                                                 "inlineCode"))
+
+
+# -- the plugin's protocol, without mystmd --------------------------------------------
+def test_the_plugin_declares_its_directives_and_transforms():
+    spec = run_plugin()
+    assert [d["name"] for d in spec["directives"]] == [
+        "gpu", "execution-status", "execution-environment"]
+    assert {t["name"]: t["stage"] for t in spec["transforms"]} == {
+        "gpu-capture": "document", "gpu-status": "project"}
+
+
+def test_the_gpu_directive_is_a_standard_admonition_with_the_sphinx_texts():
+    [node] = run_plugin("--directive", "gpu",
+                        data={"name": "gpu", "options": {"required": True, "title": "GPU!"}})
+    assert node["type"] == "admonition"
+    assert node["class"].split() == ["gpu-admonition", "admonition-gpu", "gpu-required"]
+    assert text_of(node["children"][0]) == "GPU!"
+    assert "needs one to run in a reasonable amount of time" in text_of(node)
+    assert "Google Colab" in text_of(node)
+
+
+def test_the_mystmd_package_imports_no_sphinx():
+    script = ("import sys\n"
+              "import sphinx_gpu_admonition.mystmd.plugin, sphinx_gpu_admonition.mystmd.__main__\n"
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+              "('sphinx', 'docutils', 'myst_nb')))")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                               check=True, cwd=PROJECT, timeout=60,
+                               env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    assert completed.stdout.strip() == "[]"
+
+
+def test_env_prints_the_kernel_environment(tmp_path):
+    lines = mystmd_cli.env_lines(tmp_path)
+    assert f"export PYTHONSTARTUP={mystmd_cli.KERNEL_STARTUP}" in lines
+    assert any(line.startswith(f"export {capture.ENV_CAPTURE}=") for line in lines)
+    assert mystmd_cli.main(["env", str(tmp_path / "missing")]) == 2
+
+
+def test_env_chains_the_users_own_pythonstartup(tmp_path, monkeypatch):
+    from sphinx_gpu_admonition.probe import ENV_USER_STARTUP
+
+    monkeypatch.setenv("PYTHONSTARTUP", "/home/me/startup.py")
+    lines = mystmd_cli.env_lines(tmp_path)
+    assert f"export {ENV_USER_STARTUP}=/home/me/startup.py" in lines
+    assert f"export PYTHONSTARTUP={mystmd_cli.KERNEL_STARTUP}" in lines
+
+
+def test_init_writes_the_plugin_file(tmp_path):
+    assert mystmd_cli.main(["init", str(tmp_path)]) == 0
+    written = tmp_path / mystmd_cli.PLUGIN_FILE
+    assert os.access(written, os.X_OK)
+    assert written.read_text() == (ROOT / "gpu_admonition.py").read_text()
+
+
+# -- a real mystmd build ----------------------------------------------------------------
+def _servers_of(book: Path) -> list[int]:
+    """The Jupyter servers mystmd started for ``book`` (it leaves them running)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"jupyter_server" in args and str(book).encode() in args \
+                and _running(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"  # a zombie has exited (its parent, mystmd, is gone)
+
+
+def stop_servers(book: Path) -> None:
+    """Stop the servers mystmd left running for ``book``: SIGTERM (the server shuts its
+    kernels down), then SIGKILL after 20 s."""
+    pids = _servers_of(book)
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in pids:
+        if _running(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def myst_build(book: Path, *options: str, user_startup: str | None = None
+               ) -> subprocess.CompletedProcess[str]:
+    config = book / "jupyter-config"
+    config.mkdir(exist_ok=True)
+    # mystmd starts `jupyter server`, which refuses to run as root without this
+    (config / "jupyter_server_config.py").write_text("c.ServerApp.allow_root = True\n")
+    environment = {**os.environ, "PYTHONPATH": str(PROJECT), "JUPYTER_CONFIG_DIR": str(config),
+                   # mystmd runs `python -m jupyter_server` and the plugin's `python3`
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    if user_startup:
+        environment["PYTHONSTARTUP"] = user_startup
+    for line in mystmd_cli.env_lines(book, environment):  # what the docs tell CI to export
+        name, _, value = line.removeprefix("export ").partition("=")
+        environment[name] = value.strip("'")
+    try:
+        return subprocess.run([str(MYST), "build", "--execute", "--site", *options], cwd=book,
+                              env=environment, capture_output=True, text=True, timeout=300,
+                              check=False)
+    finally:
+        stop_servers(book)
+
+
+class Build:
+    def __init__(self, book: Path, completed: subprocess.CompletedProcess[str]):
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+        self.log = completed.stdout + completed.stderr
+        self.status_file = book / "_build" / "execution-status.json"
+        self.report = read_status(self.status_file)
+        self.record = self.report.by_docname()[PAGE]
+        self.content = {path.stem: json.loads(path.read_text()) for path in
+                        (book / "_build" / "site" / "content").glob("*.json")}
+
+    def page(self, slug: str) -> dict[str, Any]:
+        return self.content[slug]["mdast"]
+
+    def notice(self) -> dict[str, Any]:
+        return next(n for n in walk(self.page("jax-page"))
+                    if n.get("type") == "admonition" and "gpu-admonition" in n.get("class", ""))
+
+
+def requires_mystmd() -> None:
+    if not MYST.exists():
+        pytest.skip("mystmd is not installed in .mystmd/ (scripts/test installs it with npm)")
+    pytest.importorskip("jupyter_server", reason="myst build --execute needs jupyter_server")
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory) -> tuple[Build, Build]:
+    requires_mystmd()
+    book = tmp_path_factory.mktemp("mystmd") / "book"
+    shutil.copytree(ROOT, book)
+    # two pages at once, as QuantEcon's fork does by default: each kernel's data
+    # still lands in its own page's record
+    first = Build(book, myst_build(book, "--execute-parallel", "2"))
+    second = Build(book, myst_build(book))
+    return first, second
+
+
+
+@pytest.mark.mystmd
+def test_the_status_json_holds_per_cell_times_measured_in_the_kernel(builds):
+    first, _ = builds
+    assert first.report.build["engine"] == "mystmd"
+    record = first.record
+    assert (record.status, record.capture, record.provenance) == ("ok", "ok", "executed")
+    assert [c.first_line for c in record.cells] == [
+        "import jax", "x = jnp.ones((200, 200))", "import time"]
+    assert all(cell.seconds > 0 for cell in record.cells)
+    assert record.cells[1].compile_seconds > 0  # the matmul's jit compilation
+    source = (ROOT / "jax_page.md").read_text().splitlines()
+    assert [c.line for c in record.cells] == [
+        n for n, line in enumerate(source, 1) if line.startswith("```{code-cell}")]
+    assert record.environment.backend == "cpu"
+
+
+@pytest.mark.mystmd
+def test_pages_executed_in_parallel_keep_their_own_records(builds):
+    first, _ = builds
+    assert sorted(first.report.by_docname()) == ["failing_page", "jax_page", "second_page"]
+    second_page = first.report.by_docname()["second_page"]
+    assert [c.first_line for c in second_page.cells] == [
+        "import jax.numpy as jnp", "float(jnp.arange(10).sum())"]
+    assert second_page.capture == "ok" and second_page.provenance == "executed"
+
+
+@pytest.mark.mystmd
+def test_a_failing_notebook_names_its_cell_and_error(builds):
+    first, _ = builds
+    failed = first.report.by_docname()["failing_page"]
+    assert failed.status == "error"
+    assert failed.error.type == "ZeroDivisionError"
+    assert failed.error.message == "ZeroDivisionError: division by zero"
+    # mystmd stops a page at its first error: the cell after it did not run
+    assert [c.first_line for c in failed.cells] == ["x = 1", "1 / 0"]
+    assert failed.cell_name(failed.error_cell()).location == "failing_page.md:13"
+    table = next(n for n in walk(first.page("status")) if n.get("type") == "table"
+                 and "gpu-status-table" in n.get("class", ""))
+    row = next([text_of(c) for c in r["children"]] for r in table["children"]
+               if text_of(r["children"][0]) == "failing_page")
+    assert row[2] == "error: cell 2 raised ZeroDivisionError"
+
+
+@pytest.mark.mystmd
+def test_the_notice_states_the_device_the_page_ran_on(builds):
+    first, _ = builds
+    text = text_of(first.notice())
+    assert f"This page was executed on {first.record.environment.device_label}" in text
+    assert "not on a GPU" in text
+    # the copy ran without a GPU: the notice does not claim one
+    assert "written for a GPU" in text and "built using a machine with access" not in text
+
+
+@pytest.mark.mystmd
+def test_the_status_page_names_the_slowest_cell_as_report_does(builds):
+    first, _ = builds
+    completed = subprocess.run(
+        [sys.executable, "-m", "sphinx_gpu_admonition", "report", "--json", "--exit-zero",
+         str(first.status_file)], capture_output=True, text=True, check=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    slowest = json.loads(completed.stdout)["slowest_cells"][0]
+    page = text_of(first.page("status"))
+    assert f"Slowest cell: {slowest['docname']} {slowest['cell']}" in page
+    assert slowest["first_line"] in page
+    table = next(n for n in walk(first.page("status")) if n.get("type") == "table"
+                 and "gpu-status-table" in n.get("class", ""))
+    rows = [[text_of(cell) for cell in row["children"]] for row in table["children"]]
+    assert rows[0] == ["Notebook", "Time", "Status", "Device", "Slowest cell"]
+    row = next(row for row in rows if row[0] == PAGE)
+    assert row[3] == first.record.environment.device_label
+    assert row[4].startswith(first.record.cell_name(first.record.slowest_cell()).label)
+
+
+@pytest.mark.mystmd
+def test_the_environment_table_shows_the_machine_the_kernels_reported(builds):
+    first, _ = builds
+    table = next(n for n in walk(first.page("status")) if n.get("type") == "table"
+                 and "gpu-environment-table" in n.get("class", ""))
+    rows = {text_of(row["children"][0]): text_of(row["children"][1])
+            for row in table["children"]}
+    assert rows["Device"] == first.record.environment.device_label
+    assert rows["JAX backend"] == "cpu"
+    assert rows["Notebooks (3)"] == "failing_page, jax_page, second_page"
+
+
+@pytest.mark.mystmd
+def test_a_cache_hit_keeps_the_measurements_of_the_execution(builds):
+    first, second = builds
+    assert "Adding cached notebook outputs" in second.log
+    assert second.record.provenance == "cache"
+    assert [c.seconds for c in second.record.cells] == [c.seconds for c in first.record.cells]
+    assert "not on a GPU" in text_of(second.notice())
+
+
+@pytest.mark.mystmd
+def test_the_sidecar_is_named_like_mystmds_cache_entry(builds):
+    first, _ = builds
+    book = first.status_file.parents[1]
+    cached = {path.stem for path in (book / "_build" / "execute").glob("*.json")}
+    sidecars = {path.stem for path in (book / "_build" / capture.DEFAULT_CAPTURE.name
+                                       / capture.SIDECARS_FOLDER).glob("*.json")}
+    assert sidecars and sidecars <= cached
+    assert not _servers_of(book)  # the tests stopped the servers mystmd left running
+
+
+def test_plugin_main_without_arguments_prints_the_spec(capsys):
+    plugin.main([])
+    assert json.loads(capsys.readouterr().out)["name"] == "sphinx-gpu-admonition"
+
+
+# -- the capture's reading, without mystmd ----------------------------------------------
+def code_block(code: str, tags: list[str] | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "block", "kind": "notebook-code", "children": [
+        {"type": "code", "executable": True, "value": code}, {"type": "outputs", "children": []}]}
+    if tags:
+        block["data"] = {"tags": tags}
+    return block
+
+
+def page_tree(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "root", "children": [{"type": "block", "children": [
+        {"type": "paragraph", "children": [{"type": "text", "value": "intro"}]}]}, *blocks]}
+
+
+def write_kernel(folder: Path, page: Path, cells: list[dict[str, Any]],
+                 backend: str | None = "cpu") -> Path:
+    from sphinx_gpu_admonition.probe import kernel_probe
+
+    path = folder / capture.KERNELS_FOLDER / capture.page_file_name(str(page))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [{"kind": capture.KIND_PAGE, "page": str(page), "pid": 7},
+             {"kind": "start", "probe_version": kernel_probe.PROBE_VERSION, "pid": 7,
+              "time": 1_780_000_000.0, "python": "3.11.7", "gpus": [],
+              "host": {"cpu": "Test CPU", "cores": 2}}]
+    if backend:
+        lines.append({"kind": "jax", "pid": 7, "jax": {"backend": backend, "version": "0.10.2",
+                      "devices": [{"platform": backend, "kind": "Test device"}]}})
+    lines += [{"kind": "cell", "pid": 7, "execution_count": n, **cell}
+              for n, cell in enumerate(cells, 1)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_a_page_finds_its_kernel_by_its_code_and_a_cache_hit_keeps_the_record(
+        tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the repository: sources are named relative to it
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    folder, page = tmp_path / "capture", tmp_path / "lectures" / "intro.md"
+    page.parent.mkdir()
+    page.write_text("# Intro\n\n```{code-cell} python\nimport jax\nx = 1\n```\n\n"
+                    "```{code-cell} python\ny = 2\n```\n")
+    tree = page_tree(code_block("import jax\nx = 1"), code_block("y = 2"))
+    other = write_kernel(folder, tmp_path / "other.md", [{"seconds": 1.0, "first_line": "z"}])
+    mine = write_kernel(folder, page, [{"seconds": 0.5, "first_line": "import jax"},
+                                       {"seconds": 0.25, "first_line": "y = 2"}])
+    record, warnings = capture.page_record(tree, folder, tmp_path)
+    assert warnings == []
+    assert (record.docname, record.provenance, record.status) == ("lectures/intro", "executed",
+                                                                  "ok")
+    assert [(c.index, c.seconds, c.line) for c in record.cells] == [(1, 0.5, 3), (2, 0.25, 8)]
+    assert record.cell_name(record.cells[1]).location == "lectures/intro.md:8"
+    assert not mine.exists() and other.exists()  # read once; the other page's is left
+    assert (folder / capture.SIDECARS_FOLDER / f"{capture.cache_key(capture.code_cells(tree))}"
+            ".json").is_file()
+
+    hit, _ = capture.page_record(tree, folder, tmp_path)  # no kernel ran: a cache hit
+    assert hit.provenance == "cache"
+    assert [c.seconds for c in hit.cells] == [0.5, 0.25]
+    assert [r.docname for r in capture.build_records(folder, tmp_path)] == ["lectures/intro"]
+
+
+def test_changed_code_is_not_matched_with_an_old_kernel(tmp_path):
+    folder = tmp_path / "capture"
+    write_kernel(folder, tmp_path / "a.md", [{"seconds": 0.5, "first_line": "x = 1"}])
+    record, _ = capture.page_record(page_tree(code_block("x = 2")), folder, tmp_path)
+    assert record is None  # no data for this code: nothing is claimed
+
+
+def test_an_unexpected_error_fails_the_page_and_a_tagged_one_does_not(tmp_path):
+    folder, page = tmp_path / "capture", tmp_path / "a.md"
+    cells = [{"seconds": 0.1, "first_line": "1 / 0", "error": "ZeroDivisionError"}]
+    write_kernel(folder, page, cells)
+    failed, _ = capture.page_record(page_tree(code_block("1 / 0")), folder, tmp_path)
+    assert failed.status == "error" and failed.error.type == "ZeroDivisionError"
+    assert failed.error.cell_index == 1
+    write_kernel(folder, page, cells)
+    tagged, _ = capture.page_record(page_tree(code_block("1 / 0", ["raises-exception"])),
+                                    folder, tmp_path)
+    assert tagged.status == "ok" and tagged.cells[0].error_expected
+
+
+def test_a_notice_of_a_page_that_ran_on_a_gpu_keeps_its_claim(tmp_path):
+    from sphinx_gpu_admonition.mystmd import notice
+
+    folder, page = tmp_path / "capture", tmp_path / "a.md"
+    write_kernel(folder, page, [{"seconds": 0.1, "first_line": "x = 1"}], backend="gpu")
+    [admonition] = notice.directive({"options": {}})
+    tree = page_tree(admonition, code_block("x = 1"))
+    record, _ = capture.page_record(tree, folder, tmp_path)
+    notice.make_truthful(tree, record)
+    text = text_of(tree["children"][1])
+    assert "built using a machine with access to a GPU" in text
+    assert text.endswith("This page was executed on GPU: Test device (JAX 0.10.2).")
+
+
+@pytest.mark.mystmd
+def test_the_status_json_follows_the_schema(builds):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((PROJECT / "sphinx_gpu_admonition" / "schema"
+                         / "execution-status.schema.json").read_text())
+    _, cache_hit = builds  # the book's last build wrote the file
+    data = json.loads(cache_hit.status_file.read_text())
+    jsonschema.validate(data, schema)
+    assert data["build"]["engine"] == "mystmd"
+
+
+@pytest.mark.mystmd
+def test_a_capture_warning_fails_a_strict_build_only(tmp_path):
+    """The probe warns about a user's PYTHONSTARTUP that does not exist: the page is
+    built either way; ``myst build --strict`` fails on the warning, as ``-W`` does."""
+    requires_mystmd()
+    missing = str(tmp_path / "no-such-startup.py")
+    strict, relaxed = tmp_path / "strict", tmp_path / "relaxed"
+    shutil.copytree(ROOT, strict)
+    shutil.copytree(ROOT, relaxed)
+    failed = myst_build(strict, "--strict", user_startup=missing)
+    assert failed.returncode != 0
+    # mystmd shows a plugin's stderr only when it exited non-zero: the plugin failed it
+    # (offline, a strict build would fail later anyway, on the unresolved Colab link)
+    assert f"the PYTHONSTARTUP file {missing} does not exist" in failed.stdout + failed.stderr
+    built = Build(relaxed, myst_build(relaxed, user_startup=missing))
+    assert built.record.capture == "ok"
+
+
+def test_the_kernel_startup_names_the_pages_file_and_leaves_no_trace(tmp_path):
+    """In a real IPython: the page's capture file gets the probe's lines; the
+    notebook's namespace and the environment kernels it starts itself see nothing."""
+    pytest.importorskip("IPython")
+    folder, page = tmp_path / "capture", tmp_path / "page.md"
+    code = ("import os; print('names', sorted(k for k in globals() if 'sphinx' in k)); "
+            f"print('environment', os.environ.get({capture.ENV_CAPTURE!r}), "
+            "os.environ.get('PYTHONSTARTUP'))\n")
+    completed = subprocess.run(
+        [sys.executable, "-m", "IPython", "--simple-prompt", "--no-banner"], input=code,
+        capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(PROJECT), "JPY_SESSION_NAME": str(page),
+             "PYTHONSTARTUP": str(mystmd_cli.KERNEL_STARTUP),
+             capture.ENV_CAPTURE: str(folder)})
+    assert "names []" in completed.stdout
+    assert "environment None None" in completed.stdout
+    output = capture.KernelOutput(folder / capture.KERNELS_FOLDER
+                                  / capture.page_file_name(str(page)))
+    assert output.page == str(page)
+    assert len(output.cells) == 1 and output.cells[0].first_line.startswith("import os")
+    assert output.errors == []
+
+
+def test_the_build_options_come_from_mysts_command_line():
+    from sphinx_gpu_admonition.mystmd import build_options
+
+    myst = ["node", "/x/myst", "build", "--execute", "--execute-parallel", "3", "--strict"]
+    assert build_options.strict(myst)
+    assert build_options.execute_parallel(myst) == 3
+    assert build_options.execute_parallel(["myst", "--execute-parallel=2"]) == 2
+    assert build_options.execute_parallel(["myst", "build"]) == 1
+    if Path("/proc/self/cmdline").exists():  # this process's own arguments, read back
+        assert build_options.parent_arguments(os.getpid())[:1] == [
+            Path("/proc/self/cmdline").read_bytes().split(b"\0")[0].decode()]
+
+
+def test_parallel_pages_on_one_gpu_with_preallocation_warn(tmp_path):
+    from sphinx_gpu_admonition.mystmd import build_options
+
+    folder, page = tmp_path / "capture", tmp_path / "a.md"
+    write_kernel(folder, page, [{"seconds": 0.1, "first_line": "x = 1"}], backend="gpu")
+    record, _ = capture.page_record(page_tree(code_block("x = 1")), folder, tmp_path)
+    message = build_options.preallocation_warning(record, 3, {})
+    assert "3 pages at once" in message and "XLA_PYTHON_CLIENT_PREALLOCATE=false" in message
+    assert build_options.preallocation_warning(record, 1, {}) is None
+    off = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    assert build_options.preallocation_warning(record, 3, off) is None
+    record.environment.jax.backend = "cpu"
+    assert build_options.preallocation_warning(record, 3, {}) is None

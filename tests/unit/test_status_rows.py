@@ -1,0 +1,142 @@
+"""render/status_rows.py: one row model for the HTML table and every other builder's.
+
+Rows built from the status files in tests/data (no kernel, no Sphinx build): the
+HTML table and the plain docutils table show the same text for every value.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from sphinx_gpu_admonition.model.analysis import Thresholds, analyse, is_shell_or_magic
+from sphinx_gpu_admonition.model.files import read_status
+from sphinx_gpu_admonition.model.findings import findings
+from sphinx_gpu_admonition.model.record import CellRecord, NotebookRecord, StatusReport
+from sphinx_gpu_admonition.render.labels import Labels
+from sphinx_gpu_admonition.render.status_html import cells_data, render_html
+from sphinx_gpu_admonition.render.status_rows import (
+    COLUMNS,
+    Mark,
+    StatusOptions,
+    plain_text,
+    status_rows,
+    value,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+STATUS_FILES = sorted(DATA.glob("*.json"))
+ALL_COLUMNS = StatusOptions(columns=COLUMNS)
+
+
+def analyses():
+    """Each status file alone, and against each other one as its baseline."""
+    reports = {path.stem: read_status(path) for path in STATUS_FILES}
+    cases = {name: analyse(report, Thresholds()) for name, report in reports.items()}
+    for (new, report), (old, baseline) in itertools.permutations(reports.items(), 2):
+        cases[f"{new} vs {old}"] = analyse(report, Thresholds(), baseline)
+    return cases
+
+
+CASES = analyses()
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_data_files_are_there():
+    assert len(STATUS_FILES) >= 2
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_html_shows_the_rows_values(case):
+    analysis = CASES[case]
+    rows = status_rows(analysis, ALL_COLUMNS, Labels.load())
+    soup = BeautifulSoup(render_html(analysis, ALL_COLUMNS, lambda docname: None), "lxml")
+    bodies = soup.select("tbody.gpu-status-notebook")
+    assert [body.th.find(string=True) for body in bodies] == [row["title"] for row in rows.rows]
+    keys = [column.key for column in rows.columns]
+    assert [th["data-sort-key"] for th in soup.select("thead th")] == keys
+    for body, row in zip(bodies, rows.rows, strict=True):
+        cells = body.tr.find_all("td")
+        for key, cell in zip(keys[1:], cells, strict=True):
+            assert squash(cell.get_text()) == squash(plain_text(row["values"][key])), key
+            assert cell["data-value"] == str(row["values"][key]["sort"])
+    totals = soup.select_one("tr.gpu-status-totals")
+    assert [td.get_text() for td in totals.find_all("td")] == [
+        str(rows.totals["texts"][key]) for key in keys[1:]]
+    assert soup.select_one(".gpu-status-summary").get_text() == rows.summary
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_plain_table_reads_the_same_rows(case):
+    from sphinx_gpu_admonition.ext.status_page import status_table_nodes
+
+    analysis = CASES[case]
+    rows = status_rows(analysis, ALL_COLUMNS, Labels.load(), row_ids=False)
+    table = next(node for node in status_table_nodes(analysis, ALL_COLUMNS, "index", set())
+                 if node.tagname == "table")
+    body = [[entry.astext() for entry in row.children]
+            for row in table.findall(lambda n: n.tagname == "row")][1:]
+    expected = [[row["title"], *(plain_text(row["values"][c.key]) for c in rows.columns[1:])]
+                for row in rows.rows]
+    expected.append([rows.totals["label"],
+                     *(str(rows.totals["texts"][c.key]) for c in rows.columns[1:])])
+    assert body == expected
+
+
+def test_marks_read_the_same_in_text_and_html():
+    """A value's marks: before the text, after it, or in place of an empty text."""
+    item = value(1, "slow, share", (Mark("2", before=True, separator=": "),))
+    assert plain_text(item) == "2: slow, share"
+    item = value(1, "3.0 s", (Mark("new"), Mark("regression")))
+    assert plain_text(item) == "3.0 s new regression"
+    assert plain_text(value("", "", (Mark("new", separator=""),))) == "new"
+    assert plain_text(value(1, "1.0 s", (Mark("cell 2", separator=" · "),))) == "1.0 s · cell 2"
+
+
+def test_cell_data_names_each_cell_and_its_anchor():
+    """The script reads the name and the anchor; it derives neither."""
+    analysis = CASES[sorted(CASES)[0]]
+    for result in analysis.notebooks:
+        record = result.notebook
+        entries = cells_data(analysis)["nb"][record.docname]["c"]
+        for cell, entry in zip(record.cells, entries, strict=True):
+            name = record.cell_name(cell)
+            assert entry["m"] == name.label
+            assert entry.get("a") == name.anchor
+
+
+def test_a_translated_table_names_cells_in_its_language():
+    analysis = CASES[sorted(CASES)[0]]
+    labels = Labels.load(lambda text: "单元格 {number}" if text == "cell {number}" else text)
+    entries = [entry for notebook in cells_data(analysis, labels)["nb"].values()
+               for entry in notebook["c"]]
+    assert entries and all(entry["m"].startswith("单元格 ") for entry in entries)
+
+
+def _notebook(*sources: str) -> tuple[NotebookRecord, dict[str, list[int]]]:
+    cells = [CellRecord(index=i, execution_count=i + 1, seconds=60.0,
+                        first_line=source.splitlines()[0])
+             for i, source in enumerate(sources)]
+    record = NotebookRecord(docname="nb", status="ok", provenance="executed", capture="ok",
+                            cells=cells)
+    shell = [i for i, source in enumerate(sources) if is_shell_or_magic(source)]
+    return record, {"nb": shell}
+
+
+def test_shell_cells_are_flagged_by_no_view():
+    """A `!pip install` cell is the machine's time: no flag, so no finding, badge,
+    warning or annotation (they all read the analysis)."""
+    record, shell = _notebook("!pip install quantecon", "%matplotlib inline\nimport jax")
+    analysis = analyse(StatusReport([record]), Thresholds(), shell_cells=shell)
+    (result,) = analysis.notebooks
+    assert result.cell_flags[0] == ()
+    assert result.cell_flags[1]  # slow, and Python after its magic
+    assert [finding.name.number for finding in findings(analysis)] == [2]
+    unmarked = analyse(StatusReport([record]), Thresholds())
+    assert [finding.name.number for finding in findings(unmarked)] == [1, 2]
