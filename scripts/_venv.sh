@@ -1,11 +1,22 @@
 # Helpers for scripts/test and scripts/build-docs (sourced, not run).
 
-# make_venv DIR PIP-ARGS...: a virtual environment with these packages installed.
-# pip's output goes to DIR.log and is shown only when the install fails.
+# make_venv [--python INTERPRETER] DIR PIP-ARGS...: a virtual environment with
+# these packages installed, made with INTERPRETER (default: python3); one made
+# with another Python version is made afresh.  pip's output goes to DIR.log and
+# is shown only when the install fails.
 make_venv() {
+  local python=python3
+  if [ "$1" = --python ]; then
+    python=$2
+    shift 2
+  fi
   local venv=$1
   shift
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  local version='import sys; print(*sys.version_info[:2])'
+  if [ ! -x "$venv/bin/python" ] ||
+     [ "$("$venv/bin/python" -c "$version" 2>/dev/null)" != "$("$python" -c "$version")" ]; then
+    "$python" -m venv --clear "$venv"
+  fi
   echo "== installing into $venv: $*"
   if ! { "$venv/bin/python" -m pip install -q --upgrade pip &&
          "$venv/bin/python" -m pip install -q "$@"; } >"$venv.log" 2>&1; then
@@ -44,4 +55,43 @@ ensure_mystmd() {
     tail -20 .mystmd.log
     echo "npm install failed (full log: .mystmd.log); the mystmd tests will be skipped" >&2
   fi
+}
+
+# -- quantecon-book-theme on Python 3.13 (issue 26 item 12) ---------------------------
+# quantecon-book-theme's current releases need Python >= 3.12 (QuantEcon's GPU
+# runners use 3.13), the machine's python3 may be older: scripts/build-docs and
+# scripts/test also build with it when a Python 3.13 (else 3.12) is found.
+
+# the theme's current release on PyPI (`python3.13 -m pip index versions
+# quantecon-book-theme`), pinned so that a new release changes CI only by a commit
+QE_THEME="quantecon-book-theme==0.22.1"
+
+# modern_python: prints the path of a Python 3.13 (else 3.12) and succeeds, or
+# fails silently.  Looked for as python3.13 / python3.12 on PATH (pyenv's shims
+# included) and in pyenv's versions folder; QE_PYTHON=PATH chooses one,
+# QE_PYTHON=none finds none (to see the skip).
+modern_python() {
+  local minor candidate pyenv_root
+  if [ -n "${QE_PYTHON:-}" ]; then
+    [ "$QE_PYTHON" = none ] && return 1
+    _python_is_modern "$QE_PYTHON" && echo "$QE_PYTHON" && return 0
+    return 1
+  fi
+  pyenv_root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")
+  for minor in 3.13 3.12; do
+    for candidate in "$(command -v "python$minor" 2>/dev/null)" \
+                     "$pyenv_root"/versions/"$minor"*/bin/python3 \
+                     /root/.pyenv/versions/"$minor"*/bin/python3; do
+      [ -n "$candidate" ] && _python_is_modern "$candidate" || continue
+      # the real interpreter, not pyenv's shim (which depends on the directory)
+      "$candidate" -c 'import sys; print(sys.executable)'
+      return 0
+    done
+  done
+  return 1
+}
+
+# _python_is_modern PATH: PATH runs and is Python 3.12 or newer.
+_python_is_modern() {
+  [ -x "$1" ] && "$1" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null
 }
