@@ -583,27 +583,48 @@ def _incident(name: str) -> StatusReport:
 
 
 def test_report_renderers_name_the_flagged_cell_its_device_and_the_action():
+    """``report`` names a flagged cell as the console summary does, with its file:line,
+    and gives the action the console and the status page give (issue 26, item 3)."""
     from sphinx_gpu_admonition.cli.report import render_report_markdown, render_report_text
     from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.render.console import summary_lines
 
     report = _incident("gpu-t4")
-    summary = cli.summarise_report(report, analyse(report, Thresholds()), Thresholds(),
-                                   "gpu.json", 5)
+    (notebook,) = report.notebooks
+    notebook.source = "lectures/ar1_turningpts.md"  # a text notebook: cells have lines
+    notebook.cells[1].line = 42
+    analysis = analyse(report, Thresholds())
+    summary = cli.summarise_report(report, analysis, Thresholds(), "gpu.json", 5)
     (flagged,) = summary["flagged_cells"]
     assert (flagged["docname"], flagged["cell"]) == ("ar1_turningpts", "cell 2")
     assert flagged["rules"] == ["slow", "share", "sequential_loop"]
+    assert flagged["location"] == "lectures/ar1_turningpts.md:42"
+    assert flagged["action"].startswith("run the loop on the CPU device")
     text = render_report_text(summary, cli.Style(False), 5)
     assert "\x1b[" not in "".join(text)  # no colour unless asked
-    where = next(i for i, line in enumerate(text) if "ar1_turningpts cell 2:" in line)
+    name = "ar1_turningpts cell 2 (lectures/ar1_turningpts.md:42)"
+    where = next(i for i, line in enumerate(text) if f"{name}:" in line)
     assert text[where - 1] == "Flagged cells (1)"
     assert text[where + 3].startswith("      hint: runs lax.scan on the GPU")
-    assert "run the loop on the CPU device" in text[where + 3]
+    assert text[where + 4] == f"      what to do: {flagged['action']}"
+    # the console summary names it and advises the same
+    console = summary_lines(report, analysis)
+    assert any(f"{name}:" in line for line in console)
+    assert f"{'':13}what to do: {flagged['action']}" in console
     assert any(line.split()[:3] == ["Device", "GPU:", "Tesla"] for line in text)
     markdown = render_report_markdown(summary, 5)
-    rows = markdown[markdown.index("#### Flagged cells (1)") + 3:]
-    assert rows[0] == "| ---: | --- | --- | --- | --- |"
-    assert rows[1].startswith("| 82.0 s | ar1\\_turningpts | cell 2 | `_, path = jax.lax.scan(")
-    assert rows[2] == ""  # one row: one flagged cell
+    rows = markdown[markdown.index("#### Flagged cells (1)") + 2:]
+    assert rows[0] == "| Time | Notebook | Cell | Where | First line | Why | What to do |"
+    assert rows[1] == "| ---: | --- | --- | --- | --- | --- | --- |"
+    assert rows[2].startswith("| 82.0 s | ar1\\_turningpts | cell 2 | "
+                              "`lectures/ar1_turningpts.md:42` | `_, path = jax.lax.scan(")
+    assert rows[2].endswith(f" | {cli.md_text(flagged['action'])} |")
+    assert rows[3] == ""  # one row: one flagged cell
+    # an .ipynb notebook (no lines): the file
+    notebook.source, notebook.cells[1].line = "lectures/ar1.ipynb", None
+    summary = cli.summarise_report(report, analyse(report, Thresholds()), Thresholds(),
+                                   "gpu.json", 5)
+    assert summary["flagged_cells"][0]["location"] == "lectures/ar1.ipynb"
 
 
 def test_compare_renderers_show_the_device_change_cell_by_cell():

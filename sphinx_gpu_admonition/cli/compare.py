@@ -12,7 +12,7 @@ from ..model.formatting import one_line
 from ..model.record import StatusReport
 from ..render import summary
 from ..render.markdown import both_machines, render_compare_markdown
-from ..render.summary import CompareOptions, summary_sentence
+from ..render.summary import CompareOptions, shown_path, summary_sentence
 from .machines import machines_text
 from .output import (
     EXIT_FAILED,
@@ -38,9 +38,9 @@ __all__ = ["CompareOptions", "cmd_compare", "compare_options", "render_compare_m
 
 
 def compare_options(args: argparse.Namespace) -> CompareOptions:
-    """The command's options."""
-    return CompareOptions(args.baseline, args.new, args.label_a, args.label_b,
-                          args.fail_above, args.min_seconds, args.top)
+    """The command's options (the paths as the output shows them: :func:`shown_path`)."""
+    return CompareOptions(shown_path(args.baseline), shown_path(args.new), args.label_a,
+                          args.label_b, args.fail_above, args.min_seconds, args.top)
 
 
 def compared(a: StatusReport, b: StatusReport,

@@ -126,11 +126,13 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
             right=(0, 1))
     if summary["flagged_cells"]:
         lines += ["", f"#### Flagged cells ({len(summary['flagged_cells'])})", ""]
-        lines += md_table(["Time", "Notebook", "Cell", "First line", "Why"], [
+        lines += md_table(["Time", "Notebook", "Cell", "Where", "First line", "Why",
+                           "What to do"], [
             [fmt_seconds(c["seconds"]), md_text(c["docname"]),
-             md_text(c["cell"]),
+             md_text(c["cell"]), md_code(c["location"] or ""),
              md_code(shorten(c["first_line"])),
-             md_text("; ".join(c["reasons"] + [f"hint: {h}" for h in c["hints"]]))]
+             md_text("; ".join(c["reasons"] + [f"hint: {h}" for h in c["causes"]])),
+             md_text(c["action"])]
             for c in summary["flagged_cells"]], right=(0,))
     lines += ["", "#### Machines", ""]
     lines += machines_markdown(summary["machines"])

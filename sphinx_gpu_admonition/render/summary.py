@@ -10,7 +10,9 @@ console's list, in their order), the failing cell is
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..model.analysis import BuildAnalysis, Thresholds
@@ -26,7 +28,22 @@ from ..model.record import (
     sorted_slowest_first,
 )
 
-__all__ = ["plural", "summarise_report", "summarise_compare", "CompareOptions"]
+__all__ = ["plural", "summarise_report", "summarise_compare", "CompareOptions", "shown_path"]
+
+
+def shown_path(given: str, cwd: str | None = None) -> str:
+    """A path from the command line as ``report`` and ``compare`` show it (the header,
+    ``--json``'s ``source``): relative to the current folder when inside it, else just
+    its name, never the machine's absolute path (the output is pasted into CI logs,
+    job summaries and pull-request comments)."""
+    here = Path(cwd or os.getcwd()).resolve()
+    path = Path(given)
+    absolute = Path(os.path.abspath(here / path))
+    # the folder's links resolved as the current folder's are; the name kept as given
+    absolute = absolute.parent.resolve() / absolute.name if absolute.name else absolute
+    if absolute.is_relative_to(here):
+        return absolute.relative_to(here).as_posix() or "."
+    return absolute.name or given
 
 
 # -- machines -------------------------------------------------------------------------
@@ -108,8 +125,14 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
         cell_entry(finding.notebook, finding.cell) | {
             "reasons": [f.reason for f in finding.flags if not f.is_hint],
             "hints": [f.text for f in finding.flags if f.is_hint],
+            #: the causes the hints name, without their actions (``action`` is the one)
+            "causes": [f.reason for f in finding.flags if f.is_hint],
             "rules": finding.rules,
             "action": finding.action,
+            #: the console's and the page's name: ``intro cell 3 (lectures/intro.md:42)``
+            "name": finding.name.full,
+            #: ``lectures/intro.md:42`` (a text notebook), else the source file, if known
+            "location": finding.name.location or finding.notebook.source,
         } for finding in findings(analysis)
     ]
     return {
