@@ -725,8 +725,76 @@ def test_a_notebook_slower_beyond_the_machine_is_a_regression():
     b = _timed_report({"x": 20.0, "y": 40.0, "z": 30.0}, calibration=0.04)
     data = _compare(a, b, fail_above=1.5)
     assert data["slower_notebooks"] == ["z"]
-    assert data["machine"]["text"].endswith("; 1 notebook slower beyond that")
+    assert data["machine"]["text"].endswith("; 1 notebook slower beyond that (1.5x or more): z.")
     assert [row["docname"] for row in data["notebooks"] if row["regression"]] == ["z"]
+
+
+def test_compare_names_the_notebooks_slower_beyond_the_machine_and_what_they_are():
+    """Issue 26, item 6: which notebooks, and that ``compare`` calls them regressions
+    only with ``--fail-above`` (a build's own comparison: they are its regressions)."""
+    from sphinx_gpu_admonition.cli.compare import render_compare_text
+    from sphinx_gpu_admonition.render.markdown import render_compare_markdown
+
+    a = _timed_report({"w": 10.0, "x": 10.0, "y": 10.0, "z": 10.0}, calibration=0.02)
+    b = _timed_report({"w": 10.0, "x": 10.0, "y": 30.0, "z": 40.0}, calibration=0.02)
+    data = _compare(a, b)
+    text = data["machine"]["text"]
+    assert text.startswith("The machine of the new build was about as fast as the baseline's; "
+                           "2 notebooks slower beyond that (1.5x or more): y, z. "
+                           "Not regressions: compare judges regressions only with --fail-above")
+    assert data["regressions"] == []
+    assert any(text in line for line in render_compare_text(data, cli.Style(False)))
+    assert f"**{cli.md_text(text)}**" in render_compare_markdown(data)
+    # with --fail-above they are judged: the regressions block lists them
+    judged = _compare(a, b, fail_above=2.0)
+    assert judged["machine"]["text"].endswith("; 2 notebooks slower beyond that (2x or more): "
+                                              "y, z.")
+    assert [line.split(":")[0] for line in judged["regressions"]] == ["z", "y"]
+    # a build's own comparison with its baseline (the job summary)
+    build = cli.summarise_compare(a, b, cli.CompareOptions(
+        "the baseline", "this build", regression_ratio=1.5, build_baseline=True))
+    assert build["machine"]["text"].endswith(": y, z: regressions of this build "
+                                             "(gpu_regression_ratio).")
+    # many: the first five by name
+    many = {f"n{i}": 10.0 for i in range(8)}
+    data = _compare(_timed_report(many, 0.02), _timed_report(
+        {name: 40.0 for name in many}, 0.02))
+    assert ": n0, n1, n2, n3, n4 and 3 more. Not regressions" in data["machine"]["text"]
+
+
+def _celled_report(seconds: list[float]) -> StatusReport:
+    from sphinx_gpu_admonition.model.record import CellRecord
+
+    return StatusReport([NotebookRecord(
+        docname="nb", status="ok", provenance="executed", runtime_seconds=sum(seconds),
+        capture="ok", cells=[CellRecord(index=n, execution_count=n, seconds=value,
+                                        first_line=f"cell_{n}()")
+                             for n, value in enumerate(seconds, 1)])])
+
+
+def test_compare_says_no_cell_changed_instead_of_listing_zero_changes():
+    """Issue 26, item 6: a change under 1 ms or under 1 % is no change."""
+    from sphinx_gpu_admonition.cli.compare import render_compare_text
+    from sphinx_gpu_admonition.render.markdown import render_compare_markdown
+
+    a = _celled_report([0.5, 2.0, 100.0])
+    same = _compare(a, a)
+    assert same["cells"] == [] and same["cells_total"] == 0 and same["cells_unchanged"] == 3
+    text = render_compare_text(same, cli.Style(False))
+    heading = text.index("Cells (largest change first, 0 of 0; 3 unchanged not shown)")
+    assert text[heading + 1] == ("  No cell changed (each of 3 cells within 1 ms or 1% of its "
+                                 "time in A).")
+    assert "+0.00" not in "\n".join(text[heading:text.index("Machines")])
+    markdown = render_compare_markdown(same)
+    assert "No cell changed (each of 3 cells within 1 ms or 1% of its time in A)." in markdown
+    # 0.5 ms more (under 1 ms), 15 ms more on 2 s (under 1 %), 0.5 s more on 100 s (under
+    # 1 %): none changed; 5 ms more on 0.2 s (over both) did
+    noise = _compare(_celled_report([0.2, 0.5, 2.0, 100.0]),
+                     _celled_report([0.205, 0.5005, 2.015, 100.5]))
+    assert [row["cell"] for row in noise["cells"]] == ["cell 1"]
+    assert noise["cells_unchanged"] == 3
+    assert "1 of 1; 3 unchanged not shown" in "\n".join(
+        render_compare_text(noise, cli.Style(False)))
 
 
 def test_without_calibration_the_median_notebook_is_the_machine():
