@@ -459,7 +459,10 @@ def unchanged_line(data: dict[str, Any]) -> str | None:
 
 
 def cells_heading(data: dict[str, Any]) -> str:
-    """``Cells (largest change first, 15 of 20; 4 unchanged not shown)``"""
+    """``Cells (largest change first, 15 of 20; 4 unchanged not shown)``, or ``Cells``
+    above :func:`unchanged_line`."""
+    if not data["cells_total"]:
+        return "Cells"
     unchanged = (f"; {data['cells_unchanged']} unchanged not shown"
                  if data["cells_unchanged"] else "")
     return (f"Cells (largest change first, {len(data['cells'])} of {data['cells_total']}"
