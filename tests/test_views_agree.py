@@ -107,3 +107,23 @@ def test_with_warnings_as_errors_junit_fails_the_flagged_cells(built):
     failing = [(c.get("classname"), c.find("failure").get("type"))
                for c in suite.iter("testcase") if c.find("failure") is not None]
     assert failing == [("alpha", "slow_cell"), ("beta", "slow_cell")]
+
+
+def test_the_quantecon_book_names_sources_by_the_book_and_lists_flagged_cells_in_junit(
+        quantecon_book):
+    """The QuantEcon-style book, built from its absolute path by the suite (from another
+    folder): sources relative to the book, and JUnit's cell cases are the JSON's
+    flagged cells."""
+    html = quantecon_book.html
+    status = json.loads(html.read("execution-status.json"))
+    assert status["notebooks"]
+    assert all(nb["source"] == f"{nb['docname']}.md" for nb in status["notebooks"])
+    for name in ("execution-status.json", "execution-status.junit.xml", "status.html"):
+        text = html.read(name)
+        assert str(html.srcdir.resolve()) not in text and str(html.srcdir) not in text
+    flagged = sorted((docname, cell["cell"]) for docname, entry in status["analysis"].items()
+                     for cell in entry["flagged_cells"])
+    suite = _junit(html)
+    cases = sorted((c.get("classname"), c.get("name")) for c in suite.iter("testcase")
+                   if c.get("classname") != "notebooks")
+    assert cases == flagged
