@@ -82,9 +82,12 @@ def test_console_warning_junit_annotations_and_cli_name_the_same_cell(build, sta
     assert f"samecell.md:{line}:" in warning
     # JUnit: the failure names the cell that raised; the expected error is no failure
     suite = ElementTree.fromstring(build.read("execution-status.junit.xml"))
-    (case,) = suite.iter("testcase")
+    case, slow = suite.iter("testcase")
     assert case.find("failure").get("message") == f"error: ValueError in {FAILING}"
     assert case.find("system-err").text == f"{EXPECTED} raised KeyError (expected)"
+    # the slow cell: a case of its own, by the same name, at its line
+    assert (slow.get("classname"), slow.get("name"), slow.get("line")) == (
+        "samecell", SLOW, str(line))
     # GitHub annotations, from the JSON as CI reads it
     report = read_status(build.outdir / "execution-status.json")
     commands = github.annotations(report, analyse(report, Thresholds(

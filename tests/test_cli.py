@@ -583,27 +583,48 @@ def _incident(name: str) -> StatusReport:
 
 
 def test_report_renderers_name_the_flagged_cell_its_device_and_the_action():
+    """``report`` names a flagged cell as the console summary does, with its file:line,
+    and gives the action the console and the status page give (issue 26, item 3)."""
     from sphinx_gpu_admonition.cli.report import render_report_markdown, render_report_text
     from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.render.console import summary_lines
 
     report = _incident("gpu-t4")
-    summary = cli.summarise_report(report, analyse(report, Thresholds()), Thresholds(),
-                                   "gpu.json", 5)
+    (notebook,) = report.notebooks
+    notebook.source = "lectures/ar1_turningpts.md"  # a text notebook: cells have lines
+    notebook.cells[1].line = 42
+    analysis = analyse(report, Thresholds())
+    summary = cli.summarise_report(report, analysis, Thresholds(), "gpu.json", 5)
     (flagged,) = summary["flagged_cells"]
     assert (flagged["docname"], flagged["cell"]) == ("ar1_turningpts", "cell 2")
     assert flagged["rules"] == ["slow", "share", "sequential_loop"]
+    assert flagged["location"] == "lectures/ar1_turningpts.md:42"
+    assert flagged["action"].startswith("run the loop on the CPU device")
     text = render_report_text(summary, cli.Style(False), 5)
     assert "\x1b[" not in "".join(text)  # no colour unless asked
-    where = next(i for i, line in enumerate(text) if "ar1_turningpts cell 2:" in line)
+    name = "ar1_turningpts cell 2 (lectures/ar1_turningpts.md:42)"
+    where = next(i for i, line in enumerate(text) if f"{name}:" in line)
     assert text[where - 1] == "Flagged cells (1)"
     assert text[where + 3].startswith("      hint: runs lax.scan on the GPU")
-    assert "run the loop on the CPU device" in text[where + 3]
+    assert text[where + 4] == f"      what to do: {flagged['action']}"
+    # the console summary names it and advises the same
+    console = summary_lines(report, analysis)
+    assert any(f"{name}:" in line for line in console)
+    assert f"{'':13}what to do: {flagged['action']}" in console
     assert any(line.split()[:3] == ["Device", "GPU:", "Tesla"] for line in text)
     markdown = render_report_markdown(summary, 5)
-    rows = markdown[markdown.index("#### Flagged cells (1)") + 3:]
-    assert rows[0] == "| ---: | --- | --- | --- | --- |"
-    assert rows[1].startswith("| 82.0 s | ar1\\_turningpts | cell 2 | `_, path = jax.lax.scan(")
-    assert rows[2] == ""  # one row: one flagged cell
+    rows = markdown[markdown.index("#### Flagged cells (1)") + 2:]
+    assert rows[0] == "| Time | Notebook | Cell | Where | First line | Why | What to do |"
+    assert rows[1] == "| ---: | --- | --- | --- | --- | --- | --- |"
+    assert rows[2].startswith("| 82.0 s | ar1\\_turningpts | cell 2 | "
+                              "`lectures/ar1_turningpts.md:42` | `_, path = jax.lax.scan(")
+    assert rows[2].endswith(f" | {cli.md_text(flagged['action'])} |")
+    assert rows[3] == ""  # one row: one flagged cell
+    # an .ipynb notebook (no lines): the file
+    notebook.source, notebook.cells[1].line = "lectures/ar1.ipynb", None
+    summary = cli.summarise_report(report, analyse(report, Thresholds()), Thresholds(),
+                                   "gpu.json", 5)
+    assert summary["flagged_cells"][0]["location"] == "lectures/ar1.ipynb"
 
 
 def test_compare_renderers_show_the_device_change_cell_by_cell():
@@ -704,8 +725,76 @@ def test_a_notebook_slower_beyond_the_machine_is_a_regression():
     b = _timed_report({"x": 20.0, "y": 40.0, "z": 30.0}, calibration=0.04)
     data = _compare(a, b, fail_above=1.5)
     assert data["slower_notebooks"] == ["z"]
-    assert data["machine"]["text"].endswith("; 1 notebook slower beyond that")
+    assert data["machine"]["text"].endswith("; 1 notebook slower beyond that (1.5x or more): z.")
     assert [row["docname"] for row in data["notebooks"] if row["regression"]] == ["z"]
+
+
+def test_compare_names_the_notebooks_slower_beyond_the_machine_and_what_they_are():
+    """Issue 26, item 6: which notebooks, and that ``compare`` calls them regressions
+    only with ``--fail-above`` (a build's own comparison: they are its regressions)."""
+    from sphinx_gpu_admonition.cli.compare import render_compare_text
+    from sphinx_gpu_admonition.render.markdown import render_compare_markdown
+
+    a = _timed_report({"w": 10.0, "x": 10.0, "y": 10.0, "z": 10.0}, calibration=0.02)
+    b = _timed_report({"w": 10.0, "x": 10.0, "y": 30.0, "z": 40.0}, calibration=0.02)
+    data = _compare(a, b)
+    text = data["machine"]["text"]
+    assert text.startswith("The machine of the new build was about as fast as the baseline's; "
+                           "2 notebooks slower beyond that (1.5x or more): y, z. "
+                           "Not regressions: compare judges regressions only with --fail-above")
+    assert data["regressions"] == []
+    assert any(text in line for line in render_compare_text(data, cli.Style(False)))
+    assert f"**{cli.md_text(text)}**" in render_compare_markdown(data)
+    # with --fail-above they are judged: the regressions block lists them
+    judged = _compare(a, b, fail_above=2.0)
+    assert judged["machine"]["text"].endswith("; 2 notebooks slower beyond that (2x or more): "
+                                              "y, z.")
+    assert [line.split(":")[0] for line in judged["regressions"]] == ["z", "y"]
+    # a build's own comparison with its baseline (the job summary)
+    build = cli.summarise_compare(a, b, cli.CompareOptions(
+        "the baseline", "this build", regression_ratio=1.5, build_baseline=True))
+    assert build["machine"]["text"].endswith(": y, z: regressions of this build "
+                                             "(gpu_regression_ratio).")
+    # many: the first five by name
+    many = {f"n{i}": 10.0 for i in range(8)}
+    data = _compare(_timed_report(many, 0.02), _timed_report(
+        {name: 40.0 for name in many}, 0.02))
+    assert ": n0, n1, n2, n3, n4 and 3 more. Not regressions" in data["machine"]["text"]
+
+
+def _celled_report(seconds: list[float]) -> StatusReport:
+    from sphinx_gpu_admonition.model.record import CellRecord
+
+    return StatusReport([NotebookRecord(
+        docname="nb", status="ok", provenance="executed", runtime_seconds=sum(seconds),
+        capture="ok", cells=[CellRecord(index=n, execution_count=n, seconds=value,
+                                        first_line=f"cell_{n}()")
+                             for n, value in enumerate(seconds, 1)])])
+
+
+def test_compare_says_no_cell_changed_instead_of_listing_zero_changes():
+    """Issue 26, item 6: a change under 1 ms or under 1 % is no change."""
+    from sphinx_gpu_admonition.cli.compare import render_compare_text
+    from sphinx_gpu_admonition.render.markdown import render_compare_markdown
+
+    a = _celled_report([0.5, 2.0, 100.0])
+    same = _compare(a, a)
+    assert same["cells"] == [] and same["cells_total"] == 0 and same["cells_unchanged"] == 3
+    text = render_compare_text(same, cli.Style(False))
+    heading = text.index("Cells")
+    assert text[heading + 1] == ("  No cell changed (each of 3 cells within 1 ms or 1% of its "
+                                 "time in A).")
+    assert "+0.00" not in "\n".join(text[heading:text.index("Machines")])
+    markdown = render_compare_markdown(same)
+    assert "No cell changed (each of 3 cells within 1 ms or 1% of its time in A)." in markdown
+    # 0.5 ms more (under 1 ms), 15 ms more on 2 s (under 1 %), 0.5 s more on 100 s (under
+    # 1 %): none changed; 5 ms more on 0.2 s (over both) did
+    noise = _compare(_celled_report([0.2, 0.5, 2.0, 100.0]),
+                     _celled_report([0.205, 0.5005, 2.015, 100.5]))
+    assert [row["cell"] for row in noise["cells"]] == ["cell 1"]
+    assert noise["cells_unchanged"] == 3
+    assert "1 of 1; 3 unchanged not shown" in "\n".join(
+        render_compare_text(noise, cli.Style(False)))
 
 
 def test_without_calibration_the_median_notebook_is_the_machine():

@@ -12,7 +12,7 @@ from ..model.formatting import one_line
 from ..model.record import StatusReport
 from ..render import summary
 from ..render.markdown import both_machines, render_compare_markdown
-from ..render.summary import CompareOptions, summary_sentence
+from ..render.summary import CompareOptions, shown_path, summary_sentence
 from .machines import machines_text
 from .output import (
     EXIT_FAILED,
@@ -38,9 +38,9 @@ __all__ = ["CompareOptions", "cmd_compare", "compare_options", "render_compare_m
 
 
 def compare_options(args: argparse.Namespace) -> CompareOptions:
-    """The command's options."""
-    return CompareOptions(args.baseline, args.new, args.label_a, args.label_b,
-                          args.fail_above, args.min_seconds, args.top)
+    """The command's options (the paths as the output shows them: :func:`shown_path`)."""
+    return CompareOptions(shown_path(args.baseline), shown_path(args.new), args.label_a,
+                          args.label_b, args.fail_above, args.min_seconds, args.top)
 
 
 def compared(a: StatusReport, b: StatusReport,
@@ -86,16 +86,18 @@ def render_compare_text(data: dict[str, Any], style: Style) -> list[str]:
             for row in data["notebooks"]]
     lines += text_table(["notebook", "A", "B", "B/A", "change", "A device", "B device", ""],
                         rows, style, right=(1, 2, 3, 4))
-    shown = len(data["cells"])
-    lines += ["", style(f"Cells (largest change first, {shown} of {data['cells_total']})",
-                        "bold")]
-    rows = [[row["docname"], row["cell"],
-             shorten(row["first_line"], 40), fmt_seconds(row["a_seconds"]),
-             fmt_seconds(row["b_seconds"]), _ratio_cell(row, style),
-             fmt_change(row["a_seconds"], row["b_seconds"]),
-             row["state"] if row["state"] != "compared" else ""] for row in data["cells"]]
-    lines += text_table(["notebook", "cell", "first line", "A", "B", "B/A", "change", ""],
-                        rows, style, right=(3, 4, 5, 6))
+    lines += ["", style(summary.cells_heading(data), "bold")]
+    unchanged = summary.unchanged_line(data)
+    if unchanged:  # not a table of "+0.00 ms"
+        lines.append(f"  {unchanged}")
+    else:
+        rows = [[row["docname"], row["cell"],
+                 shorten(row["first_line"], 40), fmt_seconds(row["a_seconds"]),
+                 fmt_seconds(row["b_seconds"]), _ratio_cell(row, style),
+                 fmt_change(row["a_seconds"], row["b_seconds"]),
+                 row["state"] if row["state"] != "compared" else ""] for row in data["cells"]]
+        lines += text_table(["notebook", "cell", "first line", "A", "B", "B/A", "change", ""],
+                            rows, style, right=(3, 4, 5, 6))
     if data["new_notebooks"] or data["gone_notebooks"]:
         lines.append("")
         if data["new_notebooks"]:

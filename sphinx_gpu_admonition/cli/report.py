@@ -11,7 +11,13 @@ from ..model.analysis import analyse
 from ..model.formatting import one_line
 from ..model.record import OK
 from ..render.markdown import render_report_markdown
-from ..render.summary import stopped_line, summarise_report, time_line, totals_line
+from ..render.summary import (
+    shown_path,
+    stopped_line,
+    summarise_report,
+    time_line,
+    totals_line,
+)
 from .machines import machines_text
 from .output import (
     EXIT_FAILED,
@@ -62,14 +68,15 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
     lines += ["", style(f"Flagged cells ({len(summary['flagged_cells'])})", "bold")]
     if not summary["flagged_cells"]:
         lines.append("  none")
-    for c in summary["flagged_cells"]:
-        where = f"{c['docname']} {c['cell']}"
-        lines.append(f"  {style(fmt_seconds(c['seconds']), 'yellow')}  {one_line(where)}: "
+    for c in summary["flagged_cells"]:  # as the console summary names and advises them
+        lines.append(f"  {style(fmt_seconds(c['seconds']), 'yellow')}  {one_line(c['name'])}: "
                      f"{shorten(c['first_line'])}")
         for reason in c["reasons"]:
             lines.append(f"      - {one_line(reason)}")
-        for hint in c["hints"]:
-            lines.append(f"      {style('hint:', 'cyan')} {one_line(hint)}")
+        for cause in c["causes"]:
+            lines.append(f"      {style('hint:', 'cyan')} {one_line(cause)}")
+        if c["action"]:
+            lines.append(f"      {style('what to do:', 'bold')} {one_line(c['action'])}")
     lines += ["", style(f"Failures ({len(summary['failures'])})", "bold")]
     if summary["failures"]:
         rows = [[f["docname"], (f["status"], ("red",)), f["error_type"] or "-",
@@ -98,7 +105,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                                  min_seconds=args.min_seconds)
     baseline = read_report(args.baseline) if args.baseline else None
     analysis = analyse(report, thresholds, baseline)  # the one analysis every output shows
-    summary = summarise_report(report, analysis, thresholds, args.build, args.top)
+    summary = summarise_report(report, analysis, thresholds, shown_path(args.build), args.top)
     if github_enabled(args):
         write_github(report, analysis, render_report_markdown(summary, args.top),
                      status_json=args.build)

@@ -32,9 +32,11 @@ from ..model.analysis import (
     is_shell_or_magic,
 )
 from ..model.files import read_status
+from ..model.findings import findings
 from ..model.formatting import format_seconds
 from ..model.record import CellRecord, StatusReport
 from ..model.schema import SchemaError
+from ..render.junit import NEVER_FAIL, FailOn
 from ._mystnb import cell_source, code_cell_nodes
 from .capture import all_records
 from .config import get_config
@@ -180,31 +182,55 @@ def _cell_location(docname: str, cell: CellRecord) -> tuple[str, int] | str:
 
 
 def emit_warnings(app: Sphinx) -> None:
-    """``gpu_warn_slow_cells`` / ``gpu_warn_regressions``: one warning per flagged cell
-    and per regressed notebook of the build's analysis."""
+    """``gpu_warn_slow_cells`` / ``gpu_warn_regressions``: one warning per regressed
+    notebook and per flagged cell of the build's analysis, in the order of every other
+    view (the console summary, the status page, JUnit): the regressed notebooks, then
+    the flagged cells slowest first (:func:`..model.findings.findings`); so with ``-W``
+    the first warning, the one a build that stops at it shows, is the slowest cell."""
     config = get_config(app.config)
     if not (config.warn_slow_cells or config.warn_regressions):
         return
-    for result in build_analysis(app).notebooks:
-        record = result.notebook
-        comparison = result.comparison
-        if config.warn_regressions and comparison is not None and comparison.regression:
+    analysis = build_analysis(app)
+    if config.warn_regressions:
+        for result in sorted(analysis.regressed, key=lambda r: (-r.notebook.seconds,
+                                                                r.notebook.docname)):
+            record, comparison = result.notebook, result.comparison
+            assert comparison is not None and comparison.ratio is not None
             warn(logger, f"notebook regressed: {format_seconds(record.seconds)}, "
                          f"{comparison.ratio:.1f}x the baseline "
                          f"({format_seconds(comparison.baseline_seconds)})",
                  "regression", location=record.docname)
-        for cell, flags in result.flagged_cells:
-            location = _cell_location(record.docname, cell)
-            label = record.cell_name(cell).label
-            if config.warn_slow_cells:
-                reasons = "; ".join(f"{f.rule}: {f.text}" for f in flags)
-                warn(logger, f"slow {label} ({format_seconds(cell.seconds)}): {reasons}",
-                     "slow_cell", location=location)
-            if config.warn_regressions:
-                for flag in flags:
-                    if flag.rule == "regression":
-                        warn(logger, f"{label} regressed: {flag.reason}", "regression",
-                             location=location)
+    for finding in findings(analysis):
+        record, cell = finding.notebook, finding.cell
+        assert cell is not None
+        location = _cell_location(record.docname, cell)
+        label = finding.name.label
+        if config.warn_slow_cells:
+            reasons = "; ".join(f"{f.rule}: {f.text}" for f in finding.flags)
+            warn(logger, f"slow {label} ({format_seconds(cell.seconds)}): {reasons}",
+                 "slow_cell", location=location)
+        if config.warn_regressions:
+            for flag in finding.flags:
+                if flag.rule == "regression":
+                    warn(logger, f"{label} regressed: {flag.reason}", "regression",
+                         location=location)
+
+
+def warnings_fail_build(app: Sphinx) -> bool:
+    """Whether a warning fails this build (``-W``): Sphinx 7.4 and 8.0 stop at it, or with
+    ``--keep-going`` fail at the end; Sphinx 8.1 and later always fail at the end."""
+    return bool(getattr(app, "_fail_on_warnings", False) or app.warningiserror
+                or app.keep_going)
+
+
+def junit_fail_on(app: Sphinx) -> FailOn:
+    """Which findings JUnit reports as failures: those whose opt-in warning fails the
+    build (``gpu_warn_slow_cells`` / ``gpu_warn_regressions`` with ``-W``), so that a CI
+    dashboard is red exactly when the build is; else every finding is a passing case."""
+    if not warnings_fail_build(app):
+        return NEVER_FAIL
+    config = get_config(app.config)
+    return FailOn(slow_cells=config.warn_slow_cells, regressions=config.warn_regressions)
 
 
 def setup_build_analysis(app: Sphinx) -> None:

@@ -194,7 +194,7 @@ def locate(env: BuildEnvironment, docname: str, doctree: nodes.document,
     (a cache hit's saved lines may have moved since): every view, from the status
     page to the annotations, names a cell by them."""
     source = Path(env.doc2path(docname))
-    record.source = repository_path(source)
+    record.source = repository_path(source, Path(env.srcdir))
     lines = _mystnb.cell_start_lines(doctree, source)
     for cell in record.cells:  # this record's own cells (parsed or made for it)
         cell.line = lines.get(cell.index) if cell.index is not None else None

@@ -26,7 +26,7 @@ from ..render import github
 from ..render.console import summary_lines
 from ..render.junit import junit_xml
 from . import _mystnb, calibration
-from .build_analysis import get_baseline, thresholds
+from .build_analysis import get_baseline, junit_fail_on, thresholds
 from .capture import all_records
 from .config import get_config
 from .outcome import failure_text, records_of_stopped_build
@@ -114,7 +114,7 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
     if config.status_json:
         _write(outdir / config.status_json, status_json_text(report))
     if config.status_junit:
-        _write(outdir / config.status_junit, junit_xml(report, analysis))
+        _write(outdir / config.status_junit, junit_xml(report, analysis, junit_fail_on(app)))
     if config.status_console:
         for line in summary_lines(report, analysis):
             logger.info(line)

@@ -60,17 +60,26 @@ def _json_by_line(data: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def repository_path(path: Path) -> str:
+def repository_path(path: Path, book: Path | None = None) -> str:
     """``path`` relative to the repository root (``GITHUB_WORKSPACE``, else the current
-    folder) when it lies inside it, else absolute: how CI annotations name files."""
+    folder) when it lies inside it: how CI annotations name files.
+
+    Outside it, a source (``book``: the book's source folder) is named relative to the
+    book, so that no public file (the status JSON and page, JUnit, the annotations)
+    holds the build machine's absolute path, however the build was invoked
+    (``sphinx-build /abs/docs /abs/out`` from another folder); a build output (no
+    ``book``: the step outputs a later step of the same job reads) stays absolute.
+    """
     root = _resolved_folder(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
     # the folder's links resolved once (a page's path was five ``lstat`` calls); a
     # linked file keeps its own name, the one the book's sources use
     path = _resolved_folder(os.path.dirname(os.path.abspath(path))) / path.name
-    try:
+    if path.is_relative_to(root):
         return path.relative_to(root).as_posix()
-    except ValueError:
+    if book is None:
         return path.as_posix()
+    folder = _resolved_folder(os.path.abspath(book))
+    return path.relative_to(folder).as_posix() if path.is_relative_to(folder) else path.name
 
 
 @functools.lru_cache(maxsize=256)

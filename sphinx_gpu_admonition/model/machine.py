@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .record import NotebookRecord, StatusReport
@@ -30,6 +30,8 @@ _SIZE = 50_000
 #: the median notebook ratio is the machine factor only with at least this many
 #: notebooks on both sides: with fewer, one regressed notebook would be its own excuse
 MIN_NOTEBOOKS_FOR_MEDIAN = 3
+#: notebooks a sentence names (then "and N more")
+MAX_NAMED = 5
 
 
 
@@ -105,20 +107,31 @@ class MachineFactor:
     by_machines: dict[tuple[str, str], float] = dataclasses.field(default_factory=dict,
                                                                    compare=False)
 
-    def sentence(self, slower: int, machine: str = "this runner") -> str:
-        """``"this runner was 1.9x slower overall; 1 notebook slower beyond that"``."""
-        noun = "notebook" if slower == 1 else "notebooks"
+    def sentence(self, slower: int | Sequence[str], machine: str = "this runner",
+                 ratio: float | None = None) -> str:
+        """``"this runner was 1.9x slower overall; 1 notebook slower beyond that (1.5x or
+        more): intro"``: ``slower`` is the notebooks slower beyond the machine (their
+        names, or only their count), ``ratio`` the ratio they were judged by."""
+        names = [] if isinstance(slower, int) else list(slower)
+        count = slower if isinstance(slower, int) else len(names)
+        noun = "notebook" if count == 1 else "notebooks"
+        which = f" ({ratio:g}x or more)" if count and ratio is not None else ""
+        if names:
+            which += ": " + ", ".join(names[:MAX_NAMED])
+            if count > MAX_NAMED:
+                which += f" and {count - MAX_NAMED} more"
         factor = self.factor
         if factor is None:
             return (f"the speed of {machine} is unknown (no calibration, fewer than three "
-                    f"notebooks in both builds); {slower} {noun} slower than the baseline")
+                    f"notebooks in both builds); {count} {noun} slower than the "
+                    f"baseline{which}")
         if abs(factor - 1) < 0.05:
             speed = f"{machine} was about as fast as the baseline's"
         elif factor > 1:
             speed = f"{machine} was {factor:.1f}x slower overall"
         else:
             speed = f"{machine} was {1 / factor:.1f}x faster overall"
-        return f"{speed}; {slower} {noun} slower beyond that"
+        return f"{speed}; {count} {noun} slower beyond that{which}"
 
 
 UNKNOWN_MACHINE = MachineFactor(None, "unknown")

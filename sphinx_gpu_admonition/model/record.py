@@ -293,8 +293,9 @@ class NotebookRecord(Loadable):
     capture: str = choices(CAPTURE_STATES, default="missing")
     capture_message: str | None = None
     peak_memory_mb: float | None = None
-    #: the source file, relative to the repository root when the build knew it
-    #: (``GITHUB_WORKSPACE`` or the current folder), for CI annotations
+    #: the source file, relative to the repository root (``GITHUB_WORKSPACE`` or the
+    #: current folder) when inside it, else to the book's source folder, for CI
+    #: annotations (:func:`.files.repository_path`: never the machine's absolute path)
     source: str | None = None
     #: the machine calibration (:mod:`.calibration`) measured right after the notebook
     #: was executed: the runner's speed when it ran, kept by merges and cache hits

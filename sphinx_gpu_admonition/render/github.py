@@ -208,7 +208,9 @@ def job_summary(report: StatusReport, analysis: BuildAnalysis, thresholds: Thres
     lines = render_report_markdown(summary, SUMMARY_TOP)
     if analysis.baseline is not None and analysis.machine is not None:
         options = CompareOptions("the baseline", source,
-                                 min_seconds=thresholds.slow_cell_min_seconds)
+                                 min_seconds=thresholds.slow_cell_min_seconds,
+                                 regression_ratio=thresholds.regression_ratio,
+                                 build_baseline=True)
         compared = summarise_compare(analysis.baseline, report, analysis, options)
         lines += ["", *render_compare_markdown(compared)]
     return capped(lines)

@@ -1,15 +1,24 @@
-"""JUnit XML of a build: one test case per notebook, for CI dashboards."""
+"""JUnit XML of a build: one test case per notebook and one per flagged cell, for CI
+dashboards."""
 
 from __future__ import annotations
 
 import functools
 import re
+from typing import NamedTuple
 from xml.etree import ElementTree
 
 from ..model.analysis import BuildAnalysis
 from ..model.findings import Finding, findings
 from ..model.formatting import format_seconds
-from ..model.record import BUILD_FAILED, CACHE, EARLIER_BUILD, EXECUTED, StatusReport
+from ..model.record import (
+    BUILD_FAILED,
+    CACHE,
+    EARLIER_BUILD,
+    EXECUTED,
+    NotebookRecord,
+    StatusReport,
+)
 
 
 @functools.cache
@@ -26,29 +35,81 @@ def _xml_characters(text: str | None) -> str | None:
     return _not_xml().sub("", text)
 
 
-def _flagged_text(finding: Finding) -> str:
-    return (f"flagged {finding.name.full}: {finding.reason}; what to do: {finding.action}")
+class FailOn(NamedTuple):
+    """Which findings fail their test case: those whose warning fails the build
+    (``gpu_warn_slow_cells`` / ``gpu_warn_regressions`` in a build with ``-W``), so
+    that the JUnit file is red exactly when the build is."""
+
+    #: every flagged cell (its ``gpu_admonition.slow_cell`` warning is an error)
+    slow_cells: bool = False
+    #: regression cells and regressed notebooks (``gpu_admonition.regression``)
+    regressions: bool = False
 
 
-def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None) -> str:
-    """One test case per notebook; errors, timeouts and dead kernels are failures.
+#: no finding fails: the build's warnings do not fail it
+NEVER_FAIL = FailOn()
+
+
+def _executed_now(nb: NotebookRecord) -> bool:
+    return nb.executed and nb.provenance == EXECUTED
+
+
+def _cell_case(suite: ElementTree.Element, finding: Finding, fail_on: FailOn) -> bool:
+    """A flagged cell as a test case of its own (classname its notebook, name the cell's
+    name: "cell 3"), passing with its reason and action in its output, or failing when
+    its warning fails the build; returns whether it fails."""
+    nb, cell = finding.notebook, finding.cell
+    # a cell's time, like its notebook's, is what this build spent executing it
+    seconds = finding.seconds if _executed_now(nb) else 0.0
+    case = ElementTree.SubElement(suite, "testcase", classname=nb.docname,
+                                  name=finding.name.label, time=f"{seconds:.3f}")
+    # where the cell is, for the reporters that link a case to the source
+    if nb.source:
+        case.set("file", nb.source)
+        if cell is not None and cell.line is not None:
+            case.set("line", str(cell.line))
+    text = (f"{finding.name.full} ({format_seconds(finding.seconds)}): flagged: "
+            f"{finding.reason}\nwhat to do: {finding.action}")
+    if cell is not None and cell.first_line:
+        text += f"\nfirst line: {cell.first_line}"
+    failing = fail_on.slow_cells or (fail_on.regressions and finding.is_regression)
+    if failing:
+        rule = "slow_cell" if fail_on.slow_cells else "regression"
+        failure = ElementTree.SubElement(
+            case, "failure", type=rule,
+            message=f"{finding.name.label} ({format_seconds(finding.seconds)}): "
+                    f"{finding.reason}")
+        failure.text = text
+    else:
+        ElementTree.SubElement(case, "system-out").text = text
+    return failing
+
+
+def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None,
+              fail_on: FailOn = NEVER_FAIL) -> str:
+    """One test case per notebook, and one per flagged cell of ``analysis`` (the
+    build's); errors, timeouts and dead kernels are failures.
 
     A test case's time is what this build spent executing it: outputs reused from
     the jupyter-cache or from an earlier build cost nothing now (their original time
-    is in the case's output).  The flagged cells of ``analysis`` (the build's) are in
-    their notebook's output, without failing it.  A build that stopped adds an error
-    case, so a CI gate reading this file fails with the build.
+    is in the case's output).  A flagged cell's case (after its notebook's, slowest
+    first) passes, its reason and action in its output, unless ``fail_on`` says that
+    its warning fails the build.  A build that stopped adds an error case, so a CI
+    gate reading this file fails with the build.
     """
-    flagged: dict[str, list[str]] = {}
+    flagged: dict[str, list[Finding]] = {}
     for finding in findings(analysis) if analysis is not None else []:
-        flagged.setdefault(finding.notebook.docname, []).append(_flagged_text(finding))
+        flagged.setdefault(finding.notebook.docname, []).append(finding)
+    regressed = ({result.notebook.docname: result for result in analysis.regressed}
+                 if analysis is not None and fail_on.regressions else {})
     suite = ElementTree.Element("testsuite", name="notebooks")
-    failures = skipped = errors = 0
+    tests = failures = skipped = errors = 0
     total = 0.0
     for nb in report.notebooks:
         # the ``time`` attributes are JUnit's: seconds as a plain number
-        seconds = nb.seconds if nb.executed and nb.provenance == EXECUTED else 0.0
+        seconds = nb.seconds if _executed_now(nb) else 0.0
         total += seconds
+        tests += 1
         case = ElementTree.SubElement(suite, "testcase", classname="notebooks",
                                       name=nb.docname, time=f"{seconds:.3f}")
         if nb.failed:
@@ -61,6 +122,14 @@ def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None) -> st
             failure = ElementTree.SubElement(case, "failure", message=message,
                                              type=error.type if error else nb.status)
             failure.text = error.message if error else ""  # cleaned by capture
+        elif nb.docname in regressed:
+            failures += 1
+            comparison = regressed[nb.docname].comparison
+            assert comparison is not None and comparison.ratio is not None
+            ElementTree.SubElement(
+                case, "failure", type="regression",
+                message=f"regressed: {format_seconds(nb.seconds)}, {comparison.ratio:.1f}x "
+                        f"the baseline ({format_seconds(comparison.baseline_seconds)})")
         elif not nb.executed:
             skipped += 1
             ElementTree.SubElement(case, "skipped", message=nb.status.replace("_", " "))
@@ -68,21 +137,22 @@ def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None) -> st
                     for c in nb.cells if c.error and c.error_expected]
         if expected:  # allowed to raise: not a failure, but said where it happened
             ElementTree.SubElement(case, "system-err").text = "; ".join(expected)
-        output = list(flagged.get(nb.docname, []))
         if nb.provenance in (CACHE, EARLIER_BUILD):
             where = ("the jupyter-cache" if nb.provenance == CACHE
                      else "an earlier build (the page was not read again)")
-            output.insert(0, f"outputs reused from {where}; executed {nb.executed_at} "
-                             f"in {format_seconds(nb.seconds)}")
-        if output:
-            ElementTree.SubElement(case, "system-out").text = "\n".join(output)
+            ElementTree.SubElement(case, "system-out").text = (
+                f"outputs reused from {where}; executed {nb.executed_at} "
+                f"in {format_seconds(nb.seconds)}")
+        for finding in flagged.get(nb.docname, []):
+            tests += 1
+            failures += _cell_case(suite, finding, fail_on)
     if report.build.get("outcome") == BUILD_FAILED:
         errors += 1
         case = ElementTree.SubElement(suite, "testcase", classname="build",
                                       name="sphinx-build", time="0.000")
         ElementTree.SubElement(case, "error", message="the build stopped before it finished",
                                type="BuildFailed").text = str(report.build.get("failure") or "")
-    suite.set("tests", str(len(report.notebooks) + errors))
+    suite.set("tests", str(tests + errors))
     suite.set("failures", str(failures))
     suite.set("skipped", str(skipped))
     suite.set("errors", str(errors))

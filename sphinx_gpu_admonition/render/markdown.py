@@ -13,7 +13,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model.formatting import format_ratio, format_seconds, one_line, shorten
-from .summary import MACHINE_FIELDS, machine_value, plural, stopped_line, time_line, totals_line
+from .summary import (
+    MACHINE_FIELDS,
+    cells_heading,
+    machine_value,
+    plural,
+    stopped_line,
+    time_line,
+    totals_line,
+    unchanged_line,
+)
 
 #: rows of one table; a longer one ends with "N more not shown"
 MAX_TABLE_ROWS = 100
@@ -126,11 +135,13 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
             right=(0, 1))
     if summary["flagged_cells"]:
         lines += ["", f"#### Flagged cells ({len(summary['flagged_cells'])})", ""]
-        lines += md_table(["Time", "Notebook", "Cell", "First line", "Why"], [
+        lines += md_table(["Time", "Notebook", "Cell", "Where", "First line", "Why",
+                           "What to do"], [
             [fmt_seconds(c["seconds"]), md_text(c["docname"]),
-             md_text(c["cell"]),
+             md_text(c["cell"]), md_code(c["location"] or ""),
              md_code(shorten(c["first_line"])),
-             md_text("; ".join(c["reasons"] + [f"hint: {h}" for h in c["hints"]]))]
+             md_text("; ".join(c["reasons"] + [f"hint: {h}" for h in c["causes"]])),
+             md_text(c["action"])]
             for c in summary["flagged_cells"]], right=(0,))
     lines += ["", "#### Machines", ""]
     lines += machines_markdown(summary["machines"])
@@ -176,14 +187,18 @@ def render_compare_markdown(data: dict[str, Any]) -> list[str]:
          _ratio_text(row), fmt_change(row["a_seconds"], row["b_seconds"]),
          md_text(row["a_device"] or "-"), md_text(row["b_device"] or "-"), _state(row)]
         for row in data["notebooks"]], right=(1, 2, 3, 4))
-    lines += ["", f"#### Cells ({len(data['cells'])} of {data['cells_total']}, largest change "
-                  "first)", ""]
-    lines += md_table(["Notebook", "Cell", "First line", "A", "B", "B/A", "Change", "State"], [
-        [md_text(row["docname"]), md_text(row["cell"]),
-         md_code(shorten(row["first_line"])), fmt_seconds(row["a_seconds"]),
-         fmt_seconds(row["b_seconds"]), _ratio_text(row),
-         fmt_change(row["a_seconds"], row["b_seconds"]), _state(row)]
-        for row in data["cells"]], right=(3, 4, 5, 6))
+    lines += ["", f"#### {md_text(cells_heading(data))}", ""]
+    unchanged = unchanged_line(data)
+    if unchanged:  # not a table of "+0.00 ms"
+        lines.append(md_text(unchanged))
+    else:
+        lines += md_table(["Notebook", "Cell", "First line", "A", "B", "B/A", "Change",
+                           "State"], [
+            [md_text(row["docname"]), md_text(row["cell"]),
+             md_code(shorten(row["first_line"])), fmt_seconds(row["a_seconds"]),
+             fmt_seconds(row["b_seconds"]), _ratio_text(row),
+             fmt_change(row["a_seconds"], row["b_seconds"]), _state(row)]
+            for row in data["cells"]], right=(3, 4, 5, 6))
     lines += ["", "<details><summary>Machines</summary>", ""]
     lines += machines_markdown(both_machines(data))
     lines += ["", "</details>"]

@@ -10,7 +10,9 @@ console's list, in their order), the failing cell is
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..model.analysis import BuildAnalysis, Thresholds
@@ -26,7 +28,22 @@ from ..model.record import (
     sorted_slowest_first,
 )
 
-__all__ = ["plural", "summarise_report", "summarise_compare", "CompareOptions"]
+__all__ = ["plural", "summarise_report", "summarise_compare", "CompareOptions", "shown_path"]
+
+
+def shown_path(given: str, cwd: str | None = None) -> str:
+    """A path from the command line as ``report`` and ``compare`` show it (the header,
+    ``--json``'s ``source``): relative to the current folder when inside it, else just
+    its name, never the machine's absolute path (the output is pasted into CI logs,
+    job summaries and pull-request comments)."""
+    here = Path(cwd or os.getcwd()).resolve()
+    path = Path(given)
+    absolute = Path(os.path.abspath(here / path))
+    # the folder's links resolved as the current folder's are; the name kept as given
+    absolute = absolute.parent.resolve() / absolute.name if absolute.name else absolute
+    if absolute.is_relative_to(here):
+        return absolute.relative_to(here).as_posix() or "."
+    return absolute.name or given
 
 
 # -- machines -------------------------------------------------------------------------
@@ -108,8 +125,14 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
         cell_entry(finding.notebook, finding.cell) | {
             "reasons": [f.reason for f in finding.flags if not f.is_hint],
             "hints": [f.text for f in finding.flags if f.is_hint],
+            #: the causes the hints name, without their actions (``action`` is the one)
+            "causes": [f.reason for f in finding.flags if f.is_hint],
             "rules": finding.rules,
             "action": finding.action,
+            #: the console's and the page's name: ``intro cell 3 (lectures/intro.md:42)``
+            "name": finding.name.full,
+            #: ``lectures/intro.md:42`` (a text notebook), else the source file, if known
+            "location": finding.name.location or finding.notebook.source,
         } for finding in findings(analysis)
     ]
     return {
@@ -212,6 +235,29 @@ class CompareOptions:
     min_seconds: float = _DEFAULTS.slow_cell_min_seconds
     #: rows of the cell table (0: all)
     top: int = 15
+    #: the ratio beyond the machine factor the analysis judged notebooks slower by when
+    #: there is no ``--fail-above`` (the command's default, or the build's
+    #: ``gpu_regression_ratio``)
+    regression_ratio: float = _DEFAULTS.regression_ratio
+    #: a build's own comparison with its ``gpu_status_baseline`` (the job summary): its
+    #: slower notebooks are the build's regressions, as on the status page; ``compare``
+    #: judges regressions only with ``--fail-above``
+    build_baseline: bool = False
+
+
+#: a cell whose time changed by less than this (1 ms: far above the probe's clock
+#: resolution, below what a reader can act on) or by less than :data:`NO_CHANGE_SHARE`
+#: of its time in A did not change: two runs of the same code differ by that much
+NO_CHANGE_SECONDS = 0.001
+NO_CHANGE_SHARE = 0.01
+
+
+def changed(before: float | None, after: float | None) -> bool:
+    """Whether a cell's time changed (at least 1 ms and 1 %); a new or gone cell did."""
+    if before is None or after is None:
+        return True
+    change = abs(after - before)
+    return change >= NO_CHANGE_SECONDS and change >= NO_CHANGE_SHARE * before
 
 
 def _side(report: StatusReport, source: str, label: str) -> dict[str, Any]:
@@ -273,6 +319,8 @@ def summarise_compare(a: StatusReport, b: StatusReport, analysis: BuildAnalysis,
     cells.sort(key=order)
     ratio = common_b / common_a if common and common_a > 0 else None
     slower = [item.notebook.docname for item in analysis.regressed]
+    # a cell table of cells that changed (and new or gone ones): not "+0.00 ms" rows
+    shown_cells = [row for row in cells if row["changed"] or row["regression"]]
     regressions = [
         f"{row['docname']}" + (f" {row['cell']}" if "index" in row else "")
         + f": {_seconds(row['a_seconds'])} → {_seconds(row['b_seconds'])} "
@@ -289,14 +337,20 @@ def summarise_compare(a: StatusReport, b: StatusReport, analysis: BuildAnalysis,
         },
         "machine": {
             "factor": machine.factor, "source": machine.source,
-            "text": _capitalised(machine.sentence(len(slower), f"the machine of {label_b}")),
+            "text": _machine_text(machine.sentence(
+                slower, f"the machine of {label_b}",
+                options.fail_above if options.fail_above is not None
+                else options.regression_ratio), len(slower), options),
         },
         #: notebooks slower than A beyond the machine factor (by --fail-above, else the
         #: default regression ratio) and at least --min-seconds
         "slower_notebooks": slower,
         "notebooks": notebooks,
-        "cells": cells[:options.top] if options.top else cells,
-        "cells_total": len(cells),
+        #: the cells that changed (:func:`changed`), new and gone ones, largest change
+        #: first: ``top`` of ``cells_total``; ``cells_unchanged`` did not change
+        "cells": shown_cells[:options.top] if options.top else shown_cells,
+        "cells_total": len(shown_cells),
+        "cells_unchanged": len(cells) - len(shown_cells),
         "new_notebooks": [r["docname"] for r in notebooks if r["state"] == "new"],
         "gone_notebooks": [r["docname"] for r in notebooks if r["state"] == "gone"],
         "machines": {"a": report_machines(a), "b": report_machines(b)},
@@ -356,6 +410,7 @@ def _compare_rows(a: StatusReport, analysis: BuildAnalysis, options: CompareOpti
                 "a_seconds": before, "b_seconds": cell.seconds,
                 "ratio": cell_comp.ratio if cell_comp else None,
                 "change_seconds": cell.seconds - before if before is not None else None,
+                "changed": changed(before, cell.seconds),
                 "regression": regressed(cell.seconds,
                                         cell_comp.relative_ratio if cell_comp else None),
             })
@@ -365,7 +420,7 @@ def _compare_rows(a: StatusReport, analysis: BuildAnalysis, options: CompareOpti
                           "cell": old.cell_name(gone).label if old and gone else "cell ?",
                           "first_line": first_line, "state": "gone", "a_seconds": seconds,
                           "b_seconds": None, "ratio": None, "change_seconds": None,
-                          "regression": False})
+                          "changed": True, "regression": False})
     for nb in analysis.gone:
         notebooks.append({
             "docname": nb.docname, "state": "gone",
@@ -376,6 +431,42 @@ def _compare_rows(a: StatusReport, analysis: BuildAnalysis, options: CompareOpti
             "b_device": None, "a_status": nb.status, "b_status": None, "regression": False,
         })
     return notebooks, cells, (common, common_a, common_b)
+
+
+def _machine_text(sentence: str, slower: int, options: CompareOptions) -> str:
+    """The machine factor's sentence and what its slower notebooks are: regressions of a
+    build, judged by ``--fail-above`` below, or neither (``compare`` without it)."""
+    text = _capitalised(sentence)
+    if not slower:
+        return text
+    if options.build_baseline:
+        return text + ": regressions of this build (gpu_regression_ratio)."
+    if options.fail_above is not None:
+        return text + "."
+    return (text + ". Not regressions: compare judges regressions only with --fail-above "
+            "(a notebook whose time is mostly imports or start-up does not scale with the "
+            "machine's speed).")
+
+
+def unchanged_line(data: dict[str, Any]) -> str | None:
+    """``No cell changed ...`` when the cell table would be empty, else None."""
+    if data["cells_total"]:
+        return None
+    if not data["cells_unchanged"]:
+        return "No cell was executed in both builds."
+    return (f"No cell changed (each of {plural(data['cells_unchanged'], 'cell')} within "
+            f"{NO_CHANGE_SECONDS * 1000:g} ms or {NO_CHANGE_SHARE:.0%} of its time in A).")
+
+
+def cells_heading(data: dict[str, Any]) -> str:
+    """``Cells (largest change first, 15 of 20; 4 unchanged not shown)``, or ``Cells``
+    above :func:`unchanged_line`."""
+    if not data["cells_total"]:
+        return "Cells"
+    unchanged = (f"; {data['cells_unchanged']} unchanged not shown"
+                 if data["cells_unchanged"] else "")
+    return (f"Cells (largest change first, {len(data['cells'])} of {data['cells_total']}"
+            f"{unchanged})")
 
 
 def _capitalised(text: str) -> str:

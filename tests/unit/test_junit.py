@@ -1,0 +1,95 @@
+"""render/junit.py: every flagged cell is a test case of its own (issue 26, item 3).
+
+A CI dashboard reading the JUnit file sees each flagged cell under its notebook
+(classname the notebook, name the cell's name in every view), with its reason and
+action, passing unless the build was set to fail on it (``FailOn``: the opt-in
+warning with ``-W``).
+"""
+
+from __future__ import annotations
+
+from xml.etree import ElementTree
+
+from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.model.findings import findings
+from sphinx_gpu_admonition.model.record import CellRecord, NotebookRecord, StatusReport
+from sphinx_gpu_admonition.render.junit import NEVER_FAIL, FailOn, junit_xml
+
+
+def _notebook(docname: str, seconds: list[float], provenance: str = "executed",
+              source: str | None = None) -> NotebookRecord:
+    cells = [CellRecord(index=n, execution_count=n, seconds=s, first_line=f"step({n})",
+                        line=10 * n if source and source.endswith(".md") else None)
+             for n, s in enumerate(seconds, 1)]
+    return NotebookRecord(docname=docname, status="ok", provenance=provenance,
+                          runtime_seconds=sum(seconds) + 1.0, cells=cells, capture="ok",
+                          source=source, executed_at="2026-01-05T03:00:00+00:00")
+
+
+def _report() -> StatusReport:
+    # "intro" cell 2 and "numpy" cell 1 are slow (over 10 s); "fast" has no flagged cell
+    return StatusReport([
+        _notebook("fast", [0.1, 0.2], source="lectures/fast.md"),
+        _notebook("intro", [0.5, 12.0, 0.5], source="lectures/intro.md"),
+        _notebook("numpy", [30.0, 0.1], provenance="cache", source="lectures/numpy.ipynb"),
+    ])
+
+
+def _suite(report: StatusReport, fail_on: FailOn = NEVER_FAIL) -> ElementTree.Element:
+    return ElementTree.fromstring(junit_xml(report, analyse(report, Thresholds()), fail_on))
+
+
+def test_each_flagged_cell_is_a_passing_case_under_its_notebook():
+    report = _report()
+    suite = _suite(report)
+    cases = [(case.get("classname"), case.get("name")) for case in suite.iter("testcase")]
+    assert cases == [("notebooks", "fast"), ("notebooks", "intro"), ("intro", "cell 2"),
+                     ("notebooks", "numpy"), ("numpy", "cell 1")]
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("5", "0", "0")
+    intro = next(c for c in suite.iter("testcase") if c.get("classname") == "intro")
+    assert (intro.get("file"), intro.get("line")) == ("lectures/intro.md", "20")
+    assert intro.find("failure") is None and intro.find("skipped") is None
+    text = intro.find("system-out").text
+    finding = next(f for f in findings(analyse(report, Thresholds()))
+                   if f.notebook.docname == "intro")
+    # the name, reason and action every other view gives
+    assert text.startswith("intro cell 2 (lectures/intro.md:20) (12.0 s): flagged: ")
+    assert finding.reason in text and f"what to do: {finding.action}" in text
+    assert "first line: step(2)" in text
+    # the notebook's own case no longer carries the cell
+    notebook = next(c for c in suite.iter("testcase") if c.get("name") == "intro")
+    assert notebook.find("system-out") is None
+    # an .ipynb cell: the file without a line; a cache hit costs this build nothing
+    numpy = next(c for c in suite.iter("testcase") if c.get("classname") == "numpy")
+    assert (numpy.get("file"), numpy.get("line")) == ("lectures/numpy.ipynb", None)
+    assert numpy.get("time") == "0.000" and intro.get("time") == "12.000"
+
+
+def test_a_flagged_cell_fails_only_when_its_warning_fails_the_build():
+    report = _report()
+    suite = _suite(report, FailOn(slow_cells=True))
+    assert suite.get("failures") == "2"
+    failing = [c for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert [(c.get("classname"), c.get("name")) for c in failing] == [
+        ("intro", "cell 2"), ("numpy", "cell 1")]
+    failure = failing[0].find("failure")
+    assert failure.get("type") == "slow_cell"
+    assert failure.get("message").startswith("cell 2 (12.0 s): ")
+    assert "what to do: " in failure.text
+    # failing on regressions only: these cells are slow, not regressions
+    assert _suite(report, FailOn(regressions=True)).get("failures") == "0"
+
+
+def test_regressions_fail_when_regression_warnings_fail_the_build():
+    baseline = StatusReport([_notebook("intro", [0.5, 1.0, 0.5], source="lectures/intro.md")])
+    report = StatusReport([_notebook("intro", [0.5, 12.0, 0.5], source="lectures/intro.md")])
+    analysis = analyse(report, Thresholds(), baseline)
+    passing = ElementTree.fromstring(junit_xml(report, analysis))
+    assert passing.get("failures") == "0"
+    suite = ElementTree.fromstring(junit_xml(report, analysis, FailOn(regressions=True)))
+    cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
+    assert cases["intro", "cell 2"].find("failure").get("type") == "regression"
+    # the notebook itself is slower than the baseline beyond the machine: failing too
+    notebook = cases["notebooks", "intro"].find("failure")
+    assert notebook.get("type") == "regression" and "the baseline" in notebook.get("message")
+    assert suite.get("failures") == "2"
