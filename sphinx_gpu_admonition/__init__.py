@@ -11,7 +11,9 @@ from typing import Any
 from ._version import __version__
 
 #: Bump when the shape of data stored in the Sphinx environment changes.
-ENV_VERSION = 4  # 4: records with new fields (runs, signal, ...); 3: the pages with a status table of a file; 2: the records themselves
+#: 4: records with new fields (runs, signal, ...); 3: the pages with a status table of a
+#: file; 2: the records themselves
+ENV_VERSION = 4
 
 
 def setup(app: Any) -> dict[str, Any]:
