@@ -605,8 +605,10 @@ def test_report_renderers_name_the_flagged_cell_its_device_and_the_action():
     name = "ar1_turningpts cell 2 (lectures/ar1_turningpts.md:42)"
     where = next(i for i, line in enumerate(text) if f"{name}:" in line)
     assert text[where - 1] == "Flagged cells (1)"
-    assert text[where + 3].startswith("      hint: runs lax.scan on the GPU")
-    assert text[where + 4] == f"      what to do: {flagged['action']}"
+    # its JAX compilation against the rest of its time, then the reasons, hints, action
+    assert text[where + 1].startswith("      compile ") and ", run " in text[where + 1]
+    assert text[where + 4].startswith("      hint: runs lax.scan on the GPU")
+    assert text[where + 5] == f"      what to do: {flagged['action']}"
     # the console summary names it and advises the same
     console = summary_lines(report, analysis)
     assert any(f"{name}:" in line for line in console)

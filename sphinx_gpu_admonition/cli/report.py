@@ -70,7 +70,9 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
         lines.append("  none")
     for c in summary["flagged_cells"]:  # as the console summary names and advises them
         lines.append(f"  {style(fmt_seconds(c['seconds']), 'yellow')}  {one_line(c['name'])}: "
-                     f"{shorten(c['first_line'])}")
+                     f"{shorten(c['code'] or c['first_line'])}")
+        if c["timing"]:
+            lines.append(f"      {one_line(c['timing'])}")
         for reason in c["reasons"]:
             lines.append(f"      - {one_line(reason)}")
         for cause in c["causes"]:

@@ -133,6 +133,12 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
             "name": finding.name.full,
             #: ``lectures/intro.md:42`` (a text notebook), else the source file, if known
             "location": finding.name.location or finding.notebook.source,
+            #: the line that runs the slow function (else the first line), and the
+            #: cell's JAX compilation against the rest of its time
+            "code": finding.code,
+            "run_seconds": finding.run_seconds,
+            "first_call": finding.first_call,
+            "timing": finding.timing,
         } for finding in findings(analysis)
     ]
     return {
