@@ -36,6 +36,7 @@ from ..model.files import SIDECAR_FOLDER, atomic_write, read_sidecar, repository
 from ..model.formatting import error_message
 from ..model.record import (
     CACHE,
+    CELL_LABEL,
     ERROR,
     EXCLUDED,
     EXECUTED,
@@ -44,6 +45,7 @@ from ..model.record import (
     OK,
     OUTPUTS_PRESENT,
     TIMEOUT,
+    CacheMiss,
     CellRecord,
     Environment,
     ErrorInfo,
@@ -309,8 +311,25 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
     elif cache_path is not None and not hit_key:
         key = _mystnb.newest_record_key(cache_path, env.doc2path(docname))
         if key:
+            _note_cache_miss(env, docname, cache_path, key, record)
             _save_sidecar(cache_path / SIDECAR_FOLDER / f"{key}.json", docname, record)
     return record
+
+
+def _note_cache_miss(env: BuildEnvironment, docname: str, cache_path: Path, key: str,
+                     record: NotebookRecord) -> None:
+    """After a cache miss: why it missed, and the kernel environment's packages, kept
+    in the sidecar so that the builds that reuse these outputs list the packages of
+    the run that produced them (the ``:packages:`` of ``{execution-environment}``)."""
+    from .environment_table import kernel_packages  # it imports this module
+
+    miss = _mystnb.cache_miss_reason(cache_path, str(env.doc2path(docname)),
+                                     Path(env.doc2path(docname, False)).as_posix(), key)
+    if miss is not None:
+        record.cache_miss = CacheMiss(
+            reason=miss.reason,
+            cell=CELL_LABEL.format(number=miss.number) if miss.number else None)
+    record.packages = kernel_packages(env, docname)
 
 
 def _fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
@@ -366,6 +385,7 @@ def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord) -> N
     record.peak_memory_mb = saved.peak_memory_mb
     record.executed_at = saved.executed_at or record.executed_at
     record.calibration_seconds = saved.calibration_seconds  # the machine that ran it
+    record.packages = saved.packages  # the kernel environment of the run that made them
 
 
 # -- events ------------------------------------------------------------------------
