@@ -55,6 +55,7 @@ from ..model.schema import SchemaError
 from ..probe import ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, KERNEL_PROBE_FILE, STARTUP_FILE
 from . import _mystnb, calibration
 from .config import get_config
+from .kernel_packages import kernel_packages
 from .state import build_state, env_data
 from .warnings import warn
 
@@ -321,8 +322,6 @@ def _note_cache_miss(env: BuildEnvironment, docname: str, cache_path: Path, key:
     """After a cache miss: why it missed, and the kernel environment's packages, kept
     in the sidecar so that the builds that reuse these outputs list the packages of
     the run that produced them (the ``:packages:`` of ``{execution-environment}``)."""
-    from .environment_table import kernel_packages  # it imports this module
-
     miss = _mystnb.cache_miss_reason(cache_path, str(env.doc2path(docname)),
                                      Path(env.doc2path(docname, False)).as_posix(), key)
     if miss is not None:

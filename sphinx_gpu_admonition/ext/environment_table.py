@@ -33,12 +33,7 @@ translator is involved), plain docutils tables for every other builder.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import html
-import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -57,13 +52,19 @@ from ..model.record import (
     CACHE,
     EXECUTED,
     Environment,
-    KernelPackages,
     NotebookRecord,
     StatusReport,
 )
 from ..render.templates import render as render_template
 from .capture import all_records
 from .i18n import translate
+from .kernel_packages import (  # noqa: F401 - installed_distributions: also read from here
+    Packages,
+    forget_packages,
+    installed_distributions,
+    kernel_executable,
+    kernel_name,
+)
 from .page_info import in_download_notebook, machine_fields, notebook_table_text
 from .state import app_of, env_data
 from .support import (
@@ -161,80 +162,6 @@ def _records_of(report: StatusReport, docnames: list[str]) -> list[NotebookRecor
 
 
 # -- the kernel's installed distributions (the `!conda list` replacement) ------------------
-_DISTRIBUTIONS_SCRIPT = (
-    "import importlib.metadata as m, json\n"
-    "seen = {}\n"
-    "for d in m.distributions():\n"
-    "    name = d.metadata['Name']\n"
-    "    if name and name not in seen:\n"
-    "        seen[name] = d.version\n"
-    "print(json.dumps(sorted(seen.items(), key=lambda item: item[0].lower())))\n"
-)
-#: ``argv[0]`` values that jupyter_client replaces by its own interpreter
-_NATIVE_PYTHON = {"python", f"python{sys.version_info[0]}",
-                  f"python{sys.version_info[0]}.{sys.version_info[1]}"}
-
-
-@functools.lru_cache(maxsize=16)
-def kernel_executable(kernel_name: str) -> str | None:
-    """The Python executable jupyter_client starts for ``kernel_name`` (None: unknown,
-    or not a Python kernel)."""
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
-
-    try:
-        argv = KernelSpecManager().get_kernel_spec(kernel_name).argv
-    except (NoSuchKernel, OSError, ValueError):
-        return None
-    if not argv:
-        return None
-    if argv[0] in _NATIVE_PYTHON:
-        return sys.executable
-    return argv[0] if "python" in os.path.basename(argv[0]).lower() else None
-
-
-@functools.lru_cache(maxsize=16)
-def installed_distributions(executable: str) -> tuple[tuple[str, str], ...] | str:
-    """(name, version) of every distribution ``executable`` sees, or why not."""
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
-    try:
-        done = subprocess.run([executable, "-c", _DISTRIBUTIONS_SCRIPT], capture_output=True,
-                              text=True, timeout=120, env=environment, check=False)
-    except (OSError, subprocess.SubprocessError) as error:
-        return f"{executable}: {error}"
-    if done.returncode != 0:
-        return f"{executable} exited with {done.returncode}"
-    try:
-        data = json.loads(done.stdout)
-    except ValueError:
-        return f"{executable} printed no package list"
-    if not isinstance(data, list) or not all(
-            isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)
-            for item in data):
-        return f"{executable} printed no package list"
-    return tuple((name, version) for name, version in data)
-
-
-Packages = tuple[tuple[str, str], ...]
-
-
-def _kernel_name(env: BuildEnvironment, docname: str) -> str:
-    kernelspec = env.metadata.get(docname, {}).get("kernelspec")
-    name = kernelspec.get("name") if isinstance(kernelspec, dict) else None
-    return name if isinstance(name, str) and name else "python3"
-
-
-def kernel_packages(env: BuildEnvironment, docname: str) -> KernelPackages | None:
-    """The installed distributions of ``docname``'s kernel, for its record (None: not a
-    Python kernel this build can start, or the list could not be read)."""
-    executable = kernel_executable(_kernel_name(env, docname))
-    if executable is None:
-        return None
-    packages = installed_distributions(executable)
-    if isinstance(packages, str):
-        return None  # the table's page says why (and warns)
-    return KernelPackages(executable=executable, distributions=dict(packages))
-
-
 def _sorted_packages(distributions: dict[str, str]) -> Packages:
     return tuple(sorted(distributions.items(), key=lambda item: item[0].lower()))
 
@@ -271,7 +198,7 @@ def build_machine_packages(env: BuildEnvironment, report: StatusReport,
         if record.provenance != EXECUTED:
             result.setdefault(machine, _not_kept_text(record.provenance))
             continue
-        kernel = _kernel_name(env, record.docname)
+        kernel = kernel_name(env, record.docname)
         executable = kernel_executable(kernel)
         if executable is None:
             result[machine] = translate(
@@ -506,10 +433,7 @@ class EnvironmentTableToNodes(NonHtmlPostTransform):
 
 
 def _forget_packages(app: Sphinx) -> None:
-    """Each build reads the installed packages again (a long-lived process such as
-    sphinx-autobuild may see them change)."""
-    kernel_executable.cache_clear()
-    installed_distributions.cache_clear()
+    forget_packages()
 
 
 def setup_environment_table(app: Sphinx) -> None:
