@@ -98,8 +98,11 @@ def test_cache_hits_list_the_packages_of_the_run_that_made_the_outputs(hits: Pro
 
 
 def edited(tmp_path: Path, cache: Path, old: str, new: str) -> ProjectBuild:
-    """A fresh build from the shared cache of the notebook with ``old`` replaced."""
-    srcdir = copy_root(tmp_path, cache)
+    """A fresh build, from a copy of the shared cache (each edit is compared with the
+    first build's record, not with another test's), of the notebook with ``old`` replaced."""
+    copied = tmp_path / "jupyter_cache"
+    shutil.copytree(cache, copied)
+    srcdir = copy_root(tmp_path, copied)
     source = srcdir / "lecture.md"
     text = source.read_text(encoding="utf-8")
     assert old in text
@@ -113,7 +116,10 @@ def edited(tmp_path: Path, cache: Path, old: str, new: str) -> ProjectBuild:
      "cell 1", "the metadata of cell 1 changed"),
     ("display_name: Python 3", "display_name: Python (lectures)", "kernel_changed", None,
      "the notebook's kernel changed"),
-], ids=["code", "tag", "kernel"])
+    # a failed execution is not cached; the reason comes from the notebook as read
+    ("print(x + 1)", "print(undefined_name)", "cell_changed", "cell 2",
+     "the code of cell 2 changed"),
+], ids=["code", "tag", "kernel", "failed"])
 def test_why_an_edited_notebook_missed_the_cache(tmp_path: Path, cache: Path,
                                                  hits: ProjectBuild, old: str, new: str,
                                                  reason: str, cell: str | None, said: str):

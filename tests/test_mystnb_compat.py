@@ -137,10 +137,11 @@ def test_excludepatterns_are_matched_like_myst_nb(tmp_path: Path) -> None:
 
 def test_what_the_cache_miss_reason_reads(tmp_path: Path) -> None:
     """:func:`_mystnb.cache_miss_reason` relies on jupyter-cache keeping, for each cached
-    notebook, its code cells (source, metadata) and its kernelspec, and on caching a
+    notebook, its code cells (source, metadata) and its kernelspec, on caching a
     changed notebook as a new record beside the old one of the same source path
     (``list_cache_records``: ``pk``, ``uri``, ``hashkey``, ``created``;
-    ``get_cache_bundle(pk).nb``)."""
+    ``get_cache_bundle(pk).nb``), and on MyST-NB staging the notebook as a project
+    record that jupyter-cache can read again."""
     from jupyter_cache import get_cache
 
     first = build_project("admonition", tmp_path / "a", files=FILES,
@@ -170,3 +171,12 @@ def test_what_the_cache_miss_reason_reads(tmp_path: Path) -> None:
                                      new.hashkey) == _mystnb.CacheMissReason("new_notebook")
     assert _mystnb.cache_miss_reason(tmp_path / "no-cache", str(source), "page.md",
                                      new.hashkey) is None
+    # a failed execution is not cached: the notebook as its project record reads it
+    # (``get_project_notebook(uri).nb``, made comparable by ``create_hashed_notebook``)
+    read, _ = cache.create_hashed_notebook(cache.get_project_notebook(str(source)).nb)
+    assert [c.source for c in read.cells] == ["a = 1", "print(a + 1)"]
+    assert read.metadata["kernelspec"] == cached_nb.metadata["kernelspec"]
+    # (the project record reads the file as it is now: a third version, not cached)
+    page.write_text(NOTEBOOK.replace("a = 1", "a = 2"), encoding="utf-8")
+    assert _mystnb.cache_miss_reason(cache_path, str(source), "page.md", None) == \
+        _mystnb.CacheMissReason("cell_changed", 1)

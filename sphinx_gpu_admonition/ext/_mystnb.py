@@ -307,8 +307,10 @@ class CacheMissReason(NamedTuple):
 
 
 def cache_miss_reason(cache_path: Path, source_path: str, relative_path: str,
-                      new_key: str) -> CacheMissReason | None:
-    """Why the notebook cached as ``new_key`` from ``source_path`` missed the cache.
+                      new_key: str | None) -> CacheMissReason | None:
+    """Why the notebook cached as ``new_key`` from ``source_path`` missed the cache
+    (``new_key`` None: it failed, and MyST-NB cached nothing; the notebook is then read
+    as jupyter-cache's project record of it reads it).
 
     jupyter-cache hashes a notebook's code cells (source and all their metadata) and
     its ``kernelspec``, and keeps the code cells and metadata of each notebook it
@@ -320,9 +322,14 @@ def cache_miss_reason(cache_path: Path, source_path: str, relative_path: str,
     try:
         cache = _cache_database(cache_path).cache
         records = cache.list_cache_records()
-        new = next((r for r in records if r.hashkey == new_key), None)
-        if new is None:
-            return None
+        if new_key is None:
+            current = cache.create_hashed_notebook(
+                cache.get_project_notebook(str(source_path)).nb)[0]
+        else:
+            new = next((r for r in records if r.hashkey == new_key), None)
+            if new is None:
+                return None
+            current = cache.get_cache_bundle(new.pk).nb
         others = [r for r in records if r.hashkey != new_key and r.uri == str(source_path)]
         if not others:
             tail = "/" + relative_path.lstrip("/")
@@ -331,8 +338,7 @@ def cache_miss_reason(cache_path: Path, source_path: str, relative_path: str,
         if not others:
             return CacheMissReason("new_notebook")
         previous = max(others, key=lambda r: r.created)
-        return _difference(cache.get_cache_bundle(previous.pk).nb,
-                           cache.get_cache_bundle(new.pk).nb)
+        return _difference(cache.get_cache_bundle(previous.pk).nb, current)
     except Exception:  # an unreadable cache: no reason rather than a failed page
         return None
 

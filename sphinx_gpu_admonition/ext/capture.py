@@ -314,11 +314,13 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
         if key:
             _note_cache_miss(env, docname, cache_path, key, record)
             _save_sidecar(cache_path / SIDECAR_FOLDER / f"{key}.json", docname, record)
+    if cache_path is not None and not hit_key and not result.succeeded:
+        _note_cache_miss(env, docname, cache_path, None, record)  # not cached: no sidecar
     return record
 
 
-def _note_cache_miss(env: BuildEnvironment, docname: str, cache_path: Path, key: str,
-                     record: NotebookRecord) -> None:
+def _note_cache_miss(env: BuildEnvironment, docname: str, cache_path: Path,
+                     key: str | None, record: NotebookRecord) -> None:
     """After a cache miss: why it missed, and the kernel environment's packages, kept
     in the sidecar so that the builds that reuse these outputs list the packages of
     the run that produced them (the ``:packages:`` of ``{execution-environment}``)."""
