@@ -142,8 +142,60 @@ def test_where_the_page_ran_in_every_builder(build):
     files = page_files(build.outdir, builder)
     notebook_page = files[-1] if len(files) == 3 else files[0]
     text = plain_text(notebook_page, builder)
-    assert "This page was executed on CPU" in text
     if builder == "jupyter":
+        # the student's copy: how to get a GPU, not the build machine's CPU
+        assert "This page was executed on" not in text
+        assert READER_SENTENCE in text
         assert "Executed on CPU" not in text and "Peak kernel memory" not in text
     else:
+        assert "This page was executed on CPU" in text
         assert "Executed on CPU" in text
+        assert READER_SENTENCE not in text
+
+
+READER_SENTENCE = ("To run this notebook on a GPU in Google Colab, choose Runtime > Change "
+                   "runtime type and select a GPU.")
+
+STATUS_PAGE = "---\norphan: true\n---\n# Status\n\n```{execution-status}\n```\n\n" \
+              "```{execution-environment}\n```\n"
+
+
+def markdown_tables(notebook: dict) -> list[list[str]]:
+    """The pipe tables of a notebook's Markdown cells, each as its lines."""
+    tables = []
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        lines = "".join(cell["source"]).splitlines()
+        for number, line in enumerate(lines):
+            if line.startswith("|") and (number == 0 or not lines[number - 1].startswith("|")):
+                block = [line]
+                for following in lines[number + 1:]:
+                    if not following.startswith("|"):
+                        break
+                    block.append(following)
+                tables.append(block)
+    return tables
+
+
+def test_the_status_page_notebook_has_valid_tables(build_root):
+    """sphinx-tojupyter wrote each link of a table before it (ten empty links on the
+    header line of a ten-notebook book's status table), and the environment table,
+    which has no header row, without the line a Markdown table needs."""
+    build = build_root("admonition", "jupyter", conf_append=CONF,
+                       files={"status.md": STATUS_PAGE})
+    notebook = json.loads((build.outdir / "status.ipynb").read_text(encoding="utf-8"))
+    tables = markdown_tables(notebook)
+    assert len(tables) == 2, tables
+    for table in tables:
+        header, rule, *rows = table
+        columns = header.count("|") - 1
+        assert re.fullmatch(r"(\|:?-+:?)+\|", rule), table
+        assert rule.count("|") - 1 == columns and rows
+        assert all(row.count("|") - row.count("\\|") - 1 == columns for row in rows), table
+    status, environment = tables
+    assert status[0].startswith("|Notebook|Status|")
+    assert "[](" not in json.dumps(notebook)
+    assert any(row.startswith("|Executed notebook|ok|") for row in status[2:])  # text
+    assert environment[0].startswith("|CPU|")
+    assert "|GPU|none|" in environment

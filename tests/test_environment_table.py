@@ -39,7 +39,7 @@ def test_one_machine_in_the_html_build(status_book: StatusBook):
     assert rows["JAX devices"] == "1x cpu:cpu"
     assert rows["JAX"].startswith("jax ")
     assert not any(key.startswith("Notebooks") for key in rows)  # only one machine
-    assert "GPU" not in rows
+    assert rows["GPU"] == "none"  # said, not left out: the machine had no GPU
 
 
 def test_text_and_latex_builders(status_book: StatusBook):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import MYST_HEADER, ProjectBuild, build_project
+from conftest import MYST_HEADER, ProjectBuild, build_project, sphinx_build
 
 from sphinx_gpu_admonition.ext import _mystnb
 
@@ -133,3 +133,50 @@ def test_excludepatterns_are_matched_like_myst_nb(tmp_path: Path) -> None:
     assert _mystnb.is_excluded(build.app.env, "page")
     assert not _mystnb.is_excluded(build.app.env, "index")
     assert _mystnb.execution_result(build.app.env, "page") is None
+
+
+def test_what_the_cache_miss_reason_reads(tmp_path: Path) -> None:
+    """:func:`_mystnb.cache_miss_reason` relies on jupyter-cache keeping, for each cached
+    notebook, its code cells (source, metadata) and its kernelspec, on caching a
+    changed notebook as a new record beside the old one of the same source path
+    (``list_cache_records``: ``pk``, ``uri``, ``hashkey``, ``created``;
+    ``get_cache_bundle(pk).nb``), and on MyST-NB staging the notebook as a project
+    record that jupyter-cache can read again."""
+    from jupyter_cache import get_cache
+
+    first = build_project("admonition", tmp_path / "a", files=FILES,
+                          confoverrides={"nb_execution_mode": "cache"})
+    env = first.app.env
+    cache_path = _mystnb.execution_cache_path(env)
+    source = env.doc2path("page")
+    page = Path(source)
+    page.write_text(NOTEBOOK.replace("print(a)", "print(a + 1)"), encoding="utf-8")
+    again = sphinx_build(page.parent, tmp_path / "a" / "_build",
+                         confoverrides={"nb_execution_mode": "cache"})
+    assert "Cached executed notebook" in again.status, again.status
+    cache = get_cache(str(cache_path))
+    old, new = sorted(cache.list_cache_records(), key=lambda r: r.created)
+    assert old.uri == new.uri == str(source)  # the old record stays
+    cached_nb = cache.get_cache_bundle(new.pk).nb
+    assert [c.cell_type for c in cached_nb.cells] == ["code", "code"]
+    assert cached_nb.cells[1].source == "print(a + 1)"
+    assert isinstance(cached_nb.cells[0].metadata, dict)
+    assert cached_nb.metadata["kernelspec"]["name"] == "python3"
+    assert _mystnb.cache_miss_reason(cache_path, str(source), "page.md", new.hashkey) == \
+        _mystnb.CacheMissReason("cell_changed", 2)
+    # a checkout elsewhere (another absolute path): found by the path in the book
+    assert _mystnb.cache_miss_reason(cache_path, "/elsewhere/page.md", "page.md",
+                                     new.hashkey) == _mystnb.CacheMissReason("cell_changed", 2)
+    assert _mystnb.cache_miss_reason(cache_path, "/elsewhere/other.md", "other.md",
+                                     new.hashkey) == _mystnb.CacheMissReason("new_notebook")
+    assert _mystnb.cache_miss_reason(tmp_path / "no-cache", str(source), "page.md",
+                                     new.hashkey) is None
+    # a failed execution is not cached: the notebook as its project record reads it
+    # (``get_project_notebook(uri).nb``, made comparable by ``create_hashed_notebook``)
+    read, _ = cache.create_hashed_notebook(cache.get_project_notebook(str(source)).nb)
+    assert [c.source for c in read.cells] == ["a = 1", "print(a + 1)"]
+    assert read.metadata["kernelspec"] == cached_nb.metadata["kernelspec"]
+    # (the project record reads the file as it is now: a third version, not cached)
+    page.write_text(NOTEBOOK.replace("a = 1", "a = 2"), encoding="utf-8")
+    assert _mystnb.cache_miss_reason(cache_path, str(source), "page.md", None) == \
+        _mystnb.CacheMissReason("cell_changed", 1)

@@ -29,6 +29,7 @@ from conftest import MYST_HEADER, ProjectBuild, build_project, gpu_baseline
 from sphinx_gpu_admonition.model import files, record, schema
 from sphinx_gpu_admonition.model.files import read_sidecar, read_status, sidecar_dict
 from sphinx_gpu_admonition.model.record import (
+    CacheMiss,
     CellRecord,
     Device,
     Environment,
@@ -36,6 +37,7 @@ from sphinx_gpu_admonition.model.record import (
     GpuInfo,
     Host,
     JaxInfo,
+    KernelPackages,
     NotebookRecord,
     StatusReport,
 )
@@ -96,6 +98,8 @@ MODEL_IN_SCHEMA = [
     (JaxInfo, (*_ENVIRONMENT, "properties", "jax")),
     (Device, (*_ENVIRONMENT, "properties", "jax", "properties", "devices", "items")),
     (GpuInfo, (*_ENVIRONMENT, "properties", "gpus", "items")),
+    (CacheMiss, (*_NOTEBOOK, "properties", "cache_miss")),
+    (KernelPackages, (*_NOTEBOOK, "properties", "packages")),
 ]
 
 

@@ -312,3 +312,71 @@ def timestamp_to_iso(timestamp: float | None) -> str | None:
         return None
     return datetime.fromtimestamp(timestamp).astimezone().isoformat(timespec="seconds")
 
+
+
+# -- why a notebook missed the cache -------------------------------------------------
+class CacheMissReason(NamedTuple):
+    """What differs between the cached copy of a notebook and the one that executed."""
+
+    #: one of :data:`..model.record.CACHE_MISS_REASONS`
+    reason: str
+    #: the first differing code cell, counted among the code cells that run (1 = the
+    #: first non-empty one, as :class:`..model.record.CellName` counts); None: none
+    number: int | None = None
+
+
+def cache_miss_reason(cache_path: Path, source_path: str, relative_path: str,
+                      new_key: str | None) -> CacheMissReason | None:
+    """Why the notebook cached as ``new_key`` from ``source_path`` missed the cache
+    (``new_key`` None: it failed, and MyST-NB cached nothing; the notebook is then read
+    as jupyter-cache's project record of it reads it).
+
+    jupyter-cache hashes a notebook's code cells (source and all their metadata) and
+    its ``kernelspec``, and keeps the code cells and metadata of each notebook it
+    caches.  The cached copy compared is the newest other record of the same source
+    path (or of the same path relative to the book, for a cache restored from a
+    checkout elsewhere); none: a new notebook.  None when the cache cannot be read
+    or nothing differs (the caller then records no reason).
+    """
+    try:
+        cache = _cache_database(cache_path).cache
+        records = cache.list_cache_records()
+        if new_key is None:
+            current = cache.create_hashed_notebook(
+                cache.get_project_notebook(str(source_path)).nb)[0]
+        else:
+            new = next((r for r in records if r.hashkey == new_key), None)
+            if new is None:
+                return None
+            current = cache.get_cache_bundle(new.pk).nb
+        others = [r for r in records if r.hashkey != new_key and r.uri == str(source_path)]
+        if not others:
+            tail = "/" + relative_path.lstrip("/")
+            others = [r for r in records if r.hashkey != new_key
+                      and Path(r.uri).as_posix().endswith(tail)]
+        if not others:
+            return CacheMissReason("new_notebook")
+        previous = max(others, key=lambda r: r.created)
+        return _difference(cache.get_cache_bundle(previous.pk).nb, current)
+    except Exception:  # an unreadable cache: no reason rather than a failed page
+        return None
+
+
+def _difference(cached: Any, current: Any) -> CacheMissReason | None:
+    """The first difference jupyter-cache's hash sees, in the order a reader fixes it."""
+    if cached.metadata.get("kernelspec") != current.metadata.get("kernelspec"):
+        return CacheMissReason("kernel_changed")
+    old_cells = [c for c in cached.cells if c.get("cell_type") == "code"]
+    new_cells = [c for c in current.cells if c.get("cell_type") == "code"]
+    number = 0
+    for position in range(max(len(old_cells), len(new_cells))):
+        old = old_cells[position] if position < len(old_cells) else None
+        new = new_cells[position] if position < len(new_cells) else None
+        if new is not None and str(new.get("source", "")).strip():
+            number += 1  # nbclient skips empty cells: they get no number
+        if old is None or new is None or old.get("source") != new.get("source"):
+            # a removed cell at the end has no number in the notebook that ran
+            return CacheMissReason("cell_changed", number if new is not None else None)
+        if dict(old.get("metadata") or {}) != dict(new.get("metadata") or {}):
+            return CacheMissReason("metadata_changed", number)
+    return None

@@ -43,6 +43,7 @@ from ..model.probe_output import (
 )
 from ..model.record import (
     CACHE,
+    CELL_LABEL,
     ERROR,
     EXCLUDED,
     EXECUTED,
@@ -51,6 +52,7 @@ from ..model.record import (
     OK,
     OUTPUTS_PRESENT,
     TIMEOUT,
+    CacheMiss,
     CellRecord,
     Environment,
     ErrorInfo,
@@ -60,6 +62,7 @@ from ..model.schema import SchemaError
 from ..probe import ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, KERNEL_PROBE_FILE, STARTUP_FILE
 from . import _mystnb, calibration
 from .config import get_config
+from .kernel_packages import kernel_packages
 from .state import build_state, env_data
 from .warnings import warn
 
@@ -307,8 +310,25 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
     elif cache_path is not None and not hit_key:
         key = _mystnb.newest_record_key(cache_path, env.doc2path(docname))
         if key:
+            _note_cache_miss(env, docname, cache_path, key, record)
             _save_sidecar(cache_path / SIDECAR_FOLDER / f"{key}.json", docname, record)
+    if cache_path is not None and not hit_key and not result.succeeded:
+        _note_cache_miss(env, docname, cache_path, None, record)  # not cached: no sidecar
     return record
+
+
+def _note_cache_miss(env: BuildEnvironment, docname: str, cache_path: Path,
+                     key: str | None, record: NotebookRecord) -> None:
+    """After a cache miss: why it missed, and the kernel environment's packages, kept
+    in the sidecar so that the builds that reuse these outputs list the packages of
+    the run that produced them (the ``:packages:`` of ``{execution-environment}``)."""
+    miss = _mystnb.cache_miss_reason(cache_path, str(env.doc2path(docname)),
+                                     Path(env.doc2path(docname, False)).as_posix(), key)
+    if miss is not None:
+        record.cache_miss = CacheMiss(
+            reason=miss.reason,
+            cell=CELL_LABEL.format(number=miss.number) if miss.number else None)
+    record.packages = kernel_packages(env, docname)
 
 
 def fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
@@ -382,6 +402,7 @@ def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord,
     record.peak_memory_mb = saved.peak_memory_mb
     record.executed_at = saved.executed_at or record.executed_at
     record.calibration_seconds = saved.calibration_seconds  # the machine that ran it
+    record.packages = saved.packages  # the kernel environment of the run that made them
 
 
 _FIRST_LINE_LENGTH = 120

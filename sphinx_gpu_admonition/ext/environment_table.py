@@ -9,11 +9,15 @@ The "Libraries" row of a machine is the union of the libraries every notebook
 that ran there imported (the ``!conda list`` cell it replaces listed them all);
 a library seen at several versions shows each (``numpy 2.1.3 / 2.2.0``).
 
-With the ``:packages:`` flag, the table of the machine this build executed
-notebooks on is followed by every distribution installed in the kernel's
-environment (what ``!conda list`` printed), collapsed in HTML: read once per
-build and kernel executable, by one ``importlib.metadata`` call in a
-subprocess of that executable, never inside the notebooks' kernels.
+With the ``:packages:`` flag, each machine's table is followed by every
+distribution installed in the kernel's environment (what ``!conda list``
+printed), collapsed in HTML: read by one ``importlib.metadata`` call in a
+subprocess of the kernel's executable (once per build and executable), never
+inside the notebooks' kernels.  After a cache miss the list is kept in the
+record (and so in the sidecar beside the jupyter-cache), so that builds whose
+outputs all come from the cache show the list of the run that produced them;
+for a notebook this build executed otherwise it is read when the page is
+written.  Where no list can be had, the page says why.
 
 When the notebooks ran on different machines (for example outputs reused from
 a cache built on a GPU runner, next to notebooks executed on a laptop), there is
@@ -29,12 +33,7 @@ translator is involved), plain docutils tables for every other builder.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import html
-import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -49,11 +48,24 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from ..model.record import EXECUTED, Environment, NotebookRecord, StatusReport
+from ..model.record import (
+    CACHE,
+    EXECUTED,
+    Environment,
+    NotebookRecord,
+    StatusReport,
+)
 from ..render.templates import render as render_template
 from .capture import all_records
 from .i18n import translate
-from .page_info import machine_fields
+from .kernel_packages import (  # noqa: F401 - installed_distributions: also read from here
+    Packages,
+    forget_packages,
+    installed_distributions,
+    kernel_executable,
+    kernel_name,
+)
+from .page_info import in_download_notebook, machine_fields, notebook_table_text
 from .state import app_of, env_data
 from .support import (
     NonHtmlPostTransform,
@@ -65,6 +77,7 @@ from .warnings import warn
 
 ENVIRONMENT_PAGES = "gpu_environment_pages"
 PACKAGES_CLASS = "gpu-environment-packages"
+PACKAGES_MISSING_CLASS = "gpu-environment-packages-missing"
 
 logger = logging.getLogger(__name__)
 
@@ -148,87 +161,66 @@ def _records_of(report: StatusReport, docnames: list[str]) -> list[NotebookRecor
 
 
 # -- the kernel's installed distributions (the `!conda list` replacement) ------------------
-_DISTRIBUTIONS_SCRIPT = (
-    "import importlib.metadata as m, json\n"
-    "seen = {}\n"
-    "for d in m.distributions():\n"
-    "    name = d.metadata['Name']\n"
-    "    if name and name not in seen:\n"
-    "        seen[name] = d.version\n"
-    "print(json.dumps(sorted(seen.items(), key=lambda item: item[0].lower())))\n"
-)
-#: ``argv[0]`` values that jupyter_client replaces by its own interpreter
-_NATIVE_PYTHON = {"python", f"python{sys.version_info[0]}",
-                  f"python{sys.version_info[0]}.{sys.version_info[1]}"}
+def _sorted_packages(distributions: dict[str, str]) -> Packages:
+    return tuple(sorted(distributions.items(), key=lambda item: item[0].lower()))
 
 
-@functools.lru_cache(maxsize=16)
-def kernel_executable(kernel_name: str) -> str | None:
-    """The Python executable jupyter_client starts for ``kernel_name`` (None: unknown,
-    or not a Python kernel)."""
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
-
-    try:
-        argv = KernelSpecManager().get_kernel_spec(kernel_name).argv
-    except (NoSuchKernel, OSError, ValueError):
-        return None
-    if not argv:
-        return None
-    if argv[0] in _NATIVE_PYTHON:
-        return sys.executable
-    return argv[0] if "python" in os.path.basename(argv[0]).lower() else None
-
-
-@functools.lru_cache(maxsize=16)
-def installed_distributions(executable: str) -> tuple[tuple[str, str], ...] | str:
-    """(name, version) of every distribution ``executable`` sees, or why not."""
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
-    try:
-        done = subprocess.run([executable, "-c", _DISTRIBUTIONS_SCRIPT], capture_output=True,
-                              text=True, timeout=120, env=environment, check=False)
-    except (OSError, subprocess.SubprocessError) as error:
-        return f"{executable}: {error}"
-    if done.returncode != 0:
-        return f"{executable} exited with {done.returncode}"
-    try:
-        data = json.loads(done.stdout)
-    except ValueError:
-        return f"{executable} printed no package list"
-    if not isinstance(data, list) or not all(
-            isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)
-            for item in data):
-        return f"{executable} printed no package list"
-    return tuple((name, version) for name, version in data)
-
-
-def _kernel_name(env: BuildEnvironment, docname: str) -> str:
-    kernelspec = env.metadata.get(docname, {}).get("kernelspec")
-    name = kernelspec.get("name") if isinstance(kernelspec, dict) else None
-    return name if isinstance(name, str) and name else "python3"
-
-
-Packages = tuple[tuple[str, str], ...]
+#: the package list of a machine, or why the page shows none
+MachinePackages = tuple[str, Packages] | str
 
 
 def build_machine_packages(env: BuildEnvironment, report: StatusReport,
-                           location: nodes.Node) -> dict[str, tuple[str, Packages]]:
-    """Machine id -> (kernel executable, its distributions), for the machines this
-    build executed notebooks on (their kernels' environment is this machine's)."""
-    result: dict[str, tuple[str, Packages]] = {}
+                           location: nodes.Node) -> dict[str, MachinePackages]:
+    """Machine id -> (kernel executable, its distributions), or the sentence saying why
+    there is no list.
+
+    A record keeps the list read after its cache miss (so a cache hit shows the list
+    of the run that produced its outputs); for a notebook this build executed
+    without one (``force``, ``auto``) the list is read now, once per executable
+    (its kernel's environment is this machine's).
+    """
+    result: dict[str, MachinePackages] = {}
+    kept: dict[str, MachinePackages] = {}
     for record in report.notebooks:
-        if record.capture != "ok" or record.provenance != EXECUTED:
+        if record.capture == "ok" and record.packages is not None:
+            kept.setdefault(record.environment.machine_id, (
+                record.packages.executable, _sorted_packages(record.packages.distributions)))
+    for record in report.notebooks:
+        if record.capture != "ok":
             continue
         machine = record.environment.machine_id
-        executable = kernel_executable(_kernel_name(env, record.docname))
-        if machine in result or executable is None:
+        if machine in kept:
+            result[machine] = kept[machine]
+            continue
+        if isinstance(result.get(machine), tuple):
+            continue
+        if record.provenance != EXECUTED:
+            result.setdefault(machine, _not_kept_text(record.provenance))
+            continue
+        kernel = kernel_name(env, record.docname)
+        executable = kernel_executable(kernel)
+        if executable is None:
+            result[machine] = translate(
+                "No package list: the kernel %s is not a Python kernel this build can "
+                "start.") % kernel
             continue
         packages = installed_distributions(executable)
         if isinstance(packages, str):
             warn(logger, f"cannot list the packages of the kernel's environment: {packages}",
                  "capture", location=location)
+            result[machine] = translate("No package list: %s.") % packages
             continue
         result[machine] = (executable, packages)
     return result
+
+
+def _not_kept_text(provenance: str) -> str:
+    if provenance == CACHE:
+        return translate("No package list: these outputs come from the jupyter-cache, "
+                         "saved without it (by an earlier version of sphinx-gpu-admonition); "
+                         "the next execution of a notebook keeps it.")
+    return translate("No package list: these notebooks were executed by an earlier build "
+                     "that did not keep it; a fresh build lists it again.")
 
 
 def packages_summary(count: int) -> str:
@@ -297,6 +289,8 @@ class MachineTable(NamedTuple):
     #: (kernel executable, (name, version) ...) of the build machine, with :packages:
     packages: tuple[str, tuple[tuple[str, str], ...]] | None
     packages_summary: str
+    #: with :packages: and no list: why not
+    packages_note: str = ""
 
 
 def machine_tables(report: StatusReport, placeholder: int = 0,
@@ -312,21 +306,34 @@ def machine_tables(report: StatusReport, placeholder: int = 0,
                 notebooks.append((docname, record.title if record is not None and record.title
                                   else docname))
         installed = (packages or {}).get(environment.machine_id)
+        note = ""
+        if isinstance(installed, str):
+            installed, note = None, installed
+        elif installed is None and packages is not None:
+            note = translate("No package list: no notebook of this machine was executed "
+                             "with the in-kernel capture by this build.")
         tables.append(MachineTable(
             ident=table_id(placeholder, number),
             title=machine_title(environment, number, len(machines)),
             rows=machine_rows(environment, _records_of(report, docnames)),
             notebooks=notebooks, notebooks_label=translate("Notebooks (%d)") % len(docnames),
             packages=installed,
-            packages_summary=packages_summary(len(installed[1])) if installed else ""))
+            packages_summary=packages_summary(len(installed[1])) if installed else "",
+            packages_note=note))
     return tables
 
 
 def environment_table_nodes(report: StatusReport, fromdoc: str, known_docs: set[str],
-                            placeholder: int = 0,
-                            packages: dict[str, Any] | None = None) -> list[nodes.Node]:
-    """One two-column table per machine; the notebooks each ran when there are several."""
+                            placeholder: int = 0, packages: dict[str, Any] | None = None,
+                            notebook: bool = False) -> list[nodes.Node]:
+    """One two-column table per machine; the notebooks each ran when there are several.
+
+    ``notebook``: for sphinx-tojupyter, which writes a table as a Markdown pipe table
+    (valid only with a header: the first row is it) and a link inside a table before
+    the table (the notebooks are text there).
+    """
     tables = machine_tables(report, placeholder, packages)
+    text = notebook_table_text if notebook else str
     if not tables:
         return [nodes.paragraph(text=_empty_text(), classes=["gpu-environment-empty"])]
     result: list[nodes.Node] = []
@@ -339,20 +346,26 @@ def environment_table_nodes(report: StatusReport, fromdoc: str, known_docs: set[
         # relative widths (the text builder takes them as characters)
         group += nodes.colspec(colwidth=20, stub=1)
         group += nodes.colspec(colwidth=60)
-        body = nodes.tbody()
-        group += body
-        for label, value in machine.rows:
-            body += _row(label, nodes.Text(value))
+        rows = [_row(text(label), nodes.Text(text(value))) for label, value in machine.rows]
         if machine.notebooks:
             links: list[nodes.Node] = []
             for docname, title in machine.notebooks:
                 if links:
                     links.append(nodes.Text(", "))
-                links.append(_doc_reference(fromdoc, docname, title, known_docs))
-            body += _row(machine.notebooks_label, *links)
+                links.append(nodes.Text(text(title)) if notebook
+                             else _doc_reference(fromdoc, docname, title, known_docs))
+            rows.append(_row(text(machine.notebooks_label), *links))
+        if notebook and rows:
+            group += nodes.thead("", rows.pop(0))
+        group += nodes.tbody("", *rows)
         result.append(table)
+        if notebook:  # a Markdown table ends at a blank line, else it takes the next line
+            result.append(nodes.paragraph())
         if machine.packages:
             result.append(packages_node(*machine.packages))
+        elif machine.packages_note:
+            result.append(nodes.paragraph(text=machine.packages_note,
+                                          classes=[PACKAGES_MISSING_CLASS]))
     return result
 
 
@@ -407,21 +420,19 @@ class EnvironmentTableToNodes(NonHtmlPostTransform):
             return
         report = StatusReport(all_records(self.env))
         known = set(self.env.all_docs)
+        notebook = in_download_notebook(self.env)
         for position, node in enumerate(placeholders):
             container = nodes.container(classes=node["classes"], ids=node["ids"])
             packages = (build_machine_packages(self.env, report, node)
                         if node.get("packages") else None)
             container.extend(environment_table_nodes(report, self.env.docname, known,
-                                                     position, packages))
+                                                     position, packages, notebook))
             node.replace_self(container)
         add_assets(self.document, "css")
 
 
 def _forget_packages(app: Sphinx) -> None:
-    """Each build reads the installed packages again (a long-lived process such as
-    sphinx-autobuild may see them change)."""
-    kernel_executable.cache_clear()
-    installed_distributions.cache_clear()
+    forget_packages()
 
 
 def setup_environment_table(app: Sphinx) -> None:

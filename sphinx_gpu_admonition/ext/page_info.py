@@ -10,7 +10,8 @@ sentence says "without a GPU", and the build warns unless
 ``gpu_expected_backend`` says that this is expected.  A notebook page whose
 notice offers no way to Colab warns (``gpu_admonition.colab``).  Post-transforms
 make the placeholder a ``<details>`` element for HTML, a line and a field list
-for other builders, and nothing in download notebooks.  ``html-page-context``
+for other builders, and nothing in download notebooks, whose notice tells the
+reader how to get a GPU instead of where the build ran.  ``html-page-context``
 adds ``<meta>`` tags with the same facts.
 """
 
@@ -48,6 +49,8 @@ INFO_CLASS = "gpu-execution-info"
 DETAILS_CLASS = "gpu-execution-details"
 ADMONITION_CLASS = "gpu-admonition"
 EXECUTED_ON_CLASS = "gpu-executed-on"
+#: the download notebook's sentence instead of :data:`EXECUTED_ON_CLASS`'s
+READER_CLASS = "gpu-reader-gpu"
 
 def device_sentence(record: NotebookRecord) -> str:
     """``"GPU: NVIDIA H200 (JAX 0.10.2)"`` or ``"CPU: AMD EPYC 7763, 4 cores"``."""
@@ -93,6 +96,9 @@ def machine_fields(env: Environment) -> list[tuple[str, str]]:
             f"driver {gpu.driver}" if gpu.driver else "",
             f"CUDA {gpu.cuda}" if gpu.cuda else "") if x)
         rows.append((_("GPU"), gpu.name + (f" ({detail})" if detail else "")))
+    if not env.gpus and not is_gpu(env.backend):
+        # said, not left out: a reader comparing two machines sees that this one had none
+        rows.append((_("GPU"), _("none")))
     rows.append((_("JAX backend"), env.jax.backend or _("not used")))
     if env.jax.devices:
         rows.append((_("JAX devices"), ", ".join(
@@ -276,6 +282,17 @@ def details_markup(placeholder: nodes.Element) -> str:
 NOTEBOOK_BUILDERS = ("jupyter", "jupyterpdf")
 
 
+def in_download_notebook(env: Any) -> bool:
+    """Whether this build writes download notebooks (sphinx-tojupyter)."""
+    return app_of(env).builder.name in NOTEBOOK_BUILDERS
+
+
+def notebook_table_text(text: str) -> str:
+    """A table cell's text for sphinx-tojupyter, which writes tables as Markdown pipe
+    tables as they are: a ``|`` in a value would split its cell."""
+    return text.replace("|", "\\|")
+
+
 class ExecutionInfoToNodes(NonHtmlPostTransform):
     """Every other builder: the line and a field list (none in download notebooks)."""
 
@@ -291,6 +308,29 @@ class ExecutionInfoToNodes(NonHtmlPostTransform):
                 placeholder.parent.remove(placeholder)
             else:
                 placeholder.parent.replace(placeholder, info_nodes(placeholder))
+
+
+def reader_sentence() -> str:
+    """What a download notebook's notice says instead of where the build ran: the
+    notebook is the student's copy, to run on their own machine or in Colab."""
+    return _("To run this notebook on a GPU in Google Colab, choose Runtime > Change "
+             "runtime type and select a GPU.")
+
+
+class ReaderNoticeInNotebooks(SphinxPostTransform):
+    """Download notebooks (sphinx-tojupyter): the notice's "This page was executed on
+    CPU: ..." is the build machine's, not the reader's; it becomes the sentence on how
+    to get a GPU."""
+
+    default_priority = 402
+    builders = NOTEBOOK_BUILDERS
+
+    def run(self, **kwargs: Any) -> None:
+        for admonition in _admonitions(self.document):
+            for paragraph in list(admonition.findall(nodes.paragraph)):
+                if EXECUTED_ON_CLASS in paragraph["classes"]:
+                    paragraph.parent.replace(paragraph, nodes.paragraph(
+                        "", reader_sentence(), classes=[READER_CLASS]))
 
 
 def _meta_tags(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
@@ -317,4 +357,5 @@ def setup_page_info(app: Sphinx) -> None:
     app.add_node(execution_info_markup, html=(_visit_execution_info_markup, None))
     app.add_post_transform(ExecutionInfoToHtml)
     app.add_post_transform(ExecutionInfoToNodes)
+    app.add_post_transform(ReaderNoticeInNotebooks)
     app.connect("html-page-context", _meta_tags)

@@ -74,6 +74,7 @@ from .build_analysis import (
 from .capture import stored_records
 from .cell_badges import link_target, status_pages
 from .i18n import ngettext, translate
+from .page_info import in_download_notebook, notebook_table_text
 from .state import env_data
 from .support import (
     NonHtmlPostTransform,
@@ -210,10 +211,17 @@ def _doc_link(fromdoc: str, docname: str, text: str) -> nodes.Node:
 
 
 def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc: str,
-                       known_docs: set[str], table_id: str = "gpu-status-1") -> list[nodes.Node]:
+                       known_docs: set[str], table_id: str = "gpu-status-1",
+                       notebook: bool = False) -> list[nodes.Node]:
     """The same columns and values as the HTML table (:func:`.status_rows.status_rows`),
-    as a plain docutils table for any builder, after the findings."""
+    as a plain docutils table for any builder, after the findings.
+
+    ``notebook``: for sphinx-tojupyter, which writes a table as a Markdown pipe table
+    but a link inside it before the table (the header line began with one empty
+    link per notebook): the titles are text, and a ``|`` in a value is escaped.
+    """
     lb = labels()
+    cell_text = notebook_table_text if notebook else str
     table_rows = status_rows(analysis, options, lb, row_ids=False)
     columns = table_rows.columns
     table = nodes.table(classes=["gpu-status-plain", "colwidths-auto"], ids=[table_id])
@@ -227,7 +235,7 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
     group += head
     row = nodes.row()
     for column in columns:
-        row += _entry(column.label)
+        row += _entry(cell_text(column.label))
     head += row
     body = nodes.tbody()
     group += body
@@ -235,18 +243,20 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
         row = nodes.row()
         docname = data["docname"]
         row += _entry(_doc_link(fromdoc, docname, data["title"])
-                      if docname in known_docs and not data["gone"]
-                      else nodes.Text(data["title"]))
+                      if docname in known_docs and not data["gone"] and not notebook
+                      else nodes.Text(cell_text(data["title"])))
         for column in columns[1:]:
-            row += _entry(plain_text(data["values"][column.key]))
+            row += _entry(cell_text(plain_text(data["values"][column.key])))
         body += row
     totals = table_rows.totals
     row = nodes.row()
-    row += _entry(totals["label"])
+    row += _entry(cell_text(totals["label"]))
     for column in columns[1:]:
-        row += _entry(str(totals["texts"][column.key]))
+        row += _entry(cell_text(str(totals["texts"][column.key])))
     body += row
     result_nodes: list[nodes.Node] = [table]
+    if notebook:  # a Markdown table ends at a blank line, else it takes the next line
+        result_nodes.append(nodes.paragraph())
     if table_rows.hidden:
         result_nodes.append(nodes.paragraph(text=lb.hidden.format(
             count=table_rows.hidden, seconds=format_seconds(options.min_seconds))))
@@ -386,6 +396,7 @@ class StatusTableToNodes(NonHtmlPostTransform):
             return
         analysis = build_analysis(app_of(self.env))
         known = set(self.env.all_docs)
+        notebook = in_download_notebook(self.env)
         for number, node in enumerate(placeholders, start=1):
             shown = analysis
             if "gpu_status_file" in node:
@@ -395,7 +406,8 @@ class StatusTableToNodes(NonHtmlPostTransform):
                     continue
             container = nodes.container(classes=node["classes"], ids=node["ids"])
             container.extend(status_table_nodes(shown, _options_of(node), self.env.docname,
-                                                known, table_id=f"gpu-status-{number}"))
+                                                known, table_id=f"gpu-status-{number}",
+                                                notebook=notebook))
             node.replace_self(container)
 
 

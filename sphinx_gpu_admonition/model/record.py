@@ -63,6 +63,13 @@ BUILD_OUTCOMES = (BUILD_SUCCEEDED, BUILD_FAILED)
 CAPTURE_STATES = ("ok", "missing", "failed")
 GPU_SOURCES = ("nvml", "nvidia-smi")
 
+# Why a notebook executed although the jupyter-cache held a copy of it (``cache`` mode).
+CELL_CHANGED = "cell_changed"  # a code cell's source differs (or cells were added/removed)
+METADATA_CHANGED = "metadata_changed"  # a code cell's metadata differs (jupyter-cache hashes it)
+KERNEL_CHANGED = "kernel_changed"  # the notebook's kernelspec differs
+NEW_NOTEBOOK = "new_notebook"  # the cache holds no copy of this notebook
+CACHE_MISS_REASONS = (CELL_CHANGED, METADATA_CHANGED, KERNEL_CHANGED, NEW_NOTEBOOK)
+
 @dataclasses.dataclass
 class Device(Loadable):
     """Devices of one kind that JAX saw (``count`` of them)."""
@@ -273,6 +280,27 @@ class ErrorInfo(Loadable):
 
 
 @dataclasses.dataclass
+class CacheMiss(Loadable):
+    """Why a notebook missed the jupyter-cache: what differs between the cached copy of
+    it (the newest from the same source) and the notebook that executed."""
+
+    reason: str = choices(CACHE_MISS_REASONS)
+    #: the first code cell that differs, named as every view names cells ("cell 3")
+    cell: str | None = None
+
+
+@dataclasses.dataclass
+class KernelPackages(Loadable):
+    """Every distribution installed in the kernel's environment (``!conda list``),
+    read by the build after the notebook executed, kept so that cache hits show it."""
+
+    #: the kernel's Python executable (where the list was read)
+    executable: str
+    #: distribution name -> version
+    distributions: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
 class NotebookRecord(Loadable):
     """Everything known about one notebook page's execution."""
 
@@ -300,6 +328,10 @@ class NotebookRecord(Loadable):
     #: the machine calibration (:mod:`.calibration`) measured right after the notebook
     #: was executed: the runner's speed when it ran, kept by merges and cache hits
     calibration_seconds: float | None = None
+    #: why a ``cache``-mode build executed the notebook instead of reusing the cache
+    cache_miss: CacheMiss | None = None
+    #: the kernel environment's installed distributions, read after a cache miss
+    packages: KernelPackages | None = None
 
     @property
     def cells_seconds(self) -> float:

@@ -12,6 +12,7 @@ from ..model.analysis import BuildAnalysis
 from ..model.findings import BuildTotals, findings
 from ..model.formatting import NO_DATA, format_seconds, one_line, safe_lines
 from ..model.record import BUILD_FAILED, StatusReport, sorted_slowest_first
+from .labels import cache_miss_text
 
 #: notebooks and flagged cells the summary lists
 SUMMARY_ROWS = 5
@@ -33,6 +34,11 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
     if report.build.get("outcome") == BUILD_FAILED:
         lines.insert(0, f"execution: the build stopped ({one_line(report.build.get('failure'))}"
                         "); this report lists what it read before it stopped")
+    misses = [f"{one_line(nb.docname)} ({cache_miss_text(nb)})" for nb in notebooks
+              if cache_miss_text(nb)]
+    if misses:  # why the cache did not serve them (MyST-NB says only that it executed)
+        lines.append(f"cache misses ({len(misses)}): " + "; ".join(misses[:SUMMARY_ROWS])
+                     + ("; ..." if len(misses) > SUMMARY_ROWS else ""))
     for nb in sorted_slowest_first(n for n in notebooks if n.executed)[:SUMMARY_ROWS]:
         lines.append(f"  {_time(nb.seconds)}  {one_line(nb.docname)}  "
                      f"[{one_line(nb.device_label or NO_DATA)}]")

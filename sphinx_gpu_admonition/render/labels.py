@@ -14,10 +14,14 @@ from typing import NamedTuple
 
 from ..model.analysis import Flag
 from ..model.record import (
+    CELL_CHANGED,
     ERROR,
     EXCLUDED,
+    EXECUTED,
     EXECUTION_OFF,
+    KERNEL_CHANGED,
     KERNEL_DIED,
+    METADATA_CHANGED,
     OK,
     OUTPUTS_PRESENT,
     TIMEOUT,
@@ -196,3 +200,28 @@ class Labels(NamedTuple):
         if record.status == ERROR and record.error is not None:
             text += f": {record.error.type}"
         return text
+
+
+def cache_miss_text(record: NotebookRecord, translate: Translate = english,
+                    cell_label: Callable[[CellName], str] | None = None) -> str | None:
+    """Why ``record``'s notebook executed instead of coming from the jupyter-cache
+    (``the code of cell 3 changed``), None when the record says nothing; the cell
+    is named by ``cell_label`` (the page's translated name) when it is on the page.
+    Only for a notebook this build executed: a record kept from an earlier build
+    keeps that build's reason, which is no news now."""
+    miss = record.cache_miss
+    if miss is None or record.provenance != EXECUTED:
+        return None
+    cell = miss.cell
+    if cell is not None and cell_label is not None:
+        name = next((n for n in record.cell_names() if n.label == cell), None)
+        cell = cell_label(name) if name is not None else cell
+    if miss.reason == CELL_CHANGED:
+        if cell is None:
+            return translate("a code cell was removed")
+        return translate("the code of %s changed") % cell
+    if miss.reason == METADATA_CHANGED:
+        return translate("the metadata of %s changed") % (cell or translate("a code cell"))
+    if miss.reason == KERNEL_CHANGED:
+        return translate("the notebook's kernel changed")
+    return translate("a new notebook (the cache held no copy of it)")

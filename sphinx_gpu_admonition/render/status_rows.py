@@ -27,7 +27,7 @@ from ..model.record import (
     STATUS_ORDER,
     NotebookRecord,
 )
-from .labels import GONE, Labels
+from .labels import GONE, Labels, cache_miss_text
 
 SORT_CHOICES = ("time", "name")
 _TRUE = ("yes", "true", "on", "1")
@@ -492,7 +492,7 @@ class _Rows:
         record = result.notebook
         has_cells = self.with_cells and bool(
             record.cells or (result.comparison and result.comparison.gone_cells))
-        if not (record.error or has_cells or self.facts):
+        if not (record.error or has_cells or self.facts or record.cache_miss):
             return None
         flagged = sum(1 for flags in result.cell_flags if flags)
         summary = lb.cells_summary.format(count=len(record.cells), title=title)
@@ -515,8 +515,11 @@ class _Rows:
                 "href": f"{uri}#{name.anchor}" if uri is not None and name.anchor else None,
                 "time": format_seconds(cell.seconds),
                 "names": lb.flag_names([f.rule for f in flags])})
+        miss = cache_miss_text(record, lb.translate, lb.cell_label)
         return {"summary": summary, "error": error, "flagged": cells, "cells": has_cells,
-                "cells_file": self.cells_file.get(record.docname)}
+                "cells_file": self.cells_file.get(record.docname),
+                "cache_miss": lb.translate("Executed instead of taken from the cache: %s.")
+                % miss if miss else None}
 
     def _gone(self, record: NotebookRecord) -> dict[str, Any]:
         lb = self.labels
@@ -531,7 +534,7 @@ class _Rows:
                                    format_seconds(baseline_seconds))
         values["baseline_device"] = value(device.casefold(), device)
         details = ({"summary": title, "error": None, "flagged": [], "cells": False,
-                    "cells_file": None} if self.facts else None)
+                    "cells_file": None, "cache_miss": None} if self.facts else None)
         return {"classes": "gpu-status-notebook gpu-status-row-gone", "ident": None,
                 "filter": " ".join((title, record.docname, lb.gone)).casefold(),
                 "flagged": False, "sort": title.casefold(), "title": title, "uri": None,
