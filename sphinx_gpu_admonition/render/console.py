@@ -45,7 +45,8 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
             reasons = "; ".join(f.reason for f in finding.flags if not f.is_hint)
             lines.append(f"  {_time(finding.seconds)}  {one_line(finding.name.full)}: "
                          f"{one_line(reasons)}")
-            lines.append(f"{'':{_TIME_WIDTH + 4}}what to do: {finding.action}")
+            if finding.action:  # a slow-ok cell has none
+                lines.append(f"{'':{_TIME_WIDTH + 4}}what to do: {finding.action}")
     for nb in notebooks:
         if nb.failed:
             error = one_line(nb.error.type) if nb.error else ""
