@@ -32,12 +32,13 @@ from ..model.analysis import (
     is_shell_or_magic,
 )
 from ..model.files import read_status
+from ..model.findings import budget_findings
 from ..model.formatting import format_seconds
 from ..model.record import CellRecord, StatusReport
 from ..model.schema import SchemaError
 from ._mystnb import cell_source, code_cell_nodes
 from .capture import all_records
-from .config import get_config
+from .config import PAGE_BUDGET_KEY, get_config
 from .state import build_state, env_data
 from .warnings import warn
 
@@ -179,9 +180,38 @@ def _cell_location(docname: str, cell: CellRecord) -> tuple[str, int] | str:
     return (docname, cell.line) if cell.line is not None else docname
 
 
+def _budget_line(app: Sphinx, docname: str) -> int | None:
+    """The line of a text notebook's ``gpu_budget_seconds`` (else 1: the notebook as a
+    whole, the book's budget); None for an ``.ipynb`` (a line of its JSON means
+    nothing to a reader)."""
+    path = Path(app.env.doc2path(docname))
+    if path.suffix == ".ipynb":
+        return None
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return 1
+    return next((number for number, line in enumerate(lines, 1)
+                 if line.lstrip().startswith(PAGE_BUDGET_KEY)), 1)
+
+
+def emit_budget_warnings(app: Sphinx) -> None:
+    """One ``budget`` warning per notebook over its time budget, furthest over first
+    (a budget is the book's choice: it warns without an opt-in, as pyvista's gallery
+    fails a page past its budget)."""
+    for row in budget_findings(build_analysis(app)):
+        docname = row.notebook.docname
+        line = _budget_line(app, docname)
+        warn(logger, f"notebook over its time budget: {row.reason} "
+                     f"(set {PAGE_BUDGET_KEY} in the page's metadata to change it)", "budget",
+             location=(docname, line) if line is not None else docname)
+
+
 def emit_warnings(app: Sphinx) -> None:
-    """``gpu_warn_slow_cells`` / ``gpu_warn_regressions``: one warning per flagged cell
+    """The budget warnings, and ``gpu_warn_slow_cells`` / ``gpu_warn_regressions``: one
+    warning per flagged cell (not a ``slow-ok`` or import cell: shown, never warned)
     and per regressed notebook of the build's analysis."""
+    emit_budget_warnings(app)
     config = get_config(app.config)
     if not (config.warn_slow_cells or config.warn_regressions):
         return
@@ -196,7 +226,7 @@ def emit_warnings(app: Sphinx) -> None:
         for cell, flags in result.flagged_cells:
             location = _cell_location(record.docname, cell)
             label = record.cell_name(cell).label
-            if config.warn_slow_cells:
+            if config.warn_slow_cells and not all(flag.is_note for flag in flags):
                 reasons = "; ".join(f"{f.rule}: {f.text}" for f in flags)
                 warn(logger, f"slow {label} ({format_seconds(cell.seconds)}): {reasons}",
                      "slow_cell", location=location)
