@@ -144,11 +144,12 @@ def lecture_cell_rules(cell: CellRecord, flags: Sequence[Flag]) -> tuple[Flag, .
     regression = any(flag.rule == "regression" for flag in flags)
     kept = [flag for flag in flags if flag.rule not in ("slow", "share")
             and (regression or not flag.is_hint)]
-    took = "; ".join(flag.reason for flag in slow)
+    over_limit = next((flag for flag in slow if flag.rule == "slow"), None)
     if cell.slow_ok:
-        note = Flag("slow_ok", f"slow on purpose (tagged {SLOW_OK_TAG}): {took}")
-    elif any(flag.rule == "slow" for flag in slow):
-        note = Flag("imports", f"only imports: {took}")
+        note = Flag("slow_ok", f"slow on purpose (tagged {SLOW_OK_TAG}), "
+                               f"took {format_seconds(cell.seconds)}")
+    elif over_limit is not None:
+        note = Flag("imports", f"only imports: {over_limit.reason}")
     else:
         return tuple(kept)  # an import cell's share alone: nothing to do
     return (note, *kept)
