@@ -250,8 +250,8 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
     body += row
     result_nodes: list[nodes.Node] = [table]
     if table_rows.hidden:
-        result_nodes.append(nodes.paragraph(text=lb.hidden.format(
-            count=table_rows.hidden, seconds=format_seconds(options.min_seconds))))
+        result_nodes.append(nodes.paragraph(text=lb.hidden_text(
+            table_rows.hidden, format_seconds(options.min_seconds))))
     return _findings_nodes(analysis, lb) + result_nodes
 
 
