@@ -63,8 +63,8 @@ def cell(index: int, seconds: float, **fields) -> CellRecord:
                       **fields)
 
 
-def flags_of(nb: NotebookRecord, thresholds: Thresholds = Thresholds()) -> list[list[str]]:
-    (result,) = analyse(StatusReport([nb]), thresholds).notebooks
+def flags_of(nb: NotebookRecord) -> list[list[str]]:
+    (result,) = analyse(StatusReport([nb]), Thresholds()).notebooks
     return [[flag.rule for flag in flags] for flags in result.cell_flags]
 
 
