@@ -37,7 +37,8 @@ time.sleep(0.5)
 
 @pytest.fixture(scope="module")
 def book(build_root_module):
-    return build_root_module("cellrules")
+    # the warnings name their type on Sphinx 7.4 too
+    return build_root_module("cellrules", confoverrides={"show_warning_types": True})
 
 
 def _status(book) -> dict:
