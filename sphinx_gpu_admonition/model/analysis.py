@@ -113,6 +113,8 @@ def is_imports_only(source: str) -> bool:
     """A cell whose code is only ``import`` / ``from ... import`` statements (with
     comments, ``%matplotlib inline``-style line magics and ``!`` lines): the time of
     importing libraries, paid once per kernel, not the lecture's computation."""
+    if "import" not in source:
+        return False  # most cells: no parse (every build asks for every cell)
     lines = source.splitlines()
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("%%") and first.split()[0] not in _PYTHON_CELL_MAGICS:
