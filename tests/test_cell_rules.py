@@ -112,3 +112,15 @@ def test_a_book_of_import_and_slow_ok_cells_passes_minus_w(tmp_path):
         assert [c["slow_ok"] for c in lecture["cells"]] == [False, True]
         assert lecture["cells"][0]["imports_only"] and lecture["budget_seconds"] is None
     assert lecture["provenance"] == "cache"
+
+
+def test_other_builders_name_the_slowest_and_the_budgets(tmp_path):
+    """The text builder's status page: the same slowest line and budget list."""
+    from conftest import build_project
+
+    build = build_project("cellrules", tmp_path, "text")
+    text = build.read("status.txt")
+    assert "Slowest: " in text and "% of the build)." in text
+    assert "2 notebooks over their time budget" in text
+    assert "A notebook with a budget: took " in text and ", budget 0.20 s" in text
+    assert "slow on purpose" in text
