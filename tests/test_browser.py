@@ -129,7 +129,9 @@ def test_filter_hides_rows(status_page: Page):
     assert count.startswith("1 of 7")
     # flag names, devices and the baseline's device are found too
     box.fill("large share")
-    assert sorted(status_page.docnames()) == ["jaxnb", "slow"]
+    assert sorted(status_page.docnames()) == ["slow"]
+    box.fill("imports")  # jaxnb's import cell: its note, not "large share"
+    assert sorted(status_page.docnames()) == ["jaxnb"]
     box.fill("tesla")
     assert sorted(status_page.docnames()) == ["fast", "slow"]
     box.fill("")
@@ -304,6 +306,38 @@ def test_first_screen_answers_at_1280(browser, server):
         assert "CPU" in parts["device"].inner_text()
         assert "What to do:" in parts["action"].inner_text()
         # no horizontal scrolling: neither the page nor the table
+        widths = page.page.evaluate(
+            "() => { const s = document.querySelector('#gpu-status-1 .gpu-status-scroll');"
+            " return [document.documentElement.scrollWidth, document.documentElement.clientWidth,"
+            " s.scrollWidth, s.clientWidth]; }")
+        assert widths[0] <= widths[1] and widths[2] <= widths[3], widths
+        assert our_errors(page) == []
+    finally:
+        page.close()
+
+
+def test_row_details_and_cells_fit_1280(browser, server):
+    """At 1280x800 the first screen names the slowest notebook; an opened row's cell
+    table keeps "cell 1", its time and share on one line each, and the row's facts
+    and the cells scroll nothing sideways."""
+    page = Page(browser, f"{server}/status.html")
+    try:
+        slowest = page.page.locator("#gpu-status-1 .gpu-status-slowest")
+        assert re.fullmatch(r"Slowest: .+, .+ \(\d+% of the build\)\.", slowest.inner_text())
+        assert _inside(slowest.bounding_box(), 1280, 800)
+        row = page.page.locator("#gpu-status-jaxnb")
+        row.locator("details > summary").click()
+        row.locator("table.gpu-status-cell-table").wait_for()
+        # the lines each of a cell's name, time and share takes: the distinct tops of
+        # its text's boxes
+        heights = row.locator("table.gpu-status-cell-table tbody tr").evaluate_all(
+            """rows => rows.map(r => [...r.cells].slice(0, 3).map(c => {
+                const range = document.createRange();
+                range.selectNodeContents(c);
+                return range.getClientRects().length > 0 ?
+                    new Set([...range.getClientRects()].map(x => Math.round(x.top))).size : 0;
+            }))""")
+        assert heights and all(count == 1 for cells in heights for count in cells), heights
         widths = page.page.evaluate(
             "() => { const s = document.querySelector('#gpu-status-1 .gpu-status-scroll');"
             " return [document.documentElement.scrollWidth, document.documentElement.clientWidth,"

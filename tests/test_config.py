@@ -38,6 +38,7 @@ WRONG = {
     "warn_slow_cells": "false",
     "cell_badges": "on",
     "warn_regressions": None,
+    "notebook_budget_seconds": 0,
 }
 
 
@@ -78,6 +79,8 @@ def test_defaults_are_valid_and_good_values_are_kept() -> None:
     ("status_json", ".json"),
     ("status_junit", ".hidden.xml"),
     ("status_junit", "status.json"),
+    ("notebook_budget_seconds", "a minute"),
+    ("notebook_budget_seconds", float("inf")),
 ])
 def test_values_that_would_misbehave_are_refused(name: str, value: object) -> None:
     reports: list[str] = []
@@ -117,6 +120,7 @@ FROM_THE_COMMAND_LINE = {
     "cell_badges": ("1", True),
     "warn_slow_cells": ("1", True),
     "warn_regressions": ("1", True),
+    "notebook_budget_seconds": ("60", 60.0),
 }
 
 #: conf.py of the project: the extension alone, and a hook that writes the values the

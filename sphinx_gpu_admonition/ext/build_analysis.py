@@ -32,14 +32,14 @@ from ..model.analysis import (
     is_shell_or_magic,
 )
 from ..model.files import read_status
-from ..model.findings import findings
+from ..model.findings import budget_findings, findings
 from ..model.formatting import format_seconds
 from ..model.record import CellRecord, StatusReport
 from ..model.schema import SchemaError
 from ..render.junit import NEVER_FAIL, FailOn
 from ._mystnb import cell_source, code_cell_nodes
 from .capture import all_records
-from .config import get_config
+from .config import PAGE_BUDGET_KEY, get_config
 from .state import build_state, env_data
 from .warnings import warn
 
@@ -181,12 +181,41 @@ def _cell_location(docname: str, cell: CellRecord) -> tuple[str, int] | str:
     return (docname, cell.line) if cell.line is not None else docname
 
 
+def _budget_line(app: Sphinx, docname: str) -> int | None:
+    """The line of a text notebook's ``gpu_budget_seconds`` (else 1: the notebook as a
+    whole, the book's budget); None for an ``.ipynb`` (a line of its JSON means
+    nothing to a reader)."""
+    path = Path(app.env.doc2path(docname))
+    if path.suffix == ".ipynb":
+        return None
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return 1
+    return next((number for number, line in enumerate(lines, 1)
+                 if line.lstrip().startswith(PAGE_BUDGET_KEY)), 1)
+
+
+def emit_budget_warnings(app: Sphinx) -> None:
+    """One ``budget`` warning per notebook over its time budget, furthest over first
+    (a budget is the book's choice: it warns without an opt-in, as pyvista's gallery
+    fails a page past its budget)."""
+    for row in budget_findings(build_analysis(app)):
+        docname = row.notebook.docname
+        line = _budget_line(app, docname)
+        warn(logger, f"notebook over its time budget: {row.reason} "
+                     f"(set {PAGE_BUDGET_KEY} in the page's metadata to change it)", "budget",
+             location=(docname, line) if line is not None else docname)
+
+
 def emit_warnings(app: Sphinx) -> None:
-    """``gpu_warn_slow_cells`` / ``gpu_warn_regressions``: one warning per regressed
-    notebook and per flagged cell of the build's analysis, in the order of every other
-    view (the console summary, the status page, JUnit): the regressed notebooks, then
-    the flagged cells slowest first (:func:`..model.findings.findings`); so with ``-W``
-    the first warning, the one a build that stops at it shows, is the slowest cell."""
+    """The budget warnings, and ``gpu_warn_slow_cells`` / ``gpu_warn_regressions``: one
+    warning per regressed notebook and per flagged cell of the build's analysis (not a
+    ``slow-ok`` or import cell: shown, never warned), in the order of every other view
+    (the console summary, the status page, JUnit): the regressed notebooks, then the
+    flagged cells slowest first (:func:`..model.findings.findings`); so with ``-W`` the
+    first warning, the one a build that stops at it shows, is the slowest cell."""
+    emit_budget_warnings(app)
     config = get_config(app.config)
     if not (config.warn_slow_cells or config.warn_regressions):
         return
@@ -205,7 +234,7 @@ def emit_warnings(app: Sphinx) -> None:
         assert cell is not None
         location = _cell_location(record.docname, cell)
         label = finding.name.label
-        if config.warn_slow_cells:
+        if config.warn_slow_cells and not finding.is_note:
             reasons = "; ".join(f"{f.rule}: {f.text}" for f in finding.flags)
             warn(logger, f"slow {label} ({format_seconds(cell.seconds)}): {reasons}",
                  "slow_cell", location=location)

@@ -31,6 +31,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
+from ..model.analysis import is_imports_only
 from ..model.code import link_loops
 from ..model.files import SIDECAR_FOLDER, atomic_write, read_sidecar, repository_path, sidecar_dict
 from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
@@ -51,6 +52,7 @@ from ..model.record import (
     KERNEL_DIED,
     OK,
     OUTPUTS_PRESENT,
+    SLOW_OK_TAG,
     TIMEOUT,
     CacheMiss,
     CellRecord,
@@ -61,7 +63,7 @@ from ..model.record import (
 from ..model.schema import SchemaError
 from ..probe import ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, KERNEL_PROBE_FILE, STARTUP_FILE
 from . import _mystnb, calibration
-from .config import get_config
+from .config import get_config, page_budget
 from .kernel_packages import kernel_packages
 from .state import build_state, env_data
 from .warnings import warn
@@ -203,11 +205,27 @@ def locate(env: BuildEnvironment, docname: str, doctree: nodes.document,
         cell.line = lines.get(cell.index) if cell.index is not None else None
 
 
+def _mark_from_page(app: Sphinx, docname: str, doctree: nodes.document,
+                    record: NotebookRecord) -> None:
+    """What this build's page says about the cells and the notebook (a cache hit's
+    saved marks may have changed since): the cells tagged ``slow-ok``, those of only
+    imports, and the notebook's time budget (the page's ``gpu_budget_seconds``, else
+    ``gpu_notebook_budget_seconds``)."""
+    tags = _mystnb.cell_tags(doctree)
+    sources = {index: source for index, _, source in _mystnb.code_cells(doctree)}
+    for cell in record.cells:
+        if cell.index is not None:
+            cell.slow_ok = SLOW_OK_TAG in tags.get(cell.index, [])
+            cell.imports_only = is_imports_only(sources.get(cell.index, ""))
+    record.budget_seconds = page_budget(app, docname)
+
+
 def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
                  doctree: nodes.document) -> NotebookRecord:
     record = _build_record(app, env, docname, doctree)
     locate(env, docname, doctree, record)
     _link_loops(Path(env.doc2path(docname)).parent, doctree, record)
+    _mark_from_page(app, docname, doctree, record)
     return record
 
 

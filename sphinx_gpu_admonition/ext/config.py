@@ -103,6 +103,15 @@ def _positive_int(value: Any) -> int:
     return value
 
 
+def _optional_seconds(value: Any) -> float | None:
+    if value is None or value == "":  # "" is how ``-D name=`` says None
+        return None
+    number = _non_negative_number(value)
+    if number <= 0:
+        raise ConfigValueError("must be a number of seconds > 0, or None")
+    return number
+
+
 def _optional_text(value: Any) -> str | None:
     if value is None or value == "":  # "" is how ``-D name=`` says None
         return None
@@ -279,6 +288,11 @@ class GpuConfig:
         "Show a badge (\"0.50 s, slow\") above each flagged cell on its notebook page, "
         "linking to the cell on the status page. Off by default: on a public lecture "
         "page timings are build information, not content.", "html")
+    notebook_budget_seconds: float | None = _option(
+        None, (int, float, str, type(None)), _optional_seconds,
+        "Time budget of every notebook, in seconds: a notebook that takes longer warns "
+        "(gpu_admonition.budget). A page's gpu_budget_seconds metadata overrides it. "
+        "None: no budget.")
     warn_slow_cells: bool = _option(
         False, (bool,), _flag,
         "Warn (gpu_admonition.slow_cell) for every flagged cell, so -W fails on them.", "")
@@ -324,6 +338,32 @@ def get_config(config: Config) -> GpuConfig:
     if validated is None:
         validated = validate({n: config[PREFIX + n] for n in options()}, lambda m: None)
     return validated
+
+
+#: the page metadata (MyST front matter, an .ipynb's notebook metadata) that sets a
+#: notebook's own time budget, overriding ``gpu_notebook_budget_seconds``
+PAGE_BUDGET_KEY = "gpu_budget_seconds"
+
+
+def page_budget(app: Sphinx, docname: str) -> float | None:
+    """The time budget of ``docname``: its ``gpu_budget_seconds`` metadata (MyST front
+    matter gives text: ``"60"``), else the book's ``gpu_notebook_budget_seconds``; a bad
+    value warns (``budget``) and the book's budget applies.  ``none`` (or an empty
+    value) switches the book's budget off for the page."""
+    configured = get_config(app.config).notebook_budget_seconds
+    metadata = app.env.metadata.get(docname, {})
+    if PAGE_BUDGET_KEY not in metadata:
+        return configured
+    value = metadata[PAGE_BUDGET_KEY]
+    if isinstance(value, str) and value.strip().lower() in ("none", "null", "off"):
+        return None
+    try:
+        return _optional_seconds(value.strip() if isinstance(value, str) else value)
+    except ConfigValueError as error:
+        warn(logger, f"invalid {PAGE_BUDGET_KEY} {value!r}: {error}; using "
+                     f"gpu_notebook_budget_seconds ({configured!r})", "budget",
+             location=docname)
+        return configured
 
 
 class _DefaultForText:

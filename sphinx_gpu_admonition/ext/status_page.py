@@ -53,7 +53,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from ..model.analysis import BuildAnalysis
 from ..model.files import atomic_write
-from ..model.findings import findings, headline
+from ..model.findings import budget_findings, findings, headline
 from ..model.formatting import format_seconds
 from ..render.labels import Labels
 from ..render.status_html import (
@@ -258,9 +258,21 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
     if notebook:  # a Markdown table ends at a blank line, else it takes the next line
         result_nodes.append(nodes.paragraph())
     if table_rows.hidden:
-        result_nodes.append(nodes.paragraph(text=lb.hidden.format(
-            count=table_rows.hidden, seconds=format_seconds(options.min_seconds))))
-    return _findings_nodes(analysis, lb) + result_nodes
+        result_nodes.append(nodes.paragraph(text=lb.hidden_text(
+            table_rows.hidden, format_seconds(options.min_seconds))))
+    first: list[nodes.Node] = []
+    if table_rows.slowest:  # what a deploy's time goes to, as on the HTML page
+        first.append(nodes.paragraph(text=table_rows.slowest, classes=["gpu-status-slowest"]))
+    over = budget_findings(analysis)
+    if over:
+        first.append(nodes.paragraph(text=lb.budget_title(len(over))))
+        items = nodes.bullet_list(classes=["gpu-status-budget-list"])
+        for row in over:
+            items += nodes.list_item("", nodes.paragraph(text=lb.budget_item.format(
+                notebook=row.notebook.title or row.notebook.docname,
+                time=format_seconds(row.seconds), budget=format_seconds(row.budget_seconds))))
+        first.append(items)
+    return first + _findings_nodes(analysis, lb) + result_nodes
 
 
 def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:

@@ -30,6 +30,8 @@ SUBTYPES = {
     "slow_cell": "a cell was flagged slow (only with gpu_warn_slow_cells = True)",
     "regression": "a notebook or cell regressed against the baseline "
     "(only with gpu_warn_regressions = True)",
+    "budget": "a notebook took longer than its time budget (gpu_notebook_budget_seconds "
+    "or the page's gpu_budget_seconds), or a page's gpu_budget_seconds is not a number",
     "output": "a status file (JSON, JUnit, the status page's per-cell data, the GitHub "
     "Actions job summary or step outputs) could not be written",
     "runtime": "a page's run time cannot be stated (not executed yet, no such page, no "

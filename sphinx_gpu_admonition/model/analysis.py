@@ -7,6 +7,7 @@ the same cells for the same reasons.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -19,7 +20,7 @@ from .machine import (
     machine_factor,
     notebook_machine_factor,
 )
-from .record import CellRecord, LoopCall, NotebookRecord, StatusReport
+from .record import SLOW_OK_TAG, CellRecord, LoopCall, NotebookRecord, StatusReport
 
 
 class Thresholds(NamedTuple):
@@ -52,6 +53,11 @@ class Flag(NamedTuple):
         return self.rule in HINT_RULES
 
     @property
+    def is_note(self) -> bool:
+        """Shown with the cell, never warned about (:data:`NOTE_RULES`)."""
+        return self.rule in NOTE_RULES
+
+    @property
     def action(self) -> str:
         """What to do about it."""
         return ACTIONS.get(self.rule, "")
@@ -59,11 +65,16 @@ class Flag(NamedTuple):
     @property
     def text(self) -> str:
         """The reason, and for a hint what to do: how one-line views show a flag."""
-        return f"{self.reason}; {self.action}" if self.is_hint else self.reason
+        return f"{self.reason}; {self.action}" if self.is_hint or (
+            self.is_note and self.action) else self.reason
 
 
 SLOW_RULES = ("slow", "share", "regression")
 HINT_RULES = ("compile", "recompile", "compiled_again", "sequential_loop", "float64")
+#: the rules a lecture lives with (:func:`lecture_cell_rules`): a slow cell tagged
+#: ``slow-ok`` (slow on purpose) and an import cell past the slow limit are shown,
+#: but never warned about, so they never fail a ``-W`` build
+NOTE_RULES = ("slow_ok", "imports")
 
 #: what to do about a flagged cell, by rule; the findings show the action of the most
 #: specific rule a cell has (:data:`ACTION_ORDER`): a hint names a cause
@@ -86,15 +97,92 @@ ACTIONS = {
                   "data or the device",
     "slow": "profile the cell (%prun, jax.profiler) or make its example smaller",
     "share": "profile the cell (%prun, jax.profiler) or make its example smaller",
+    "imports": "imports are paid once per kernel; move heavy imports out of the timed "
+               "path or accept it",
+    "slow_ok": "",
 }
 ACTION_ORDER = ("sequential_loop", "recompile", "compiled_again", "compile", "float64",
-                "regression", "slow", "share")
+                "regression", "slow", "share", "imports")
 
 
 def action_for(flags: Sequence[Flag]) -> str:
     """The action of the most specific rule among ``flags`` ("" without flags)."""
     rules = {flag.rule for flag in flags}
     return next((ACTIONS[rule] for rule in ACTION_ORDER if rule in rules), "")
+
+
+# -- rules a lecture can live with: import cells, slow-on-purpose cells, budgets -------
+#: cell magics whose body is still the cell's Python code
+_PYTHON_CELL_MAGICS = ("%%capture", "%%time", "%%timeit")
+
+
+def is_imports_only(source: str) -> bool:
+    """A cell whose code is only ``import`` / ``from ... import`` statements (with
+    comments, ``%matplotlib inline``-style line magics and ``!`` lines): the time of
+    importing libraries, paid once per kernel, not the lecture's computation."""
+    if "import" not in source:
+        return False  # most cells: no parse (every build asks for every cell)
+    lines = source.splitlines()
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if first.startswith("%%") and first.split()[0] not in _PYTHON_CELL_MAGICS:
+        return False  # %%bash, %%writefile ...: not Python
+    # a magic or shell line becomes an empty one, so that line numbers stay
+    python = "\n".join("" if line.strip().startswith(("%", "!")) else line for line in lines)
+    try:
+        statements = ast.parse(python).body
+    except (SyntaxError, ValueError):
+        return False
+    return bool(statements) and all(isinstance(statement, (ast.Import, ast.ImportFrom))
+                                    for statement in statements)
+
+
+def lecture_cell_rules(cell: CellRecord, flags: Sequence[Flag]) -> tuple[Flag, ...]:
+    """``flags`` (:func:`flag_cell`'s) with the rules a lecture lives with applied:
+
+    - a cell tagged ``slow-ok`` is slow on purpose: its ``slow`` / ``share`` flags (and
+      the hints they brought) become one ``slow_ok`` note;
+    - a cell of only imports is never flagged for its share of the notebook (in a
+      short notebook the imports are most of its time); past the absolute slow limit
+      it gets an ``imports`` note with its own action instead of "profile the cell".
+
+    A regression against the baseline stays flagged: it is a change, not a choice.
+    """
+    slow = [flag for flag in flags if flag.rule in ("slow", "share")]
+    if not slow or not (cell.slow_ok or cell.imports_only):
+        return tuple(flags)
+    regression = any(flag.rule == "regression" for flag in flags)
+    kept = [flag for flag in flags if flag.rule not in ("slow", "share")
+            and (regression or not flag.is_hint)]
+    over_limit = next((flag for flag in slow if flag.rule == "slow"), None)
+    if cell.slow_ok:
+        note = Flag("slow_ok", f"slow on purpose (tagged {SLOW_OK_TAG}), "
+                               f"took {format_seconds(cell.seconds)}")
+    elif over_limit is not None:
+        note = Flag("imports", f"only imports: {over_limit.reason}")
+    else:
+        return tuple(kept)  # an import cell's share alone: nothing to do
+    return (note, *kept)
+
+
+class BudgetExcess(NamedTuple):
+    """A notebook that took longer than its time budget."""
+
+    seconds: float
+    budget_seconds: float
+
+    @property
+    def reason(self) -> str:
+        """``took 80.0 s, budget 60.0 s``"""
+        return (f"took {format_seconds(self.seconds)}, "
+                f"budget {format_seconds(self.budget_seconds)}")
+
+
+def over_budget(notebook: NotebookRecord) -> BudgetExcess | None:
+    """The notebook's excess over its budget (None: no budget, within it, not run)."""
+    budget = notebook.budget_seconds
+    if budget is None or not notebook.executed or notebook.seconds <= budget:
+        return None
+    return BudgetExcess(notebook.seconds, budget)
 
 
 @dataclasses.dataclass
@@ -375,6 +463,16 @@ class NotebookAnalysis:
     def flagged_cells(self) -> list[tuple[CellRecord, tuple[Flag, ...]]]:
         return [(c, f) for c, f in zip(self.notebook.cells, self.cell_flags, strict=False) if f]
 
+    @property
+    def warned_cells(self) -> list[tuple[CellRecord, tuple[Flag, ...]]]:
+        """The flagged cells a ``-W`` build fails on: not those with notes only (a
+        ``slow-ok`` cell, an import cell)."""
+        return [(c, f) for c, f in self.flagged_cells if not all(x.is_note for x in f)]
+
+    @property
+    def over_budget(self) -> BudgetExcess | None:
+        return over_budget(self.notebook)
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "flagged_cells": [
@@ -386,6 +484,10 @@ class NotebookAnalysis:
                 for c, flags in self.flagged_cells
             ],
         }
+        excess = self.over_budget
+        if excess is not None:
+            data["budget"] = {"seconds": excess.seconds, "budget_seconds": excess.budget_seconds,
+                              "reason": excess.reason}
         if self.comparison is not None:
             comp = self.comparison
             data["baseline"] = {
@@ -426,8 +528,9 @@ def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
                                        machine)
     flags = [
         () if cell.index is not None and cell.index in shell_cells else
-        tuple(flag_cell(cell, notebook, thresholds,
-                        comparison.cells.get(position) if comparison else None))
+        lecture_cell_rules(cell, flag_cell(cell, notebook, thresholds,
+                                           comparison.cells.get(position) if comparison
+                                           else None))
         for position, cell in enumerate(notebook.cells)
     ]
     return NotebookAnalysis(notebook, flags, comparison)

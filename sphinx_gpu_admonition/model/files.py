@@ -158,7 +158,7 @@ def read_status(path: str | Path) -> StatusReport:
 #: A record saved beside a cached notebook; the version is bumped whenever the record
 #: model changes, so a cache restored from another release is never misread.
 SIDECAR_ID = "sphinx-gpu-admonition/capture-sidecar"
-SIDECAR_VERSION = 4  # 4: runs of loops, packages, the cache miss; 3: expected errors
+SIDECAR_VERSION = 4  # 4: runs of loops, packages, the cache miss, slow-ok, imports
 #: the sidecar versions this release reads: every version after 1 only added fields,
 #: whose defaults stand for what an older sidecar did not save (the cells' lines
 #: and sources are looked up again by every build, and whether their errors were

@@ -67,6 +67,12 @@ class Finding(NamedTuple):
     def rules(self) -> list[str]:
         return [flag.rule for flag in self.flags]
 
+    @property
+    def is_note(self) -> bool:
+        """Shown, never warned about: a ``slow-ok`` cell, an import cell
+        (:data:`~.analysis.NOTE_RULES`)."""
+        return bool(self.flags) and all(flag.is_note for flag in self.flags)
+
 
 def findings(analysis: BuildAnalysis) -> list[Finding]:
     """Every flagged cell of the build, slowest first (then by docname)."""
@@ -82,6 +88,25 @@ def findings(analysis: BuildAnalysis) -> list[Finding]:
                                 cell, code=code, compile_seconds=cell.compile_seconds,
                                 run_seconds=run_time(cell), first_call=first_call(cell)))
     rows.sort(key=lambda row: (-row.seconds, row.notebook.docname))
+    return rows
+
+
+class BudgetFinding(NamedTuple):
+    """A notebook that took longer than its time budget (``gpu_budget_seconds``)."""
+
+    notebook: NotebookRecord
+    seconds: float
+    budget_seconds: float
+    reason: str
+
+
+def budget_findings(analysis: BuildAnalysis) -> list[BudgetFinding]:
+    """The notebooks over their budget, furthest over first (then by docname)."""
+    rows = [BudgetFinding(result.notebook, excess.seconds, excess.budget_seconds,
+                          excess.reason)
+            for result in analysis.notebooks
+            if (excess := result.over_budget) is not None]
+    rows.sort(key=lambda row: (-(row.seconds - row.budget_seconds), row.notebook.docname))
     return rows
 
 

@@ -207,10 +207,21 @@ class CellRecord(Loadable):
     #: line of the cell in the source file (text notebooks; None for .ipynb sources),
     #: so that CI annotations point at it from the JSON alone
     line: int | None = dataclasses.field(default=None, metadata={"minimum": 1})
+    #: the cell is tagged ``slow-ok`` (:data:`SLOW_OK_TAG`): slow on purpose (a
+    #: demonstration), shown as such and never warned about
+    slow_ok: bool = False
+    #: the cell's code is only imports (and comments, magics): its time is paid once
+    #: per kernel, not by the lecture's code (:func:`.analysis.is_imports_only`)
+    imports_only: bool = False
 
     @property
     def compilation_count(self) -> int:
         return sum(self.compilations.values())
+
+
+#: the cell tag (``:tags: [slow-ok]`` in MyST, the cell's metadata tags in an
+#: ``.ipynb``) that marks a cell as slow on purpose
+SLOW_OK_TAG = "slow-ok"
 
 
 #: how a cell is named in every view (page, badge, console, warnings, JUnit, JSON, CLI)
@@ -332,6 +343,9 @@ class NotebookRecord(Loadable):
     cache_miss: CacheMiss | None = None
     #: the kernel environment's installed distributions, read after a cache miss
     packages: KernelPackages | None = None
+    #: the notebook's time budget (its ``gpu_budget_seconds`` metadata, else
+    #: ``gpu_notebook_budget_seconds``); None: no budget
+    budget_seconds: float | None = dataclasses.field(default=None, metadata={"minimum": 0})
 
     @property
     def cells_seconds(self) -> float:

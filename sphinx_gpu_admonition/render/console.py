@@ -56,7 +56,8 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
                 lines.append(f"{indent}code: {one_line(finding.code)}")
             if finding.timing:
                 lines.append(f"{indent}{finding.timing}")
-            lines.append(f"{indent}what to do: {finding.action}")
+            if finding.action:  # a slow-ok cell has none
+                lines.append(f"{indent}what to do: {finding.action}")
     for nb in notebooks:
         if nb.failed:
             error = one_line(nb.error.type) if nb.error else ""

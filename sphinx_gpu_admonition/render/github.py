@@ -92,7 +92,8 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
     most :data:`MAX_PER_KIND` of each kind; one ``notice`` counts the rest."""
     errors = [_failure_annotation(nb, workspace) for nb in report.notebooks if nb.failed]
     warnings = [_regression_annotation(result, workspace) for result in analysis.regressed]
-    flagged = findings(analysis)  # slowest first, the order of every view
+    # slowest first, the order of every view; a slow-ok or import cell is no warning
+    flagged = [finding for finding in findings(analysis) if not finding.is_note]
     ranked = [f for f in flagged if f.is_regression] + [f for f in flagged
                                                         if not f.is_regression]
     warnings += [_cell_annotation(finding, workspace) for finding in ranked]

@@ -83,12 +83,9 @@ class Labels(NamedTuple):
     regression: str
     no_jax: str
     no_capture: str
-    hidden: str
     no_records: str
     no_flagged: str
     error_in: str
-    cells_summary: str
-    compilations: str
     why: str
     action: str
     details: str
@@ -102,6 +99,8 @@ class Labels(NamedTuple):
     #: how a cell is named: ``cell {number}`` (the record model's CELL_LABEL, translated)
     cell_name: str
     in_total: str
+    slowest_notebook: str
+    budget_item: str
     #: the translator the texts came from: for texts with a number, and the headline
     translate: Translate
     ngettext: NGettext
@@ -146,6 +145,10 @@ class Labels(NamedTuple):
                 "regression": translate("regression"),
                 "compile": translate("compilation"), "recompile": translate("recompilation"),
                 "sequential_loop": translate("sequential loop"),
+                # Translators: a cell tagged slow-ok: a demonstration, slow by design
+                "slow_ok": translate("slow on purpose"),
+                # Translators: a cell of only imports past the slow limit
+                "imports": translate("imports"),
             },
             new=translate("new"), gone=translate("gone"), cache=translate("from the cache"),
             executed_now=translate("this build"),
@@ -153,13 +156,9 @@ class Labels(NamedTuple):
             regression=translate("regression"),
             no_jax=translate("no JAX"),
             no_capture=translate("no measurements"),
-            hidden=translate("{count} notebooks faster than {seconds} are not listed "
-                             "(they are included in the totals)."),
             no_records=translate("No notebooks have been executed yet."),
             no_flagged=translate("No flagged cells."),
             error_in=translate("in {cell}"),
-            cells_summary=translate("{count} code cells of {title}"),
-            compilations=translate("{count} compilations"),
             why=translate("Why:"),
             action=translate("What to do:"),
             details=translate("details"),
@@ -175,9 +174,37 @@ class Labels(NamedTuple):
             cell_name=translate("cell {number}"),
             # Translators: the time of every notebook of the build, added up
             in_total=translate("{time} in total"),
+            # Translators: the build's slowest notebook, on the status page's first screen
+            slowest_notebook=translate("Slowest: {notebook}, {time} ({share} of the build)."),
+            # Translators: a notebook over its time budget (gpu_budget_seconds)
+            budget_item=translate("{notebook}: took {time}, budget {budget}"),
             translate=translate,
             ngettext=ngettext,
         )
+
+    # texts with a count: through ngettext, so that "1 compilation" reads right (and
+    # every language gets its own plural forms)
+    def compilations_text(self, count: int) -> str:
+        """``1 compilation``, ``3 compilations``"""
+        return self.ngettext("{count} compilation", "{count} compilations",
+                             count).format(count=count)
+
+    def cells_summary(self, count: int, title: str) -> str:
+        """``4 code cells of A lecture``"""
+        return self.ngettext("{count} code cell of {title}", "{count} code cells of {title}",
+                             count).format(count=count, title=title)
+
+    def hidden_text(self, count: int, seconds: str) -> str:
+        """The notebooks ``:min-seconds:`` leaves out of the table."""
+        return self.ngettext("{count} notebook faster than {seconds} is not listed "
+                             "(it is included in the totals).",
+                             "{count} notebooks faster than {seconds} are not listed "
+                             "(they are included in the totals).",
+                             count).format(count=count, seconds=seconds)
+
+    def budget_title(self, count: int) -> str:
+        return self.ngettext("%d notebook over its time budget",
+                             "%d notebooks over their time budget", count) % count
 
     def cell_label(self, name: CellName) -> str:
         """``cell 3`` in the reader's language (:attr:`.record.CellName.label`'s twin)."""

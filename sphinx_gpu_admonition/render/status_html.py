@@ -18,7 +18,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ..model.analysis import HINT_RULES, BuildAnalysis, Flag, NotebookComparison
-from ..model.findings import findings, headline
+from ..model.findings import budget_findings, findings, headline
 from ..model.formatting import format_percent, format_seconds
 from ..model.record import CellName, CellRecord
 from .labels import Labels
@@ -93,7 +93,8 @@ def table_html(table: StatusRows, options: StatusOptions, labels: Labels, table_
         rows=table.rows, facts=table.facts, labels_of=table.labels_of, rich=MARKED_COLUMNS,
         cells_src=" ".join(cells_src) if cells_src is not None else None,
         cell_labels=compact_json(cell_labels(labels)) if cells_src is not None else "",
-        summary=table.summary, findings=Markup(findings_markup), totals=table.totals)
+        summary=table.summary, slowest=table.slowest, findings=Markup(findings_markup),
+        totals=table.totals)
 
 
 def findings_html(analysis: BuildAnalysis, labels: Labels,
@@ -123,7 +124,12 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
         })
     top = FINDINGS_SHOWN
     summary = headline(analysis)
-    if not rows and summary is None:
+    budgets = [{"text": lb.budget_item.format(
+                    notebook=row.notebook.title or row.notebook.docname,
+                    time=format_seconds(row.seconds), budget=format_seconds(row.budget_seconds)),
+                "href": page_uri(row.notebook.docname)}
+               for row in budget_findings(analysis)]
+    if not rows and summary is None and not budgets:
         return ""
     title = (ngettext("%d flagged cell, slowest first", "%d flagged cells, slowest first",
                       len(every)) % len(every)) if rows else lb.no_flagged
@@ -136,7 +142,8 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
                           "%d more in the table below (its flags column).",
                           unlisted) % unlisted if unlisted else "",
         headline=summary.text(lb.translate, lb.ngettext) if summary else None,
-        headline_device_changed=bool(summary and summary.device_changed))
+        headline_device_changed=bool(summary and summary.device_changed),
+        budgets=budgets, budget_title=lb.budget_title(len(budgets)))
 
 
 # -- per-cell data, loaded by the script when a row's details open ----------------
@@ -175,7 +182,7 @@ def _cell_entry(position: int, cell: CellRecord, name: CellName, flags: Sequence
         if len(functions) > 3:
             listed += ", …"
         entry["k"] = format_seconds(cell.compile_seconds)
-        entry["n"] = f"{labels.compilations.format(count=cell.compilation_count)}: {listed}"
+        entry["n"] = f"{labels.compilations_text(cell.compilation_count)}: {listed}"
     if flags:
         entry["f"] = [[flag.rule, flag.text] for flag in flags]
     if comparison is not None:

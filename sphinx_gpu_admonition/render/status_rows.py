@@ -26,6 +26,7 @@ from ..model.record import (
     EARLIER_BUILD,
     STATUS_ORDER,
     NotebookRecord,
+    sorted_slowest_first,
 )
 from .labels import GONE, Labels, cache_miss_text
 
@@ -260,6 +261,9 @@ class StatusRows(NamedTuple):
     summary: str
     #: notebooks left out by ``:min-seconds:``
     hidden: int
+    #: the slowest notebook and its share of the build (first screen), "" with fewer
+    #: than two executed notebooks
+    slowest: str = ""
 
 
 def status_rows(analysis: BuildAnalysis, options: StatusOptions, labels: Labels,
@@ -320,7 +324,19 @@ class _Rows:
         hidden = len(rows) - len(listed)
         return StatusRows(self.columns, self.facts,
                           {key: column_label(key, self.labels) for key in COLUMNS},
-                          table_rows, self._totals(totals), self._summary(totals, hidden), hidden)
+                          table_rows, self._totals(totals), self._summary(totals, hidden), hidden,
+                          self._slowest_notebook(totals))
+
+    def _slowest_notebook(self, totals: BuildTotals) -> str:
+        """``Slowest: JAX intro, 53.0 s (38% of the build).``: what a deploy's time goes
+        to, whether or not the notebook has a flagged cell."""
+        executed = [r.notebook for r in self.analysis.notebooks if r.notebook.executed]
+        if len(executed) < 2 or totals.seconds <= 0:
+            return ""
+        slowest = sorted_slowest_first(executed)[0]
+        return self.labels.slowest_notebook.format(
+            notebook=slowest.title or slowest.docname, time=format_seconds(slowest.seconds),
+            share=format_percent(slowest.seconds / totals.seconds))
 
     def _summary(self, totals: BuildTotals, hidden: int) -> str:
         lb = self.labels
@@ -337,8 +353,7 @@ class _Rows:
                                   "%d notebooks only in the baseline", gone) % gone)
         text = "; ".join(parts) + "."
         if hidden:
-            text += " " + lb.hidden.format(count=hidden,
-                                           seconds=format_seconds(self.options.min_seconds))
+            text += " " + lb.hidden_text(hidden, format_seconds(self.options.min_seconds))
         return text
 
     def _status(self, record: NotebookRecord) -> Value:
@@ -495,7 +510,7 @@ class _Rows:
         if not (record.error or has_cells or self.facts or record.cache_miss):
             return None
         flagged = sum(1 for flags in result.cell_flags if flags)
-        summary = lb.cells_summary.format(count=len(record.cells), title=title)
+        summary = lb.cells_summary(len(record.cells), title)
         if flagged:
             summary += " (" + lb.ngettext("%d flagged cell", "%d flagged cells",
                                           flagged) % flagged + ")"
