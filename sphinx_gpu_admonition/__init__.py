@@ -21,7 +21,6 @@ def setup(app: Any) -> dict[str, Any]:
     here, once, in this order (each connects its own events; the order of this list
     is the order of listeners at equal priority: docs/architecture.md has the table)."""
     from .ext.admonition import setup_admonition
-    from .ext.build_analysis import setup_build_analysis
     from .ext.calibration import setup_calibration
     from .ext.capture import setup_capture
     from .ext.cell_badges import setup_cell_badges
@@ -43,7 +42,6 @@ def setup(app: Any) -> dict[str, Any]:
         setup_outcome,           # what the build read; records of a build that stopped
         setup_page_info,         # the "executed on" box
         setup_support,           # static files, templates, which records changed
-        setup_build_analysis,    # baseline, the build's one analysis, -W warnings
         setup_status_page,       # {execution-status}
         setup_cell_badges,       # badges on notebook pages
         setup_environment_table, # {execution-environment}

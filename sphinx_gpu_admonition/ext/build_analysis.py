@@ -1,15 +1,10 @@
-"""The build's one analysis, and what it is made of: the records, the thresholds,
-the baseline (``gpu_status_baseline``) and the cells that only run shell commands.
+"""The build's one analysis, and what it is made of: the records, the thresholds
+and the baseline (``gpu_status_baseline``).
 
 :func:`build_analysis` analyses the records once per build (at ``env-updated``, in
 the main process, where post-transforms run even with ``-j N``); the warnings, every
 status table, the badges and the reports read that one analysis.  The opt-in
 ``slow_cell`` / ``regression`` warnings are emitted from it once per build.
-
-The records do not hold the cells' sources, so which cells only run ``!pip install``
-or ``%magic`` lines (:func:`.model.analysis.is_shell_or_magic`: their time is the
-machine's, not the lecture's) is noted at read time from the doctree by
-:class:`ShellCellsCollector` and given to the analysis: no view flags them.
 """
 
 from __future__ import annotations
@@ -20,8 +15,6 @@ from typing import NamedTuple
 
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.environment import BuildEnvironment
-from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
 from ..model.analysis import (
@@ -29,7 +22,6 @@ from ..model.analysis import (
     NotebookAnalysis,
     Thresholds,
     analyse,
-    is_shell_or_magic,
 )
 from ..model.files import read_status
 from ..model.findings import budget_findings, findings
@@ -37,17 +29,13 @@ from ..model.formatting import format_seconds
 from ..model.record import CellRecord, StatusReport
 from ..model.schema import SchemaError
 from ..render.junit import NEVER_FAIL, FailOn
-from ._mystnb import cell_source, code_cell_nodes
 from .capture import all_records
 from .config import PAGE_BUDGET_KEY, get_config
-from .state import build_state, env_data
+from .state import build_state
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
 
-#: env attribute (plain data, pickled with the environment): docname -> the indexes
-#: of its cells that only run shell commands or magics
-SHELL_CELLS = "gpu_shell_cells"
 
 
 # -- the baseline ----------------------------------------------------------------------
@@ -102,30 +90,6 @@ def thresholds(app: Sphinx) -> Thresholds:
     return Thresholds.from_config(get_config(app.config))
 
 
-# -- the cells that only run shell commands -------------------------------------------
-def shell_cells(env: BuildEnvironment) -> dict[str, list[int]]:
-    return env_data(env, SHELL_CELLS, dict)
-
-
-class ShellCellsCollector(EnvironmentCollector):
-    """Notes the code cells of a page that only run shell commands or magics."""
-
-    def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
-        shell_cells(env).pop(docname, None)
-
-    def merge_other(self, app: Sphinx, env: BuildEnvironment, docnames: set[str],
-                    other: BuildEnvironment) -> None:
-        mine, theirs = shell_cells(env), shell_cells(other)
-        for docname in docnames & theirs.keys():
-            mine[docname] = theirs[docname]
-
-    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
-        found = [index for node, index in code_cell_nodes(doctree)
-                 if is_shell_or_magic(cell_source(node))]
-        if found:
-            shell_cells(app.env)[app.env.docname] = found
-
-
 # -- the analysis ---------------------------------------------------------------------
 class _AnalysedBuild(NamedTuple):
     """This build's analysis, and each notebook's by name (made once per build)."""
@@ -139,7 +103,7 @@ def _analysed_build(app: Sphinx) -> _AnalysedBuild:
     memo = state.analysis
     if memo is None:
         analysis = analyse(StatusReport(all_records(app.env)), thresholds(app),
-                           get_baseline(app), shell_cells(app.env))
+                           get_baseline(app))
         memo = _AnalysedBuild(analysis, {a.notebook.docname: a for a in analysis.notebooks})
         state.analysis = memo
     return memo
@@ -260,7 +224,3 @@ def junit_fail_on(app: Sphinx) -> FailOn:
         return NEVER_FAIL
     config = get_config(app.config)
     return FailOn(slow_cells=config.warn_slow_cells, regressions=config.warn_regressions)
-
-
-def setup_build_analysis(app: Sphinx) -> None:
-    app.add_env_collector(ShellCellsCollector)

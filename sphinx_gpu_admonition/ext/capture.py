@@ -31,7 +31,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
-from ..model.analysis import is_imports_only
+from ..model.analysis import is_imports_only, is_shell_or_magic
 from ..model.code import link_loops
 from ..model.files import SIDECAR_FOLDER, atomic_write, read_sidecar, repository_path, sidecar_dict
 from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
@@ -209,14 +209,15 @@ def _mark_from_page(app: Sphinx, docname: str, doctree: nodes.document,
                     record: NotebookRecord) -> None:
     """What this build's page says about the cells and the notebook (a cache hit's
     saved marks may have changed since): the cells tagged ``slow-ok``, those of only
-    imports, and the notebook's time budget (the page's ``gpu_budget_seconds``, else
-    ``gpu_notebook_budget_seconds``)."""
+    imports, those of only shell commands or magics, and the notebook's time budget
+    (the page's ``gpu_budget_seconds``, else ``gpu_notebook_budget_seconds``)."""
     tags = _mystnb.cell_tags(doctree)
     sources = {index: source for index, _, source in _mystnb.code_cells(doctree)}
     for cell in record.cells:
         if cell.index is not None:
             cell.slow_ok = SLOW_OK_TAG in tags.get(cell.index, [])
             cell.imports_only = is_imports_only(sources.get(cell.index, ""))
+            cell.shell = is_shell_or_magic(sources.get(cell.index, ""))
     record.budget_seconds = page_budget(app, docname)
 
 

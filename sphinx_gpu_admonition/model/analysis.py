@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from .device import is_gpu
@@ -518,16 +518,15 @@ def is_shell_or_magic(source: str) -> bool:
 
 def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
                      baseline: dict[str, NotebookRecord] | None = None,
-                     machine: MachineFactor = UNKNOWN_MACHINE,
-                     shell_cells: Collection[int] = ()) -> NotebookAnalysis:
+                     machine: MachineFactor = UNKNOWN_MACHINE) -> NotebookAnalysis:
     """Flags of one notebook; ``baseline`` maps docnames to the baseline's records;
-    the cells with an index in ``shell_cells`` (:func:`is_shell_or_magic`) get none."""
+    the cells that only run shell commands or magics (``CellRecord.shell``) get none."""
     comparison = None
     if baseline is not None:
         comparison = compare_notebooks(notebook, baseline.get(notebook.docname), thresholds,
                                        machine)
     flags = [
-        () if cell.index is not None and cell.index in shell_cells else
+        () if cell.shell else
         lecture_cell_rules(cell, flag_cell(cell, notebook, thresholds,
                                            comparison.cells.get(position) if comparison
                                            else None))
@@ -562,16 +561,12 @@ class BuildAnalysis:
 
 
 def analyse(report: StatusReport, thresholds: Thresholds,
-            baseline: StatusReport | None = None,
-            shell_cells: Mapping[str, Collection[int]] | None = None) -> BuildAnalysis:
-    """The build's one analysis; ``shell_cells``: by docname, the indexes of the cells
-    that only run shell commands or magics (:func:`is_shell_or_magic`: the engine knows
-    the cells' sources, the records do not)."""
+            baseline: StatusReport | None = None) -> BuildAnalysis:
+    """The build's one analysis: every view of a build, and ``report`` on its status
+    file, flag the cells it flags."""
     by_docname = baseline.by_docname() if baseline is not None else None
     machine = machine_factor(report, baseline) if baseline is not None else None
-    shell_cells = shell_cells or {}
-    analyses = [analyse_notebook(nb, thresholds, by_docname, machine or UNKNOWN_MACHINE,
-                                 shell_cells.get(nb.docname, ()))
+    analyses = [analyse_notebook(nb, thresholds, by_docname, machine or UNKNOWN_MACHINE)
                 for nb in report.notebooks]
     gone: list[NotebookRecord] = []
     if baseline is not None:

@@ -213,6 +213,9 @@ class CellRecord(Loadable):
     #: the cell's code is only imports (and comments, magics): its time is paid once
     #: per kernel, not by the lecture's code (:func:`.analysis.is_imports_only`)
     imports_only: bool = False
+    #: the cell only runs shell commands or magics (``!pip install``, ``%pip``,
+    #: :func:`.analysis.is_shell_or_magic`): the machine's time, which no view flags
+    shell: bool = False
 
     @property
     def compilation_count(self) -> int:

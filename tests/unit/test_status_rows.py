@@ -119,24 +119,28 @@ def test_a_translated_table_names_cells_in_its_language():
     assert entries and all(entry["m"].startswith("单元格 ") for entry in entries)
 
 
-def _notebook(*sources: str) -> tuple[NotebookRecord, dict[str, list[int]]]:
+def _notebook(*sources: str) -> NotebookRecord:
+    """A notebook whose cells are marked as the capture marks them from the page."""
     cells = [CellRecord(index=i, execution_count=i + 1, seconds=60.0,
-                        first_line=source.splitlines()[0])
+                        first_line=source.splitlines()[0], shell=is_shell_or_magic(source))
              for i, source in enumerate(sources)]
-    record = NotebookRecord(docname="nb", status="ok", provenance="executed", capture="ok",
-                            cells=cells)
-    shell = [i for i, source in enumerate(sources) if is_shell_or_magic(source)]
-    return record, {"nb": shell}
+    return NotebookRecord(docname="nb", status="ok", provenance="executed", capture="ok",
+                          cells=cells)
 
 
 def test_shell_cells_are_flagged_by_no_view():
     """A `!pip install` cell is the machine's time: no flag, so no finding, badge,
-    warning or annotation (they all read the analysis)."""
-    record, shell = _notebook("!pip install quantecon", "%matplotlib inline\nimport jax")
-    analysis = analyse(StatusReport([record]), Thresholds(), shell_cells=shell)
+    warning or annotation (they all read the analysis), also when ``report`` reads the
+    build's status file back (the mark is in the record)."""
+    record = _notebook("!pip install quantecon", "%matplotlib inline\nimport jax")
+    analysis = analyse(StatusReport([record]), Thresholds())
     (result,) = analysis.notebooks
     assert result.cell_flags[0] == ()
     assert result.cell_flags[1]  # slow, and Python after its magic
     assert [finding.name.number for finding in findings(analysis)] == [2]
-    unmarked = analyse(StatusReport([record]), Thresholds())
-    assert [finding.name.number for finding in findings(unmarked)] == [1, 2]
+    read_back = StatusReport.from_dict(StatusReport([record]).to_dict())
+    assert [finding.name.number
+            for finding in findings(analyse(read_back, Thresholds()))] == [2]
+    record.cells[0].shell = False
+    assert [finding.name.number
+            for finding in findings(analyse(StatusReport([record]), Thresholds()))] == [1, 2]
