@@ -306,7 +306,10 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
 
     if not result.succeeded:
         record.status = STATUS_OF_EXECUTION_ERROR.get(result.error or "", ERROR)
-        failing = next((c for c in reversed(record.cells) if c.error), None)
+        # the cell that failed the notebook: the last that raised unexpectedly (a cell
+        # tagged raises-exception before it raised on purpose)
+        failing = next((c for c in reversed(record.cells)
+                        if c.error and not c.error_expected), None)
         error_type = recorded_text(result.error or "Error")
         message = recorded_text(error_message(result.traceback))
         if record.status == ERROR:  # the cell's own exception, not nbclient's wrapper
