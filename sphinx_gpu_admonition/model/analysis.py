@@ -285,17 +285,34 @@ JAX_INTERNAL_FUNCTIONS = frozenset({
 
 
 def is_jax_internal(name: str) -> bool:
-    """``jit(convert_element_type)``, ``jit(_where)``: a function of JAX itself."""
-    inner = name[4:-1] if name.startswith("jit(") and name.endswith(")") else name
+    """``jit(convert_element_type)``, ``jit(_where)``: a function of JAX itself, told by
+    its name (for a record that does not know the notebook's own functions)."""
+    inner = _compiled_function(name)
     return inner.startswith("_") or inner in JAX_INTERNAL_FUNCTIONS
 
 
-def recompile_hint(cell: CellRecord, threshold: int) -> Flag | None:
+def _compiled_function(name: str) -> str:
+    """``jit(qm_jax)`` -> ``qm_jax``; ``pjit(f)`` -> ``f``; a plain name as it is."""
+    head, paren, rest = name.partition("(")
+    return rest[:-1] if paren and rest.endswith(")") and head.isidentifier() else name
+
+
+def is_user_compilation(name: str, notebook: NotebookRecord) -> bool:
+    """A compilation of the user's code: of a function or lambda the notebook defines
+    (``NotebookRecord.user_functions``), not of JAX's own operations (``jit(iota)``);
+    a record that does not know its functions tells JAX's own by their names."""
+    if notebook.user_functions is None:
+        return not is_jax_internal(name)
+    inner = _compiled_function(name)
+    return inner == "<lambda>" or inner in notebook.user_functions
+
+
+def recompile_hint(cell: CellRecord, notebook: NotebookRecord, threshold: int) -> Flag | None:
     """The user's functions compiled ``threshold`` times or more in this cell (a loop
     calling them with new shapes), those of JAX itself only counted."""
     recompiled = [(name, count) for name, count in cell.compilations.items()
                   if count >= threshold]
-    users = sorted(((n, c) for n, c in recompiled if not is_jax_internal(n)),
+    users = sorted(((n, c) for n, c in recompiled if is_user_compilation(n, notebook)),
                    key=lambda item: (-item[1], item[0]))
     if not users:
         return None  # JAX's own operations alone: nothing in the user's code to change
@@ -337,7 +354,7 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
         flags.append(Flag("compile", f"JAX compilation took {format_seconds(cell.compile_seconds)}"
                                      f" ({cell.compile_seconds / seconds:.0%} of the cell), "
                                      f"running {format_seconds(run_time(cell))}"))
-    recompile = recompile_hint(cell, thresholds.recompile_threshold)
+    recompile = recompile_hint(cell, notebook, thresholds.recompile_threshold)
     if recompile is not None:
         flags.append(recompile)
     if is_gpu(notebook.environment.backend):
@@ -407,16 +424,16 @@ def run_time(cell: CellRecord) -> float:
     return max(cell.seconds - cell.compile_seconds, 0.0)
 
 
-def user_compilations(cell: CellRecord) -> list[str]:
+def user_compilations(cell: CellRecord, notebook: NotebookRecord) -> list[str]:
     """The user's functions JAX compiled in ``cell`` (JAX's own operations left out)."""
-    return [name for name in cell.compilations if not is_jax_internal(name)]
+    return [name for name in cell.compilations if is_user_compilation(name, notebook)]
 
 
-def first_call(cell: CellRecord) -> bool | None:
+def first_call(cell: CellRecord, notebook: NotebookRecord) -> bool | None:
     """True: the cell compiled a function of the user's (its first call, or a call
     with new shapes); False: it ran JAX code compiled before (a warm call); None: no
     JAX compilation known for it (no JAX, or not captured)."""
-    if user_compilations(cell):
+    if user_compilations(cell, notebook):
         return True
     if cell.runs:
         return False
@@ -429,7 +446,7 @@ def compiled_again_hint(cell: CellRecord, notebook: NotebookRecord,
     taking ``slow_cell_min_seconds`` or more: the second call was meant to be warm."""
     if cell.compile_seconds < thresholds.slow_cell_min_seconds:
         return None
-    names = user_compilations(cell)
+    names = user_compilations(cell, notebook)
     if not names:
         return None
     earlier: dict[str, CellRecord] = {}
@@ -479,7 +496,7 @@ class NotebookAnalysis:
                 {"cell": self.notebook.cell_name(c).label, "index": c.index,
                  "execution_count": c.execution_count, "seconds": c.seconds,
                  "compile_seconds": c.compile_seconds, "run_seconds": run_time(c),
-                 "first_call": first_call(c),
+                 "first_call": first_call(c, self.notebook),
                  "flags": [f._asdict() for f in flags]}
                 for c, flags in self.flagged_cells
             ],

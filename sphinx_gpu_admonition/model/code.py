@@ -459,3 +459,39 @@ def _bind_module_function(namespace: _Names, alias: str, attribute: str,
     module = namespace.loaded.get(namespace.modules[alias])
     if module is not None and attribute in module.functions:
         namespace.functions[qualified] = module.functions[attribute]
+
+
+def defined_functions(cells: Sequence[tuple[int, str]],
+                      module_source: Callable[[str], str | None] | None = None) -> list[str]:
+    """The functions the notebook's own code defines: every ``def`` and every name bound
+    to a ``lambda`` in its cells, and the ``def`` s of the local modules they import
+    (``module_source`` as for :func:`link_loops`).  A JAX compilation of one of these
+    (``jit(qm_jax)``) is the user's; any other (``jit(iota)``) is JAX's own work."""
+    names: set[str] = set()
+    modules: set[str] = set()
+    for _, source in cells:
+        tree = _parse(source)
+        if tree is None:
+            continue
+        names |= _definitions(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                modules.add(node.module)
+    for module in sorted(modules) if module_source is not None else ():
+        text = module_source(module)
+        tree = _parse(text) if text is not None else None
+        if tree is not None:
+            names |= _definitions(tree)
+    return sorted(names)
+
+
+def _definitions(tree: ast.Module) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+            found |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+    return found

@@ -86,7 +86,7 @@ def findings(analysis: BuildAnalysis) -> list[Finding]:
             rows.append(Finding(record, record.cell_name(cell), cell.seconds,
                                 cell.seconds / total if total > 0 else None, device, flags,
                                 cell, code=code, compile_seconds=cell.compile_seconds,
-                                run_seconds=run_time(cell), first_call=first_call(cell)))
+                                run_seconds=run_time(cell), first_call=first_call(cell, record)))
     rows.sort(key=lambda row: (-row.seconds, row.notebook.docname))
     return rows
 

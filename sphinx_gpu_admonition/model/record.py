@@ -346,6 +346,11 @@ class NotebookRecord(Loadable):
     cache_miss: CacheMiss | None = None
     #: the kernel environment's installed distributions, read after a cache miss
     packages: KernelPackages | None = None
+    #: the functions the notebook's own code defines (its cells' ``def`` s and lambdas,
+    #: and those of the local modules it imports, :func:`.code.defined_functions`): a
+    #: compilation of one of them is the user's, any other JAX's own; None: unknown (a
+    #: status file of an earlier release: then JAX's own are told by their names)
+    user_functions: list[str] | None = None
     #: the notebook's time budget (its ``gpu_budget_seconds`` metadata, else
     #: ``gpu_notebook_budget_seconds``); None: no budget
     budget_seconds: float | None = dataclasses.field(default=None, metadata={"minimum": 0})

@@ -17,10 +17,16 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..model.analysis import HINT_RULES, BuildAnalysis, Flag, NotebookComparison
+from ..model.analysis import (
+    HINT_RULES,
+    BuildAnalysis,
+    Flag,
+    NotebookComparison,
+    is_user_compilation,
+)
 from ..model.findings import budget_findings, findings, headline
 from ..model.formatting import format_percent, format_seconds
-from ..model.record import CellName, CellRecord
+from ..model.record import CellName, CellRecord, NotebookRecord
 from .labels import Labels
 from .status_rows import (
     MANY_ROWS,
@@ -160,7 +166,7 @@ def cell_labels(labels: Labels) -> dict[str, Any]:
 
 def _cell_entry(position: int, cell: CellRecord, name: CellName, flags: Sequence[Flag],
                 total: float, comparison: NotebookComparison | None,
-                labels: Labels) -> dict[str, Any]:
+                labels: Labels, notebook: NotebookRecord) -> dict[str, Any]:
     """One cell with short keys; texts formatted here, so that there is one formatter."""
     entry: dict[str, Any] = {
         "m": labels.cell_label(name),
@@ -177,7 +183,10 @@ def _cell_entry(position: int, cell: CellRecord, name: CellName, flags: Sequence
         if cell.error_expected:
             entry["x"] = 1
     if cell.compile_seconds or cell.compilations:
-        functions = sorted(cell.compilations.items(), key=lambda kv: (-kv[1], kv[0]))
+        # the user's functions first: what to change is the user's code (JAX's own
+        # operations, ``jit(iota)``, are compiled for the shapes it passes them)
+        functions = sorted(cell.compilations.items(), key=lambda kv: (
+            not is_user_compilation(kv[0], notebook), -kv[1], kv[0]))
         listed = ", ".join(f"{function} {count}×" for function, count in functions[:3])
         if len(functions) > 3:
             listed += ", …"
@@ -210,7 +219,7 @@ def cells_data(analysis: BuildAnalysis, labels: Labels | None = None) -> dict[st
         comparison = result.comparison
         total = record.cells_seconds
         entry: dict[str, Any] = {"c": [
-            _cell_entry(position, cell, name, flags, total, comparison, labels)
+            _cell_entry(position, cell, name, flags, total, comparison, labels, record)
             for position, (cell, name, flags) in enumerate(
                 zip(record.cells, record.cell_names(), result.cell_flags, strict=True))]}
         if comparison is not None:
