@@ -425,3 +425,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                                                    "jupyter_book", "tooling"))
                        or bool(_INTEGRATION_CALLS.search(source)))
         item.add_marker(pytest.mark.integration if integration else pytest.mark.unit)
+        if not integration and not _SPHINX_SIDE.search(_module_source(item)):
+            item.add_marker(pytest.mark.sphinx_free)
+
+
+#: a test module that imports the Sphinx side (the adapter, Sphinx, docutils, MyST-NB)
+_SPHINX_SIDE = re.compile(r"^\s*(?:from|import) (?:sphinx_gpu_admonition\.ext|sphinx\b|"
+                          r"docutils|myst_nb|conftest)", re.MULTILINE)
+
+
+@functools.cache
+def _module_file_source(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8")
+
+
+def _module_source(item: pytest.Item) -> str:
+    module = getattr(item, "module", None)
+    path = getattr(module, "__file__", None)
+    return _module_file_source(path) if path else ""
