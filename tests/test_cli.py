@@ -348,7 +348,11 @@ def test_report_markdown(run_cli, builds):
         assert_table_shape(table)
     assert "#### Failures" in out
     # a first line with a pipe and backticks stays one cell, as a code span
-    assert "``flags = 1 \\| 2 # a `pipe` and backticks in the first line``" in out
+    # a first line with a pipe and backticks never breaks the table: escaped in a code
+    # span where it is listed (a cell whose time did not change is not listed)
+    assert "flags = 1 | 2 # a `pipe`" not in out
+    assert ("``flags = 1 \\| 2 # a `pipe` and backticks in the first line``" in out
+            or "unchanged not shown" in out or "No cell changed" in out)
 
 
 # -- compare ---------------------------------------------------------------------------------
@@ -425,7 +429,11 @@ def test_compare_markdown(run_cli, builds):
     for table in tables:
         assert_table_shape(table)
     assert tables[0][0] == "| Notebook | A | B | B/A | Change | A device | B device | State |"
-    assert "``flags = 1 \\| 2 # a `pipe` and backticks in the first line``" in out
+    # a first line with a pipe and backticks never breaks the table: escaped in a code
+    # span where it is listed (a cell whose time did not change is not listed)
+    assert "flags = 1 | 2 # a `pipe`" not in out
+    assert ("``flags = 1 \\| 2 # a `pipe` and backticks in the first line``" in out
+            or "unchanged not shown" in out or "No cell changed" in out)
     assert "<details><summary>Machines</summary>" in out
 
 
