@@ -257,7 +257,7 @@ class GpuConfig:
         "A flagged cell whose JAX compile time is at least this share gets a compile hint.")
     recompile_threshold: int = _option(
         _RULES.recompile_threshold, (int,), _positive_int,
-        "A function compiled at least this many times in a notebook gets a recompile hint.")
+        "A function compiled at least this many times in one cell gets a recompile hint.")
     regression_ratio: float = _option(
         _RULES.regression_ratio, (int, float), _ratio_above_one,
         "A cell or notebook this many times slower than the baseline, beyond the "
