@@ -108,13 +108,29 @@ def test_the_merged_file_is_read_everywhere_a_status_file_is(tmp_path, capsys) -
     out = tmp_path / "merged.json"
     assert cli.main(["merge", str(out), one, two]) == 0
     captured = capsys.readouterr()
+    # absolute paths outside the working folder are named by their last three parts: the
+    # merged file is public and must not print the build machine's folders
+    one_label, two_label = (Path(*Path(p).parts[-3:]).as_posix() for p in (one, two))
     assert captured.err == ("sphinx-gpu-admonition: conflict: a was executed in 2 jobs "
-                            f"({one}, {two}); using {two}\n")
+                            f"({one_label}, {two_label}); using {two_label}\n")
     assert captured.out.startswith(f"{out}: 2 notebooks from ")
+    assert str(tmp_path.parent) not in out.read_text(encoding="utf-8")
     merged = read_status(out)  # the validated loader of report, compare and the baseline
     assert [nb.docname for nb in merged.notebooks] == ["a", "b"]
     assert cli.main(["report", str(out), "--no-github"]) == 0
     assert cli.main(["compare", one, str(out), "--no-github"]) == 0
+
+
+def test_inputs_inside_the_working_folder_are_named_relative_to_it(tmp_path, capsys,
+                                                                    monkeypatch) -> None:
+    shard = tmp_path / "shard-1"
+    shard.mkdir()
+    one = _write(shard / "execution-status.json", _report(_record("a", "executed")))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["merge", "merged.json", one]) == 0
+    merged = json.loads((tmp_path / "merged.json").read_text(encoding="utf-8"))
+    assert [m["source"] for m in merged["build"]["merged_from"]] == [
+        "shard-1/execution-status.json"]
 
 
 def test_bad_inputs_are_one_error_line(tmp_path, capsys) -> None:

@@ -25,7 +25,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if output.is_dir() or not output.name:
         raise UsageError(f"{args.output}: a folder; OUT_JSON is the merged file to write "
                          "(sphinx-gpu-admonition merge OUT_JSON IN [IN ...])")
-    inputs = [(path, read_report(path)) for path in args.inputs]
+    inputs = [(source_label(path), read_report(path)) for path in args.inputs]
     merged, conflicts = merge_reports(inputs)
     for conflict in conflicts:
         say(f"{PROG}: conflict: {one_line(conflict.message())}", sys.stderr)
@@ -39,6 +39,19 @@ def cmd_merge(args: argparse.Namespace) -> int:
         + ", ".join(f"{s['source']} ({len(s['notebooks'])})" for s in sources)
         + (f"; {plural(len(conflicts), 'conflict')}" if conflicts else ""))
     return EXIT_OK
+
+
+def source_label(path: str) -> str:
+    """How an input is named in the merged file (``build.merged_from[].source``), a public
+    file: relative to the working folder, never the machine's absolute path (CI setups pass
+    ``$GITHUB_WORKSPACE/...``); an absolute path outside it keeps its last three parts."""
+    given = Path(path)
+    if not given.is_absolute():
+        return given.as_posix()
+    try:
+        return given.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return Path(*given.parts[-3:]).as_posix()
 
 
 def cmd_merge_cache(args: argparse.Namespace) -> int:
