@@ -484,7 +484,7 @@ def test_a_cache_hit_from_an_earlier_release_knows_its_expected_errors(tmp_path:
 def test_junit_xml_is_valid_with_control_characters_in_names_and_types() -> None:
     from lxml import etree
 
-    from sphinx_gpu_admonition.ext.reports import junit_xml
+    from sphinx_gpu_admonition.render.junit import junit_xml
 
     failed = NotebookRecord(docname="bad\x01name", status="error", provenance="executed",
                             error=ErrorInfo(type="Esc\x1bError", message="m\x00es\x0bsage\ud800"))

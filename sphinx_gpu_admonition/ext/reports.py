@@ -35,8 +35,7 @@ from .warnings import warn
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["build_report", "junit_xml", "project_title", "setup_reports", "summary_lines",
-           "write_reports"]
+__all__ = ["build_report", "project_title", "setup_reports", "write_reports"]
 
 
 #: Sphinx's ``project`` when a project sets none (Jupyter Book sets ``html_title``)
