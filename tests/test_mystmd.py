@@ -172,6 +172,9 @@ class Build:
         assert completed.returncode == 0, completed.stdout + completed.stderr
         self.log = completed.stdout + completed.stderr
         self.status_file = book / "_build" / "execution-status.json"
+        # read now: the book's next build writes the same files
+        self.junit = (book / "_build" / "execution-status.junit.xml").read_text(
+            encoding="utf-8")
         self.report = read_status(self.status_file)
         self.record = self.report.by_docname()[PAGE]
         self.content = {path.stem: json.loads(path.read_text()) for path in
@@ -307,6 +310,41 @@ def test_the_sidecar_is_named_like_mystmds_cache_entry(builds):
                                        / capture.SIDECARS_FOLDER).glob("*.json")}
     assert sidecars and sidecars <= cached
     assert not _servers_of(book)  # the tests stopped the servers mystmd left running
+
+
+@pytest.mark.mystmd
+def test_the_build_records_how_many_pages_it_executed_at_once(builds):
+    first, second = builds
+    assert first.report.build["execute_parallel"] == 2
+    assert second.report.build["execute_parallel"] == 1  # mystmd's default
+
+
+@pytest.mark.mystmd
+def test_the_junit_file_is_the_sphinx_builds_and_fails_only_on_the_failed_notebook(builds):
+    """Beside the JSON, the JUnit file the Sphinx build writes from the same records: a
+    case per notebook and per flagged cell; without an opt-in warning that fails the
+    build, only the notebook that raised fails (as on Sphinx)."""
+    from xml.etree import ElementTree
+
+    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.render.junit import junit_xml
+
+    first, _ = builds
+    report = first.report
+    assert first.junit == junit_xml(report, analyse(report, Thresholds()))
+    text = first.junit
+    suite = ElementTree.fromstring(text)
+    notebooks = {case.get("name"): case for case in suite.iter("testcase")
+                 if case.get("classname") == "notebooks"}
+    assert sorted(notebooks) == ["failing_page", "jax_page", "second_page"]
+    failed = [case.get("name") or "" for case in suite.iter("testcase")
+              if case.find("failure") is not None]
+    assert failed == ["failing_page"]
+    assert notebooks["failing_page"].find("failure").get("message") == (
+        "error: ZeroDivisionError in cell 2")
+    assert suite.get("failures") == "1" and suite.get("errors") == "0"
+    flagged = [case for case in suite.iter("testcase") if case.get("classname") != "notebooks"]
+    assert all(case.get("file", "").endswith(".md") for case in flagged)
 
 
 def test_plugin_main_without_arguments_prints_the_spec(capsys):

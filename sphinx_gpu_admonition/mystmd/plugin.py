@@ -6,8 +6,8 @@ on stdin and the answer as JSON on stdout. Transforms get the page's mdast:
 - ``gpu-capture`` (document stage, after the page's execution): the page's record
   (:mod:`.capture`) and the truthful notice;
 - ``gpu-status`` (project stage, after every page's document stage): the build's
-  ``execution-status.json``, the ``execution-status`` and ``execution-environment``
-  parts.
+  ``execution-status.json`` and JUnit file, the ``execution-status`` and
+  ``execution-environment`` parts.
 A warning of a transform goes to stderr, which mystmd shows with ``--debug``. In
 a ``myst build --strict`` it also fails the build, as ``-W`` does on Sphinx: the
 transform exits non-zero (measured with mystmd 1.8.3: a transform's non-zero exit
@@ -81,10 +81,13 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
         warn(warnings, arguments)
     elif name == "gpu-status":
         folder = capture.capture_folder()
-        report, analysis = status.build_report(capture.build_records(folder))
+        report, analysis = status.build_report(
+            capture.build_records(folder),
+            execute_parallel=build_options.execute_parallel(arguments))
         environment.fill_placeholders(tree, report)
         if status.fill_placeholders(tree, report, analysis) or report.notebooks:
             status.write_status_file(report, folder.parent)
+            status.write_junit_file(report, analysis, folder.parent)
     return tree
 
 
