@@ -347,6 +347,36 @@ def test_the_junit_file_is_the_sphinx_builds_and_fails_only_on_the_failed_notebo
     assert all(case.get("file", "").endswith(".md") for case in flagged)
 
 
+@pytest.mark.mystmd
+def test_a_migrated_quantecon_book_builds_with_mystmd(tmp_path):
+    """``migrate`` on QuantEcon's jb2 shape (tests/roots/quantecon_mystmd), then a real
+    ``myst build --execute``: the notice, the status table and the machine table."""
+    from sphinx_gpu_admonition.cli import main
+
+    requires_mystmd()
+    book = tmp_path / "lectures"
+    shutil.copytree(ROOT.parent / "quantecon_mystmd" / "lectures", book)
+    assert main(["migrate", str(book)]) == 0
+    completed = myst_build(book)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    report = read_status(book / "_build" / "execution-status.json")
+    # the status page lost its machine cells: no kernel ran for it
+    assert list(report.by_docname()) == ["jax_intro"]
+    record = report.by_docname()["jax_intro"]
+    assert (record.capture, record.status) == ("ok", "ok")
+    content = book / "_build" / "site" / "content"
+    lecture = json.loads((content / "jax-intro.json").read_text())["mdast"]
+    [notice] = [n for n in walk(lecture) if n.get("type") == "admonition"]
+    assert f"This page was executed on {record.environment.device_label}" in text_of(notice)
+    status = json.loads((content / "status.json").read_text())["mdast"]
+    tables = {n["class"]: n for n in walk(status) if n.get("type") == "table"}
+    assert [text_of(row["children"][0]) for row in tables["gpu-status-table"]["children"]] == [
+        "Notebook", "jax_intro"]
+    rows = {text_of(row["children"][0]): text_of(row["children"][1])
+            for row in tables["gpu-environment-table"]["children"]}
+    assert rows["JAX backend"] == "cpu" and rows["Notebooks (1)"] == "jax_intro"
+
+
 def test_plugin_main_without_arguments_prints_the_spec(capsys):
     plugin.main([])
     assert json.loads(capsys.readouterr().out)["name"] == "sphinx-gpu-admonition"
