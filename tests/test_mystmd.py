@@ -60,6 +60,22 @@ def test_the_plugin_declares_its_directives_and_transforms():
         "gpu", "execution-status", "execution-environment"]
     assert {t["name"]: t["stage"] for t in spec["transforms"]} == {
         "gpu-capture": "document", "gpu-status": "project"}
+    assert [r["name"] for r in spec["roles"]] == [
+        "runtime", "runtime-time", "runtime-device", "runtime-all"]
+
+
+def test_a_runtime_role_of_an_unknown_page_says_so_and_warns():
+    from sphinx_gpu_admonition.mystmd import runtime
+
+    [node] = run_plugin("--role", "runtime-time", data={"name": "runtime-time",
+                                                        "body": "lectures/gone.md"})
+    tree = {"type": "root", "children": [{"type": "paragraph", "children": [node]}]}
+    assert runtime.resolve(tree, {}.get, lambda _target: [], runtime.Texts(),
+                           this_page_only=True) == []  # another page's: the project stage
+    [warning] = runtime.resolve(tree, {}.get, lambda _target: [], runtime.Texts(),
+                                this_page_only=False)
+    assert warning.startswith("{runtime}: no run time of 'lectures/gone' is known")
+    assert text_of(tree) == "an unknown time (not measured yet)"
 
 
 def test_the_gpu_directive_is_a_standard_admonition_with_the_sphinx_texts():
@@ -345,6 +361,35 @@ def test_the_junit_file_is_the_sphinx_builds_and_fails_only_on_the_failed_notebo
     assert suite.get("failures") == "1" and suite.get("errors") == "0"
     flagged = [case for case in suite.iter("testcase") if case.get("classname") != "notebooks"]
     assert all(case.get("file", "").endswith(".md") for case in flagged)
+
+
+def runtime_nodes(tree: dict[str, Any]) -> list[dict[str, Any]]:
+    return [n for n in walk(tree) if n.get("type") == "span"
+            and "gpu-runtime" in str(n.get("class", "")).split()]
+
+
+@pytest.mark.mystmd
+def test_the_runtime_roles_state_this_builds_time_and_device(builds):
+    """The Sphinx roles' texts, from this build's records: the page's own (``this page``,
+    resolved after it ran) and another page's (once every page ran); exact figures in
+    the abbreviation's title."""
+    from sphinx_gpu_admonition.render import runtime_text
+
+    first, second = builds
+    record = first.record
+    measurement = runtime_text.Measurement(record)
+    own = runtime_nodes(first.page("jax-page"))
+    assert [text_of(node) for node in own] == [runtime_text.run_phrase(measurement)] * 2
+    [abbreviation] = [n for n in walk(own[0]) if n.get("type") == "abbreviation"]
+    assert abbreviation["title"] == runtime_text.exact_figures(measurement)
+    assert " on a CPU" in text_of(own[0])
+    other = runtime_nodes(first.page("index"))
+    assert [text_of(node) for node in other] == [
+        runtime_text.reader_time(record.seconds), runtime_text.device_phrase(record)]
+    assert "placeholder" not in json.dumps(first.content)
+    # a cache hit states the measurements of the execution that produced its outputs
+    assert [text_of(node) for node in runtime_nodes(second.page("jax-page"))] == [
+        text_of(node) for node in own]
 
 
 @pytest.mark.mystmd

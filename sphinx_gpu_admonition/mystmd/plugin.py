@@ -2,7 +2,8 @@
 
 mystmd runs the plugin's file with no argument for its :data:`PLUGIN_SPEC`, then
 with ``--directive NAME``, ``--role NAME`` or ``--transform NAME``, the data as JSON
-on stdin and the answer as JSON on stdout. Transforms get the page's mdast:
+on stdin and the answer as JSON on stdout. The runtime roles leave placeholders
+(:mod:`.runtime`) that the transforms fill in. Transforms get the page's mdast:
 - ``gpu-capture`` (document stage, after the page's execution): the page's record
   (:mod:`.capture`) and the truthful notice;
 - ``gpu-status`` (project stage, after every page's document stage): the build's
@@ -24,7 +25,8 @@ import sys
 from typing import Any
 
 from ..model.record import EXECUTED
-from . import build_options, capture, environment, notice, status
+from ..render.runtime_text import ROLES
+from . import build_options, capture, environment, notice, runtime, status
 
 PLUGIN_SPEC: dict[str, Any] = {
     "name": "sphinx-gpu-admonition",
@@ -38,6 +40,9 @@ PLUGIN_SPEC: dict[str, Any] = {
         {"name": "execution-environment",
          "doc": "The machine(s) the notebooks ran on, as their kernels reported them."},
     ],
+    "roles": [{"name": name, "body": {"type": "string"},
+               "doc": "How long a page takes to run (this page, or a page's path)"}
+              for name in ROLES],
     "transforms": [
         {"name": "gpu-capture", "stage": "document",
          "doc": "The page's execution record, from the in-kernel probe."},
@@ -70,8 +75,12 @@ def warn(messages: list[str], arguments: list[str]) -> None:
 
 def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
     arguments = build_options.parent_arguments()
+    texts = runtime.Texts()
     if name == "gpu-capture":
         record, warnings = capture.page_record(tree)
+        # the roles naming this page: its record is known now, after it ran
+        warnings += runtime.resolve(tree, lambda _target: record, lambda _target: [], texts,
+                                    this_page_only=True)
         if record is not None:
             notice.make_truthful(tree, record)
             parallel = build_options.preallocation_warning(
@@ -85,6 +94,8 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
             capture.build_records(folder),
             execute_parallel=build_options.execute_parallel(arguments))
         environment.fill_placeholders(tree, report)
+        warn(runtime.resolve(tree, report.by_docname().get, lambda _target: [], texts,
+                             this_page_only=False), arguments)
         if status.fill_placeholders(tree, report, analysis) or report.notebooks:
             status.write_status_file(report, folder.parent)
             status.write_junit_file(report, analysis, folder.parent)
@@ -106,6 +117,8 @@ def main(argv: list[str] | None = None) -> None:
             json.dump(transform(args[1], data), sys.stdout)
         except StrictFailure:
             raise SystemExit(1) from None  # the warnings are on stderr already
+    elif args[1] in ROLES:
+        json.dump(runtime.role(args[1], data), sys.stdout)
     else:
         raise SystemExit(f"unknown role {args[1]!r}")
 
