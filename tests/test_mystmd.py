@@ -277,6 +277,14 @@ def test_the_notice_states_the_device_the_page_ran_on(builds):
 
 
 @pytest.mark.mystmd
+def test_the_notice_links_the_pages_notebook_in_colab_as_myst_yml_says(builds):
+    first, _ = builds
+    links = [n["url"] for n in walk(first.notice()) if n.get("type") == "link"]
+    assert links == ["https://colab.research.google.com/github/example/lectures/blob/main/"
+                     "jax_page.ipynb"]
+
+
+@pytest.mark.mystmd
 def test_the_status_page_names_the_slowest_cell_as_report_does(builds):
     first, _ = builds
     completed = subprocess.run(
@@ -600,3 +608,82 @@ def test_parallel_pages_on_one_gpu_with_preallocation_warn(tmp_path):
     assert build_options.preallocation_warning(record, 3, off) is None
     record.environment.jax.backend = "cpu"
     assert build_options.preallocation_warning(record, 3, {}) is None
+
+
+# -- settings: project: options: gpu_admonition: in myst.yml ---------------------------------
+def write_settings(folder: Path, text: str) -> None:
+    (folder / "myst.yml").write_text("version: 1\nproject:\n  title: T\n  options:\n"
+                                     "    gpu_admonition:\n" + text)
+
+
+def test_settings_are_the_sphinx_options_read_from_myst_yml(tmp_path):
+    from sphinx_gpu_admonition.mystmd import settings
+
+    assert settings.load(tmp_path) == (settings.DEFAULTS, [])  # no myst.yml: the defaults
+    write_settings(tmp_path, "      expected_backend: cpu\n      slow_cell_seconds: 30\n"
+                             "      colab_url: https://colab.example/{path}.ipynb\n")
+    loaded, warnings = settings.load(tmp_path)
+    assert warnings == []
+    assert loaded.expected_backend == "cpu" and loaded.thresholds.slow_cell_seconds == 30
+    assert loaded.colab_url == "https://colab.example/{path}.ipynb"
+
+
+def test_wrong_settings_warn_and_their_defaults_apply(tmp_path):
+    from sphinx_gpu_admonition.mystmd import settings
+
+    write_settings(tmp_path, "      slow_cell_seconds: -1\n      gpu_expected_backend: cpu\n"
+                             "      cell_badges: true\n      colour: red\n      language: xx\n")
+    loaded, warnings = settings.load(tmp_path)
+    assert loaded.thresholds.slow_cell_seconds == settings.DEFAULTS.thresholds.slow_cell_seconds
+    assert loaded.expected_backend == "gpu" and loaded.language is None
+    where = "myst.yml project: options: gpu_admonition: "
+    assert warnings == [
+        where + "'gpu_expected_backend' is written without the 'gpu_' prefix here "
+                "('expected_backend'); ignored",
+        where + "'cell_badges' does nothing on mystmd; ignored",
+        where + "unknown setting 'colour'; ignored (known: expected_backend, colab_url, "
+                "slow_cell_seconds, slow_cell_share, slow_cell_min_seconds, compile_share, "
+                "recompile_threshold, warn_slow_cells, language)",
+        where + "invalid value -1 for slow_cell_seconds: must be a finite number >= 0; using "
+                f"the default {settings.DEFAULTS.thresholds.slow_cell_seconds!r}",
+        where + "no translation for language 'xx' (there are: en, zh_CN); the texts are "
+                "English"]
+    write_settings(tmp_path, "      - a list\n")
+    assert settings.load(tmp_path)[1] == [where + "not a mapping (list), default "
+                                          "settings apply"]
+
+
+def test_the_notice_and_the_roles_speak_the_books_language(tmp_path, monkeypatch):
+    """``language: zh_CN``: the package's catalog, as the Sphinx notice uses it."""
+    from sphinx_gpu_admonition.mystmd import notice, runtime, settings
+
+    write_settings(tmp_path, "      language: zh_CN\n")
+    monkeypatch.chdir(tmp_path)
+    [admonition] = plugin.directive("gpu", {"options": {}})
+    assert "不过没有 GPU 也可以运行" in text_of(admonition)
+    assert "Google Colab 提供可使用 GPU 的免费套餐" in text_of(admonition)
+    folder, page = tmp_path / "capture", tmp_path / "a.md"
+    write_kernel(folder, page, [{"seconds": 125.0, "first_line": "x = 1"}])
+    [role] = runtime.role("runtime-time", {"body": "this page"})
+    tree = page_tree(admonition, {"type": "paragraph", "children": [role]}, code_block("x = 1"))
+    record, _ = capture.page_record(tree, folder, tmp_path)
+    loaded = settings.load()[0]
+    notice.make_truthful(tree, record, loaded)
+    runtime.resolve(tree, lambda _target: record, lambda _target: [],
+                    runtime.Texts(loaded.translate, loaded.ngettext), this_page_only=True)
+    assert "本讲座为 GPU 编写" in text_of(tree) and "而非 GPU" in text_of(tree)
+    assert text_of(tree["children"][2]) == "约 2 分钟"
+
+
+def test_a_gpu_page_on_another_backend_warns_as_on_sphinx(tmp_path):
+    folder, page = tmp_path / "capture", tmp_path / "a.md"
+    write_kernel(folder, page, [{"seconds": 0.1, "first_line": "x = 1"}])
+    from sphinx_gpu_admonition.mystmd import notice
+
+    tree = page_tree(*notice.directive({"options": {}}), code_block("x = 1"))
+    record, _ = capture.page_record(tree, folder, tmp_path)
+    assert plugin.backend_warning(tree, record, "gpu") == (
+        "a: page with a gpu directive executed on the 'cpu' backend, but expected_backend "
+        "is 'gpu' (CPU: Test CPU, 2 cores)")
+    assert plugin.backend_warning(tree, record, "cpu") is None
+    assert plugin.backend_warning(page_tree(code_block("x = 1")), record, "gpu") is None

@@ -40,7 +40,8 @@ def placeholder() -> list[mdast.Node]:
 
 
 def build_report(records: list[NotebookRecord], project: str | None = None,
-                 execute_parallel: int = 1) -> tuple[StatusReport, BuildAnalysis]:
+                 execute_parallel: int = 1, thresholds: Thresholds | None = None
+                 ) -> tuple[StatusReport, BuildAnalysis]:
     """The build's report; ``execute_parallel``: ``--execute-parallel N`` of the build
     (pages executed at once; recorded, as it explains a GPU's out-of-memory failure)."""
     report = StatusReport(notebooks=records, build={
@@ -54,7 +55,7 @@ def build_report(records: list[NotebookRecord], project: str | None = None,
         "failure": None,
         "execute_parallel": execute_parallel,
     })
-    analysis = analyse(report, Thresholds())
+    analysis = analyse(report, thresholds or Thresholds())
     report.analysis = analysis.to_dict()
     return report, analysis
 
