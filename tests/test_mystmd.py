@@ -30,6 +30,8 @@ from sphinx_gpu_admonition.mystmd import capture, plugin
 PROJECT = Path(__file__).resolve().parents[1]
 ROOT = Path(__file__).parent / "roots" / "mystmd"
 MYST = PROJECT / ".mystmd" / "node_modules" / ".bin" / "myst"
+#: Jupyter Book 2 from PyPI (its own bundled mystmd), installed by scripts/test
+JUPYTER_BOOK_2 = PROJECT / ".venv-jupyter-book2" / "bin" / "jupyter-book"
 PAGE = "jax_page"
 
 
@@ -161,7 +163,8 @@ def stop_servers(book: Path) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def myst_build(book: Path, *options: str, user_startup: str | None = None
+def myst_build(book: Path, *options: str, user_startup: str | None = None,
+               command: tuple[str, ...] = (str(MYST), "build")
                ) -> subprocess.CompletedProcess[str]:
     config = book / "jupyter-config"
     config.mkdir(exist_ok=True)
@@ -176,7 +179,7 @@ def myst_build(book: Path, *options: str, user_startup: str | None = None
         name, _, value = line.removeprefix("export ").partition("=")
         environment[name] = value.strip("'")
     try:
-        return subprocess.run([str(MYST), "build", "--execute", "--site", *options], cwd=book,
+        return subprocess.run([*command, "--execute", "--site", *options], cwd=book,
                               env=environment, capture_output=True, text=True, timeout=300,
                               check=False)
     finally:
@@ -428,6 +431,30 @@ def test_a_migrated_quantecon_book_builds_with_mystmd(tmp_path):
     rows = {text_of(row["children"][0]): text_of(row["children"][1])
             for row in tables["gpu-environment-table"]["children"]}
     assert rows["JAX backend"] == "cpu" and rows["Notebooks (1)"] == "jax_intro"
+
+
+@pytest.mark.mystmd
+def test_jupyter_book_2_builds_the_book_with_the_plugin(tmp_path):
+    """``jupyter book build --execute`` (jupyter-book 2.1.7, its own mystmd), the same
+    book and myst.yml: the capture, the truthful notice and the status page."""
+    if not JUPYTER_BOOK_2.exists():
+        pytest.skip("jupyter-book 2.1.7 is not installed in .venv-jupyter-book2/ "
+                    "(scripts/test installs it with pip)")
+    pytest.importorskip("jupyter_server", reason="the build's kernels need jupyter_server")
+    book = tmp_path / "book"
+    shutil.copytree(ROOT, book)
+    built = Build(book, myst_build(book, command=(str(JUPYTER_BOOK_2), "build")))
+    assert "Building Jupyter Book" in built.log
+    assert built.report.build["engine"] == "mystmd"
+    assert sorted(built.report.by_docname()) == ["failing_page", "jax_page", "second_page"]
+    assert (built.record.capture, built.record.provenance) == ("ok", "executed")
+    assert [c.first_line for c in built.record.cells][0] == "import jax"
+    device = built.record.environment.device_label
+    assert f"This page was executed on {device}" in text_of(built.notice())
+    nb, cell = max(((nb, cell) for nb in built.report.notebooks if nb.executed
+                    for cell in nb.cells), key=lambda item: item[1].seconds)
+    assert f"Slowest cell: {nb.cell_name(cell).full}" in text_of(built.page("status"))
+    assert not _servers_of(book)
 
 
 def test_plugin_main_without_arguments_prints_the_spec(capsys):
