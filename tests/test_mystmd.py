@@ -714,3 +714,25 @@ def test_a_gpu_page_on_another_backend_warns_as_on_sphinx(tmp_path):
         "is 'gpu' (CPU: Test CPU, 2 cores)")
     assert plugin.backend_warning(tree, record, "cpu") is None
     assert plugin.backend_warning(page_tree(code_block("x = 1")), record, "gpu") is None
+
+
+def test_warn_slow_cells_warns_per_flagged_cell_and_fails_its_junit_case_when_strict(tmp_path):
+    from xml.etree import ElementTree
+
+    from sphinx_gpu_admonition.mystmd import settings, status
+    from sphinx_gpu_admonition.render.junit import FailOn
+
+    folder, page = tmp_path / "capture", tmp_path / "a.md"
+    write_kernel(folder, page, [{"seconds": 60.0, "first_line": "slow()"},
+                                {"seconds": 0.5, "first_line": "x = 1"}])
+    record, _ = capture.page_record(page_tree(code_block("slow()"), code_block("x = 1")),
+                                    folder, tmp_path)
+    assert plugin.slow_cell_warnings(record, settings.DEFAULTS) == []  # opt-in, as on Sphinx
+    write_settings(tmp_path, "      warn_slow_cells: true\n")
+    opted_in = settings.load(tmp_path)[0]
+    [warning] = plugin.slow_cell_warnings(record, opted_in)
+    assert warning.startswith("slow a cell 1 (60.0 s): slow: took 60.0 s")
+    report, analysis = status.build_report([record], thresholds=opted_in.thresholds)
+    for fail_on, failures in ((FailOn(), "0"), (FailOn(slow_cells=True), "1")):
+        path = status.write_junit_file(report, analysis, tmp_path, fail_on)
+        assert ElementTree.parse(path).getroot().get("failures") == failures
