@@ -154,7 +154,8 @@ def main(argv: list[str] | None = None) -> None:
         json.dump(PLUGIN_SPEC, sys.stdout)
         return
     if len(args) != 2 or args[0] not in ("--directive", "--transform", "--role"):
-        raise SystemExit("usage: plugin [--directive NAME | --transform NAME] < data.json")
+        raise SystemExit("usage: plugin [--directive NAME | --role NAME | --transform NAME] "
+                         "< data.json")
     data = json.load(sys.stdin)
     if args[0] == "--directive":
         json.dump(directive(args[1], data), sys.stdout)
