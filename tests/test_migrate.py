@@ -404,3 +404,149 @@ def test_default_settings_warn_only_that_the_gpu_lecture_ran_without_a_gpu(
     quiet = helpers.build(quantecon_book.book, tmp_path / "quiet", quantecon_book.cache,
                           suppress_warnings=["gpu_admonition.backend"])
     assert quiet.warning_lines == [], quiet.warnings
+
+
+# -- a mystmd (Jupyter Book 2) book: myst.yml ------------------------------------------------
+QUANTECON_MYSTMD = ROOTS / "quantecon_mystmd" / "lectures"
+DOCS_MYSTMD = Path(__file__).resolve().parents[1] / "docs" / "mystmd.md"
+
+
+def fenced_blocks(text: str, info: str) -> list[str]:
+    """The bodies of the fences of ``info`` (``yaml``, ``md``) in a docs page."""
+    import re
+
+    return [match[2] for match in re.finditer(
+        rf"^(`{{3,}}){re.escape(info)}\n(.*?)^\1$", text, re.MULTILINE | re.DOTALL)]
+
+
+@pytest.fixture
+def mystmd_book(tmp_path) -> Path:
+    book = tmp_path / "lectures"
+    shutil.copytree(QUANTECON_MYSTMD, book)
+    return book
+
+
+def test_a_mystmd_book_is_migrated_as_the_mystmd_page_says(mystmd_book, capsys):
+    """QuantEcon's jb2 shape: myst.yml gets the plugin, the book the plugin file that
+    ``mystmd init`` writes, the status page the two directives (its machine cells gone),
+    exactly as docs/mystmd.md tells users to write them."""
+    from sphinx_gpu_admonition.mystmd import __main__ as mystmd_cli
+
+    before = (mystmd_book / "myst.yml").read_text()
+    assert main(["migrate", str(mystmd_book)]) == 0
+    out = capsys.readouterr().out
+    docs = DOCS_MYSTMD.read_text(encoding="utf-8")
+    config = (mystmd_book / "myst.yml").read_text()
+    [plugins_block] = [block for block in fenced_blocks(docs, "yaml") if "plugins:" in block]
+    assert yaml.safe_load(config)["project"]["plugins"] == yaml.safe_load(plugins_block)[
+        "project"]["plugins"]
+    assert [line for line in before.splitlines() if "#" in line] == [
+        line for line in config.splitlines() if "#" in line]
+    plugin_file = mystmd_book / mystmd_cli.PLUGIN_FILE
+    assert plugin_file.read_text() == mystmd_cli.PLUGIN_TEXT and os.access(plugin_file, os.X_OK)
+    status = (mystmd_book / "status.md").read_text()
+    [status_page] = [block for block in fenced_blocks(docs, "md")
+                     if "{execution-environment}" in block]
+    for directive in ("```{execution-status}\n```\n", "```{execution-environment}\n```\n"):
+        assert directive in status_page and status.count(directive) == 1
+    assert "{code-cell}" not in status and "nb-exec-table" not in status
+    # a lecture's own jax.devices() is the lecture's: only the status page loses its cells
+    lecture = (mystmd_book / "jax_intro.md").read_text()
+    assert "```{gpu}\n```\n" in lecture and "jax.devices()[0].platform" in lecture
+    assert "changed myst.yml:\n  added the plugin gpu_admonition.py to project: plugins" in out
+    assert ("to do by hand: status.md: lines 23, 28, 30, 32: the text before a removed "
+            "machine cell introduced its output") in out
+    assert [status.splitlines()[n - 1] for n in (23, 32)] == [
+        "These lectures are using the following python version",
+        "and this lecture series also has access to the following GPU"]
+    assert 'eval "$(python -m sphinx_gpu_admonition.mystmd env)"' in out
+    assert "MyST-NB" not in out  # no _config.yml: the Sphinx notes do not apply
+    assert main(["migrate", str(mystmd_book)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "nothing to change"
+
+
+def test_a_mystmd_dry_run_shows_every_diff_and_writes_nothing(mystmd_book, capsys):
+    before = digests(mystmd_book)
+    assert main(["migrate", "--dry-run", str(mystmd_book)]) == 0
+    out = capsys.readouterr().out
+    assert digests(mystmd_book) == before
+    for name in ("jax_intro.md", "status.md", "myst.yml", "gpu_admonition.py"):
+        assert f"+++ b/{name}\n" in out and f"would change {name}:" in out
+    assert "-!nvidia-smi\n" in out and "+```{execution-environment}\n" in out
+    assert "+  plugins:\n+    - type: executable\n+      path: gpu_admonition.py\n" in out
+
+
+@pytest.mark.parametrize(("before", "expected"), [
+    # a block list of mappings (another plugin), and one of paths
+    ("project:\n  plugins:\n    - type: executable\n      path: other.py\n  toc: []\n",
+     "      path: other.py\n    - type: executable\n      path: gpu_admonition.py\n  toc: []\n"),
+    ("project:\n  plugins:\n  - theme.mjs  # ours\n",
+     "  - theme.mjs  # ours\n  - type: executable\n    path: gpu_admonition.py\n"),
+    # one-line lists, the key missing, the project missing
+    ("project:\n  plugins: [theme.mjs]  # ours\n",
+     "  plugins: [theme.mjs, {type: executable, path: gpu_admonition.py}]  # ours\n"),
+    ("project:\n  plugins: []\n", "  plugins: [{type: executable, path: gpu_admonition.py}]\n"),
+    ("version: 1\nproject:\n  title: L\n# end\nsite: {}\n",
+     "  title: L\n  plugins:\n    - type: executable\n      path: gpu_admonition.py\n# end\n"),
+    ("version: 1\n",
+     "project:\n  plugins:\n    - type: executable\n      path: gpu_admonition.py\n"),
+])
+def test_myst_yml_shapes(before, expected):
+    from sphinx_gpu_admonition.cli.migrate_mystmd import _only_adds_plugin, add_plugin
+
+    after = add_plugin(before)
+    assert after is not None and expected in after
+    assert _only_adds_plugin(before, after)
+
+
+def test_a_myst_yml_it_cannot_edit_is_left_with_a_note(mystmd_book, capsys):
+    (mystmd_book / "myst.yml").write_text("version: 1\nproject: {title: L}\n")
+    assert main(["migrate", str(mystmd_book)]) == 0
+    assert (mystmd_book / "myst.yml").read_text() == "version: 1\nproject: {title: L}\n"
+    assert ("to do by hand: myst.yml: add '- type: executable' / 'path: gpu_admonition.py' "
+            "under 'project: plugins:'") in capsys.readouterr().out
+
+
+def test_a_myst_yml_keeps_its_bom_and_crlf(mystmd_book, capsys):
+    (mystmd_book / "myst.yml").write_bytes(BOM + b"version: 1\r\nproject:\r\n  title: L\r\n")
+    assert main(["migrate", str(mystmd_book)]) == 0
+    assert (mystmd_book / "myst.yml").read_bytes() == BOM + (
+        b"version: 1\r\nproject:\r\n  title: L\r\n  plugins:\r\n    - type: executable\r\n"
+        b"      path: gpu_admonition.py\r\n")
+
+
+def test_a_myst_yml_that_is_not_utf8_is_refused_and_nothing_is_written(mystmd_book, capsys):
+    (mystmd_book / "myst.yml").write_bytes("project:\n  title: Économie\n".encode("latin-1"))
+    before = digests(mystmd_book)
+    assert main(["migrate", str(mystmd_book)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith("sphinx-gpu-admonition: error: myst.yml: not UTF-8")
+    assert digests(mystmd_book) == before
+
+
+def test_an_unwritable_myst_yml_is_refused_before_anything_is_written(capsys):
+    folder = Path(tempfile.mkdtemp(prefix="migrate-"))
+    try:
+        folder.chmod(0o755)
+        book = folder / "lectures"
+        shutil.copytree(QUANTECON_MYSTMD, book)
+        before = digests(folder)
+        with unprivileged(folder):
+            (book / "myst.yml").chmod(0o444)
+            assert main(["migrate", str(book)]) == 2
+        assert capsys.readouterr().err == ("sphinx-gpu-admonition: error: myst.yml: not "
+                                           "writable (nothing was changed)\n")
+        assert digests(folder) == before
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_a_file_of_the_plugins_name_that_is_not_the_plugin_is_left_alone(mystmd_book, capsys):
+    (mystmd_book / "gpu_admonition.py").write_text("print('mine')\n")
+    config = (mystmd_book / "myst.yml").read_text()
+    assert main(["migrate", str(mystmd_book)]) == 0
+    assert (mystmd_book / "gpu_admonition.py").read_text() == "print('mine')\n"
+    assert (mystmd_book / "myst.yml").read_text() == config
+    assert "to do by hand: gpu_admonition.py: a file of that name that is not the plugin's" \
+        in capsys.readouterr().out

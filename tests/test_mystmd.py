@@ -30,6 +30,8 @@ from sphinx_gpu_admonition.mystmd import capture, plugin
 PROJECT = Path(__file__).resolve().parents[1]
 ROOT = Path(__file__).parent / "roots" / "mystmd"
 MYST = PROJECT / ".mystmd" / "node_modules" / ".bin" / "myst"
+#: Jupyter Book 2 from PyPI (its own bundled mystmd), installed by scripts/test
+JUPYTER_BOOK_2 = PROJECT / ".venv-jupyter-book2" / "bin" / "jupyter-book"
 PAGE = "jax_page"
 
 
@@ -60,6 +62,22 @@ def test_the_plugin_declares_its_directives_and_transforms():
         "gpu", "execution-status", "execution-environment"]
     assert {t["name"]: t["stage"] for t in spec["transforms"]} == {
         "gpu-capture": "document", "gpu-status": "project"}
+    assert [r["name"] for r in spec["roles"]] == [
+        "runtime", "runtime-time", "runtime-device", "runtime-all"]
+
+
+def test_a_runtime_role_of_an_unknown_page_says_so_and_warns():
+    from sphinx_gpu_admonition.mystmd import runtime
+
+    [node] = run_plugin("--role", "runtime-time", data={"name": "runtime-time",
+                                                        "body": "lectures/gone.md"})
+    tree = {"type": "root", "children": [{"type": "paragraph", "children": [node]}]}
+    assert runtime.resolve(tree, {}.get, lambda _target: [], runtime.Texts(),
+                           this_page_only=True) == []  # another page's: the project stage
+    [warning] = runtime.resolve(tree, {}.get, lambda _target: [], runtime.Texts(),
+                                this_page_only=False)
+    assert warning.startswith("{runtime}: no run time of 'lectures/gone' is known")
+    assert text_of(tree) == "an unknown time (not measured yet)"
 
 
 def test_the_gpu_directive_is_a_standard_admonition_with_the_sphinx_texts():
@@ -145,7 +163,8 @@ def stop_servers(book: Path) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def myst_build(book: Path, *options: str, user_startup: str | None = None
+def myst_build(book: Path, *options: str, user_startup: str | None = None,
+               command: tuple[str, ...] = (str(MYST), "build")
                ) -> subprocess.CompletedProcess[str]:
     config = book / "jupyter-config"
     config.mkdir(exist_ok=True)
@@ -160,7 +179,7 @@ def myst_build(book: Path, *options: str, user_startup: str | None = None
         name, _, value = line.removeprefix("export ").partition("=")
         environment[name] = value.strip("'")
     try:
-        return subprocess.run([str(MYST), "build", "--execute", "--site", *options], cwd=book,
+        return subprocess.run([*command, "--execute", "--site", *options], cwd=book,
                               env=environment, capture_output=True, text=True, timeout=300,
                               check=False)
     finally:
@@ -172,6 +191,9 @@ class Build:
         assert completed.returncode == 0, completed.stdout + completed.stderr
         self.log = completed.stdout + completed.stderr
         self.status_file = book / "_build" / "execution-status.json"
+        # read now: the book's next build writes the same files
+        self.junit = (book / "_build" / "execution-status.junit.xml").read_text(
+            encoding="utf-8")
         self.report = read_status(self.status_file)
         self.record = self.report.by_docname()[PAGE]
         self.content = {path.stem: json.loads(path.read_text()) for path in
@@ -258,6 +280,14 @@ def test_the_notice_states_the_device_the_page_ran_on(builds):
 
 
 @pytest.mark.mystmd
+def test_the_notice_links_the_pages_notebook_in_colab_as_myst_yml_says(builds):
+    first, _ = builds
+    links = [n["url"] for n in walk(first.notice()) if n.get("type") == "link"]
+    assert links == ["https://colab.research.google.com/github/example/lectures/blob/main/"
+                     "jax_page.ipynb"]
+
+
+@pytest.mark.mystmd
 def test_the_status_page_names_the_slowest_cell_as_report_does(builds):
     first, _ = builds
     completed = subprocess.run(
@@ -307,6 +337,124 @@ def test_the_sidecar_is_named_like_mystmds_cache_entry(builds):
                                        / capture.SIDECARS_FOLDER).glob("*.json")}
     assert sidecars and sidecars <= cached
     assert not _servers_of(book)  # the tests stopped the servers mystmd left running
+
+
+@pytest.mark.mystmd
+def test_the_build_records_how_many_pages_it_executed_at_once(builds):
+    first, second = builds
+    assert first.report.build["execute_parallel"] == 2
+    assert second.report.build["execute_parallel"] == 1  # mystmd's default
+
+
+@pytest.mark.mystmd
+def test_the_junit_file_is_the_sphinx_builds_and_fails_only_on_the_failed_notebook(builds):
+    """Beside the JSON, the JUnit file the Sphinx build writes from the same records: a
+    case per notebook and per flagged cell; without an opt-in warning that fails the
+    build, only the notebook that raised fails (as on Sphinx)."""
+    from xml.etree import ElementTree
+
+    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.render.junit import junit_xml
+
+    first, _ = builds
+    report = first.report
+    assert first.junit == junit_xml(report, analyse(report, Thresholds()))
+    text = first.junit
+    suite = ElementTree.fromstring(text)
+    notebooks = {case.get("name"): case for case in suite.iter("testcase")
+                 if case.get("classname") == "notebooks"}
+    assert sorted(notebooks) == ["failing_page", "jax_page", "second_page"]
+    failed = [case.get("name") or "" for case in suite.iter("testcase")
+              if case.find("failure") is not None]
+    assert failed == ["failing_page"]
+    assert notebooks["failing_page"].find("failure").get("message") == (
+        "error: ZeroDivisionError in cell 2")
+    assert suite.get("failures") == "1" and suite.get("errors") == "0"
+    flagged = [case for case in suite.iter("testcase") if case.get("classname") != "notebooks"]
+    assert all(case.get("file", "").endswith(".md") for case in flagged)
+
+
+def runtime_nodes(tree: dict[str, Any]) -> list[dict[str, Any]]:
+    return [n for n in walk(tree) if n.get("type") == "span"
+            and "gpu-runtime" in str(n.get("class", "")).split()]
+
+
+@pytest.mark.mystmd
+def test_the_runtime_roles_state_this_builds_time_and_device(builds):
+    """The Sphinx roles' texts, from this build's records: the page's own (``this page``,
+    resolved after it ran) and another page's (once every page ran); exact figures in
+    the abbreviation's title."""
+    from sphinx_gpu_admonition.render import runtime_text
+
+    first, second = builds
+    record = first.record
+    measurement = runtime_text.Measurement(record)
+    own = runtime_nodes(first.page("jax-page"))
+    assert [text_of(node) for node in own] == [runtime_text.run_phrase(measurement)] * 2
+    [abbreviation] = [n for n in walk(own[0]) if n.get("type") == "abbreviation"]
+    assert abbreviation["title"] == runtime_text.exact_figures(measurement)
+    assert " on a CPU" in text_of(own[0])
+    other = runtime_nodes(first.page("index"))
+    assert [text_of(node) for node in other] == [
+        runtime_text.reader_time(record.seconds), runtime_text.device_phrase(record)]
+    assert "placeholder" not in json.dumps(first.content)
+    # a cache hit states the measurements of the execution that produced its outputs
+    assert [text_of(node) for node in runtime_nodes(second.page("jax-page"))] == [
+        text_of(node) for node in own]
+
+
+@pytest.mark.mystmd
+def test_a_migrated_quantecon_book_builds_with_mystmd(tmp_path):
+    """``migrate`` on QuantEcon's jb2 shape (tests/roots/quantecon_mystmd), then a real
+    ``myst build --execute``: the notice, the status table and the machine table."""
+    from sphinx_gpu_admonition.cli import main
+
+    requires_mystmd()
+    book = tmp_path / "lectures"
+    shutil.copytree(ROOT.parent / "quantecon_mystmd" / "lectures", book)
+    assert main(["migrate", str(book)]) == 0
+    completed = myst_build(book)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    report = read_status(book / "_build" / "execution-status.json")
+    # the status page lost its machine cells: no kernel ran for it
+    assert list(report.by_docname()) == ["jax_intro"]
+    record = report.by_docname()["jax_intro"]
+    assert (record.capture, record.status) == ("ok", "ok")
+    content = book / "_build" / "site" / "content"
+    lecture = json.loads((content / "jax-intro.json").read_text())["mdast"]
+    [notice] = [n for n in walk(lecture) if n.get("type") == "admonition"]
+    assert f"This page was executed on {record.environment.device_label}" in text_of(notice)
+    status = json.loads((content / "status.json").read_text())["mdast"]
+    tables = {n["class"]: n for n in walk(status) if n.get("type") == "table"}
+    assert [text_of(row["children"][0]) for row in tables["gpu-status-table"]["children"]] == [
+        "Notebook", "jax_intro"]
+    rows = {text_of(row["children"][0]): text_of(row["children"][1])
+            for row in tables["gpu-environment-table"]["children"]}
+    assert rows["JAX backend"] == "cpu" and rows["Notebooks (1)"] == "jax_intro"
+
+
+@pytest.mark.mystmd
+def test_jupyter_book_2_builds_the_book_with_the_plugin(tmp_path):
+    """``jupyter book build --execute`` (jupyter-book 2.1.7, its own mystmd), the same
+    book and myst.yml: the capture, the truthful notice and the status page."""
+    if not JUPYTER_BOOK_2.exists():
+        pytest.skip("jupyter-book 2.1.7 is not installed in .venv-jupyter-book2/ "
+                    "(scripts/test installs it with pip)")
+    pytest.importorskip("jupyter_server", reason="the build's kernels need jupyter_server")
+    book = tmp_path / "book"
+    shutil.copytree(ROOT, book)
+    built = Build(book, myst_build(book, command=(str(JUPYTER_BOOK_2), "build")))
+    assert "Building Jupyter Book" in built.log
+    assert built.report.build["engine"] == "mystmd"
+    assert sorted(built.report.by_docname()) == ["failing_page", "jax_page", "second_page"]
+    assert (built.record.capture, built.record.provenance) == ("ok", "executed")
+    assert [c.first_line for c in built.record.cells][0] == "import jax"
+    device = built.record.environment.device_label
+    assert f"This page was executed on {device}" in text_of(built.notice())
+    nb, cell = max(((nb, cell) for nb in built.report.notebooks if nb.executed
+                    for cell in nb.cells), key=lambda item: item[1].seconds)
+    assert f"Slowest cell: {nb.cell_name(cell).full}" in text_of(built.page("status"))
+    assert not _servers_of(book)
 
 
 def test_plugin_main_without_arguments_prints_the_spec(capsys):
@@ -487,3 +635,104 @@ def test_parallel_pages_on_one_gpu_with_preallocation_warn(tmp_path):
     assert build_options.preallocation_warning(record, 3, off) is None
     record.environment.jax.backend = "cpu"
     assert build_options.preallocation_warning(record, 3, {}) is None
+
+
+# -- settings: project: options: gpu_admonition: in myst.yml ---------------------------------
+def write_settings(folder: Path, text: str) -> None:
+    (folder / "myst.yml").write_text("version: 1\nproject:\n  title: T\n  options:\n"
+                                     "    gpu_admonition:\n" + text)
+
+
+def test_settings_are_the_sphinx_options_read_from_myst_yml(tmp_path):
+    from sphinx_gpu_admonition.mystmd import settings
+
+    assert settings.load(tmp_path) == (settings.DEFAULTS, [])  # no myst.yml: the defaults
+    write_settings(tmp_path, "      expected_backend: cpu\n      slow_cell_seconds: 30\n"
+                             "      colab_url: https://colab.example/{path}.ipynb\n")
+    loaded, warnings = settings.load(tmp_path)
+    assert warnings == []
+    assert loaded.expected_backend == "cpu" and loaded.thresholds.slow_cell_seconds == 30
+    assert loaded.colab_url == "https://colab.example/{path}.ipynb"
+
+
+def test_wrong_settings_warn_and_their_defaults_apply(tmp_path):
+    from sphinx_gpu_admonition.mystmd import settings
+
+    write_settings(tmp_path, "      slow_cell_seconds: -1\n      gpu_expected_backend: cpu\n"
+                             "      cell_badges: true\n      colour: red\n      language: xx\n")
+    loaded, warnings = settings.load(tmp_path)
+    assert loaded.thresholds.slow_cell_seconds == settings.DEFAULTS.thresholds.slow_cell_seconds
+    assert loaded.expected_backend == "gpu" and loaded.language is None
+    where = "myst.yml project: options: gpu_admonition: "
+    assert warnings == [
+        where + "'gpu_expected_backend' is written without the 'gpu_' prefix here "
+                "('expected_backend'); ignored",
+        where + "'cell_badges' does nothing on mystmd; ignored",
+        where + "unknown setting 'colour'; ignored (known: expected_backend, colab_url, "
+                "slow_cell_seconds, slow_cell_share, slow_cell_min_seconds, compile_share, "
+                "recompile_threshold, warn_slow_cells, language)",
+        where + "invalid value -1 for slow_cell_seconds: must be a finite number >= 0; using "
+                f"the default {settings.DEFAULTS.thresholds.slow_cell_seconds!r}",
+        where + "no translation for language 'xx' (there are: en, zh_CN); the texts are "
+                "English"]
+    write_settings(tmp_path, "      - a list\n")
+    assert settings.load(tmp_path)[1] == [where + "not a mapping (list), default "
+                                          "settings apply"]
+
+
+def test_the_notice_and_the_roles_speak_the_books_language(tmp_path, monkeypatch):
+    """``language: zh_CN``: the package's catalog, as the Sphinx notice uses it."""
+    from sphinx_gpu_admonition.mystmd import notice, runtime, settings
+
+    write_settings(tmp_path, "      language: zh_CN\n")
+    monkeypatch.chdir(tmp_path)
+    [admonition] = plugin.directive("gpu", {"options": {}})
+    assert "不过没有 GPU 也可以运行" in text_of(admonition)
+    assert "Google Colab 提供可使用 GPU 的免费套餐" in text_of(admonition)
+    folder, page = tmp_path / "capture", tmp_path / "a.md"
+    write_kernel(folder, page, [{"seconds": 125.0, "first_line": "x = 1"}])
+    [role] = runtime.role("runtime-time", {"body": "this page"})
+    tree = page_tree(admonition, {"type": "paragraph", "children": [role]}, code_block("x = 1"))
+    record, _ = capture.page_record(tree, folder, tmp_path)
+    loaded = settings.load()[0]
+    notice.make_truthful(tree, record, loaded)
+    runtime.resolve(tree, lambda _target: record, lambda _target: [],
+                    runtime.Texts(loaded.translate, loaded.ngettext), this_page_only=True)
+    assert "本讲座为 GPU 编写" in text_of(tree) and "而非 GPU" in text_of(tree)
+    assert text_of(tree["children"][2]) == "约 2 分钟"
+
+
+def test_a_gpu_page_on_another_backend_warns_as_on_sphinx(tmp_path):
+    folder, page = tmp_path / "capture", tmp_path / "a.md"
+    write_kernel(folder, page, [{"seconds": 0.1, "first_line": "x = 1"}])
+    from sphinx_gpu_admonition.mystmd import notice
+
+    tree = page_tree(*notice.directive({"options": {}}), code_block("x = 1"))
+    record, _ = capture.page_record(tree, folder, tmp_path)
+    assert plugin.backend_warning(tree, record, "gpu") == (
+        "a: page with a gpu directive executed on the 'cpu' backend, but expected_backend "
+        "is 'gpu' (CPU: Test CPU, 2 cores)")
+    assert plugin.backend_warning(tree, record, "cpu") is None
+    assert plugin.backend_warning(page_tree(code_block("x = 1")), record, "gpu") is None
+
+
+def test_warn_slow_cells_warns_per_flagged_cell_and_fails_its_junit_case_when_strict(tmp_path):
+    from xml.etree import ElementTree
+
+    from sphinx_gpu_admonition.mystmd import settings, status
+    from sphinx_gpu_admonition.render.junit import FailOn
+
+    folder, page = tmp_path / "capture", tmp_path / "a.md"
+    write_kernel(folder, page, [{"seconds": 60.0, "first_line": "slow()"},
+                                {"seconds": 0.5, "first_line": "x = 1"}])
+    record, _ = capture.page_record(page_tree(code_block("slow()"), code_block("x = 1")),
+                                    folder, tmp_path)
+    assert plugin.slow_cell_warnings(record, settings.DEFAULTS) == []  # opt-in, as on Sphinx
+    write_settings(tmp_path, "      warn_slow_cells: true\n")
+    opted_in = settings.load(tmp_path)[0]
+    [warning] = plugin.slow_cell_warnings(record, opted_in)
+    assert warning.startswith("slow a cell 1 (60.0 s): slow: took 60.0 s")
+    report, analysis = status.build_report([record], thresholds=opted_in.thresholds)
+    for fail_on, failures in ((FailOn(), "0"), (FailOn(slow_cells=True), "1")):
+        path = status.write_junit_file(report, analysis, tmp_path, fail_on)
+        assert ElementTree.parse(path).getroot().get("failures") == failures

@@ -1,5 +1,6 @@
 """``migrate``: rewrite a Jupyter Book's GPU notice includes and ``{nb-exec-table}``
-for this extension; the work is done by :mod:`.migrate_rules`."""
+for this extension; the work is done by :mod:`.migrate_rules`, and for a mystmd
+(Jupyter Book 2) book, with ``myst.yml``, by :mod:`.migrate_mystmd`."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ from .output import EXIT_OK, UsageError, emit
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
+    from . import migrate_mystmd
     from .migrate_rules import MigrationError, migrate, report_lines
 
     book = Path(args.book)
     if not book.is_dir():
         raise UsageError(f"{book}: not a folder")
+    # a mystmd (Jupyter Book 2) book: its myst.yml, plugin file and status page too
+    run = migrate_mystmd.migrate if migrate_mystmd.is_mystmd_book(book) else migrate
     try:
-        result = migrate(book, dry_run=args.dry_run)
+        result = run(book, dry_run=args.dry_run)
     except MigrationError as error:
         raise UsageError(str(error)) from error
     except OSError as error:  # a page that cannot be read: named, nothing written yet

@@ -84,10 +84,20 @@ class FileChange:
     after: str
     #: the file started with a UTF-8 byte-order mark (kept when it is written)
     bom: bool = False
+    #: a new file that must be executable (mystmd's plugin file)
+    executable: bool = False
 
     def write(self) -> None:
         self.path.write_bytes((codecs.BOM_UTF8 if self.bom else b"")
                               + self.after.encode("utf-8"))
+        if self.executable:
+            self.path.chmod(self.path.stat().st_mode | 0o111)
+
+    @property
+    def writable(self) -> bool:
+        """Whether the file (or, for a new one, its folder) can be written."""
+        target = self.path if self.path.exists() else self.path.parent
+        return os.access(target, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
 
     def diff(self, root: Path) -> str:
         name = self.path.relative_to(root).as_posix()
@@ -103,6 +113,8 @@ class MigrationResult:
     notes: list[str]
     #: notice includes left in place (an unclosed fence): the notice is still needed
     kept_includes: int = 0
+    #: the book is built by Sphinx (MyST-NB): its notes apply (not to a mystmd-only book)
+    sphinx: bool = True
 
 
 def read_source(path: Path, book: Path) -> tuple[str, bool]:
@@ -406,6 +418,14 @@ def migrate(book: Path, dry_run: bool = False) -> MigrationResult:
     written: a page that is not UTF-8 or cannot be written raises
     :class:`MigrationError` with the book unchanged.
     """
+    result = plan(book)
+    if not dry_run:
+        apply(result, book)
+    return result
+
+
+def plan(book: Path, config: bool = True) -> MigrationResult:
+    """The changes :func:`migrate` makes, none written; ``config``: ``_config.yml`` too."""
     book = book.resolve()
     changes: list[FileChange] = []
     kept = 0
@@ -423,26 +443,30 @@ def migrate(book: Path, dry_run: bool = False) -> MigrationResult:
             notes.append(f"{path.relative_to(book).as_posix()}: a notebook that includes "
                          "_admonition/gpu.md or uses {nb-exec-table}: edit it in Jupyter")
             kept += "_admonition/gpu.md" in text
-    config, note = migrate_config(book)
-    if config is not None:
-        changes.append(config)
+    edited, note = migrate_config(book) if config else (None, None)
+    if edited is not None:
+        changes.append(edited)
     if note:
         notes.append(note)
-    if not dry_run:
-        for change in changes:
-            if not os.access(change.path, os.W_OK,
-                             effective_ids=os.access in os.supports_effective_ids):
-                raise MigrationError(f"{change.path.relative_to(book).as_posix()}: not "
-                                     "writable (nothing was changed)")
-        for done, change in enumerate(changes):
-            try:
-                change.write()
-            except OSError as error:  # checked above; a full disk can still fail
-                raise MigrationError(
-                    f"{change.path.relative_to(book).as_posix()}: "
-                    f"{error.strerror or error} (after changing {done} of {len(changes)} "
-                    "files)") from error
     return MigrationResult(changes, notes, kept)
+
+
+def apply(result: MigrationResult, book: Path) -> None:
+    """Write the changes, once every file is known to be writable (else nothing is)."""
+    book = book.resolve()
+    changes = result.changes
+    for change in changes:
+        if not change.writable:
+            raise MigrationError(f"{change.path.relative_to(book).as_posix()}: not "
+                                 "writable (nothing was changed)")
+    for done, change in enumerate(changes):
+        try:
+            change.write()
+        except OSError as error:  # checked above; a full disk can still fail
+            raise MigrationError(
+                f"{change.path.relative_to(book).as_posix()}: "
+                f"{error.strerror or error} (after changing {done} of {len(changes)} "
+                "files)") from error
 
 
 def report_lines(result: MigrationResult, book: Path, dry_run: bool) -> list[str]:
@@ -465,7 +489,7 @@ def report_lines(result: MigrationResult, book: Path, dry_run: bool) -> list[str
         lines.append(f"_admonition/gpu.md is still needed: {result.kept_includes} "
                      f"include{'s' if result.kept_includes != 1 else ''} of it left as "
                      "they are (an unclosed fence, or a notebook).")
-    for change in result.changes:
+    for change in result.changes if result.sphinx else ():
         if (any(EXEC_TABLE in what for what in change.changes)
                 and _FRONT_MATTER_KERNEL.match(change.after) and "{code-cell}" not in change.after):
             name = change.path.relative_to(book).as_posix()

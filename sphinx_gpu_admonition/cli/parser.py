@@ -201,9 +201,13 @@ def build_parser() -> argparse.ArgumentParser:
         description=_wrap(
             "Rewrite {include} _admonition/gpu.md (MyST or rST) to a {gpu} directive and "
             "{nb-exec-table} to {execution-status} in BOOK's sources, and add "
-            "sphinx_gpu_admonition to _config.yml's sphinx: extra_extensions.  Reports "
+            "sphinx_gpu_admonition to _config.yml's sphinx: extra_extensions.  A mystmd "
+            "(Jupyter Book 2) book, with myst.yml: the plugin added to project: plugins "
+            "(its file gpu_admonition.py written) and the status page's machine cells "
+            "(!nvidia-smi, jax.devices()) replaced by {execution-environment}.  Reports "
             "what changed per file; never touches files outside BOOK or in _build."))
-    migrate.add_argument("book", metavar="BOOK", help="the book's folder (with _config.yml)")
+    migrate.add_argument("book", metavar="BOOK",
+                         help="the book's folder (with _config.yml or myst.yml)")
     migrate.add_argument("--dry-run", action="store_true",
                          help="print unified diffs of the changes and change nothing")
     migrate.set_defaults(run=cmd_migrate)

@@ -51,8 +51,9 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from ..render import notice_text
 from .config import get_config
-from .i18n import _
+from .i18n import _, translate
 from .runtime import notice_paragraph
 from .warnings import warn
 
@@ -77,30 +78,18 @@ CSS_FILE = "gpu-admonition.css"
 
 
 def default_title() -> str:
-    return str(_("GPU"))
+    return notice_text.default_title(translate)
 
 
 def intro_text(kind: str) -> str:
     """The notice's claim about the lecture (the machine it was built on)."""
-    if kind == "required":
-        return str(_(
-            "This lecture was built using a machine with access to a GPU and needs "
-            "one to run in a reasonable amount of time."
-        ))
-    return str(_(
-        "This lecture was built using a machine with access to a GPU, although "
-        "it will also run without one."
-    ))
+    return notice_text.intro_text(kind, translate)
 
 
 def written_for_gpu_text(kind: str) -> str:
     """The first sentence instead of :func:`intro_text` for a copy that ran without a
     GPU (:mod:`.page_info` knows that once the page has run)."""
-    if kind == "required":
-        return str(_("This lecture was written for a GPU and needs one to run in a "
-                     "reasonable amount of time."))
-    return str(_("This lecture was written for a GPU, although it will also run "
-                 "without one."))
+    return notice_text.written_for_gpu_text(kind, translate)
 
 
 def _theme_options(config: Any) -> dict[str, Any]:
@@ -170,7 +159,7 @@ def colab_paths(button_theme: str | None, link: str | None) -> str:
 
 
 def _colab_reference(link: str) -> nodes.reference:
-    return nodes.reference("", str(_("Open this notebook in Colab")), refuri=link,
+    return nodes.reference("", notice_text.open_in_colab(translate), refuri=link,
                            classes=[COLAB_LINK_CLASS])
 
 
@@ -182,12 +171,7 @@ def default_notice(kind: str, button_theme: str | None = None,
     shows one; ``link`` (this page's notebook in Colab) is a step of its own,
     or follows the steps when the button is there too.
     """
-    if button_theme is None and link is None:
-        # Translators: keep {colab}, it becomes a link named "Google Colab".
-        colab = str(_("{colab} has a free tier with GPUs."))
-    else:
-        # Translators: keep {colab}, it becomes a link named "Google Colab".
-        colab = str(_("{colab} has a free tier with GPUs that you can access as follows:"))
+    colab = notice_text.colab_sentence(not (button_theme is None and link is None), translate)
     before, placeholder, after = colab.partition("{colab}")
     if not placeholder:  # a translation lost the placeholder: keep the link anyway
         before, after = "", " " + colab

@@ -25,7 +25,7 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
-from ..model.device import backend_family, device_with_jax, is_gpu
+from ..model.device import backend_family, is_gpu
 from ..model.formatting import (
     format_date,
     format_gib,
@@ -34,12 +34,13 @@ from ..model.formatting import (
     format_seconds,
 )
 from ..model.record import CACHE, Environment, NotebookRecord
+from ..render import notice_text
 from ..render.templates import render as render_template
 from ._mystnb import is_notebook
 from .admonition import INTRO_CLASS, written_for_gpu_text
 from .capture import get_record
 from .config import get_config
-from .i18n import _
+from .i18n import _, translate
 from .support import NonHtmlPostTransform, app_of
 from .warnings import warn
 
@@ -54,7 +55,7 @@ READER_CLASS = "gpu-reader-gpu"
 
 def device_sentence(record: NotebookRecord) -> str:
     """``"GPU: NVIDIA H200 (JAX 0.10.2)"`` or ``"CPU: AMD EPYC 7763, 4 cores"``."""
-    return device_with_jax(record.environment)
+    return notice_text.device_sentence(record)
 
 
 def summary_line(record: NotebookRecord) -> str:
@@ -186,13 +187,11 @@ def _check_backend(app: Sphinx, docname: str, record: NotebookRecord,
 
 
 def ran_on_gpu(record: NotebookRecord) -> bool:
-    return is_gpu(record.environment.backend)
+    return notice_text.ran_on_gpu(record)
 
 
 def executed_on_sentence(record: NotebookRecord) -> str:
-    if ran_on_gpu(record):
-        return _("This page was executed on %s.") % device_sentence(record)
-    return _("This page was executed on %s, not on a GPU.") % device_sentence(record)
+    return notice_text.executed_on_sentence(record, translate)
 
 
 def _make_notices_truthful(record: NotebookRecord, admonitions: list[nodes.Element]) -> None:

@@ -36,10 +36,8 @@ are stated, labelled "measured on an earlier version".
 from __future__ import annotations
 
 import hashlib
-import math
-from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -49,166 +47,59 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import docname_join, logging
 from sphinx.util.docutils import SphinxRole
 
-from ..model import device
 from ..model.files import read_status
-from ..model.formatting import format_date, format_seconds
 from ..model.record import NotebookRecord, StatusReport
 from ..model.schema import SchemaError
+from ..render import runtime_text
+from ..render.runtime_text import (
+    ROLES,
+    THIS_PAGE,
+    Measurement,
+    device_kind,
+    device_name,
+    exact_figures,
+    is_stale,
+    usable,
+)
 from .capture import get_record
 from .config import get_config
-from .i18n import _, ngettext
+from .i18n import _, ngettext, translate
 from .state import app_of, build_state, env_data
 from .support import html_tree_may_hold
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
 
+#: the texts and rules of render/runtime_text.py, named here for the Sphinx side's users
+__all__ = ["ROLES", "THIS_PAGE", "Measurement", "ResolveRuntime", "RuntimeRole", "device_kind",
+           "device_name", "device_phrase", "exact_figures", "is_stale", "reader_time",
+           "run_phrase", "setup_runtime", "usable"]
+
 RUNTIME_CLASS = "gpu-runtime"
-#: role name -> part
-ROLES = {"runtime": "full", "runtime-time": "time", "runtime-device": "device",
-         "runtime-all": "all"}
-#: role targets that mean the page the role is on
-THIS_PAGE = ("this page", ".")
 
 REFERENCES_ATTRIBUTE = "gpu_runtime_references"
 SOURCES_DIGEST_ATTRIBUTE = "gpu_runtime_sources_digest"
 
 
-# -- rounding and wording for readers ----------------------------------------------
-def _rounded(value: float, step: int) -> int:
-    """``value`` to the nearest multiple of ``step``, halves up (not to even)."""
-    return int(math.floor(value / step + 0.5)) * step
-
-
+# -- the texts (one owner, for every engine: render/runtime_text.py) ------------------
 def reader_time(seconds: float) -> str:
-    """A duration as a reader wants it: "a few seconds", "about 40 seconds",
-    "under a minute", "about 2 minutes", "about 25 minutes", "about 3 hours".
-
-    Coarse on purpose: times vary between runs by more than the last digit,
-    and a reader only decides whether to wait, take a coffee, or get a GPU.
-    """
-    if seconds < 10:
-        return str(_("a few seconds"))
-    if seconds < 45:
-        count = _rounded(seconds, 5 if seconds < 20 else 10)
-        return ngettext("about %d second", "about %d seconds", count) % count
-    if seconds < 60:
-        return str(_("under a minute"))
-    minutes = seconds / 60
-    if minutes < 100:
-        count = _rounded(minutes, 1 if minutes < 20 else 5)
-        return ngettext("about %d minute", "about %d minutes", count) % count
-    hours = _rounded(minutes / 60, 1)
-    return ngettext("about %d hour", "about %d hours", hours) % hours
-
-
-def device_kind(record: NotebookRecord) -> str:
-    """``"GPU"``, ``"TPU"`` or ``"CPU"``: what a reader needs to run the page like this."""
-    return device.device_kind(record.environment)
-
-
-def device_name(record: NotebookRecord) -> str | None:
-    """``"Tesla T4"``, ``"2x NVIDIA H200"`` or ``"AMD EPYC 7763"``; None when unknown."""
-    return device.device_name(record.environment)
-
-
-class Measurement(NamedTuple):
-    """One execution of a page as the text states it."""
-
-    record: NotebookRecord
-    #: path of the other build's status file; None for this build
-    source: str | None = None
-    stale: bool = False
-
-    @property
-    def device_known(self) -> bool:
-        return self.record.capture == "ok"
-
-    @property
-    def device_key(self) -> tuple[str, str | None]:
-        return device_kind(self.record), device_name(self.record)
+    """A duration as a reader wants it ("about 2 minutes"), in the book's language."""
+    return runtime_text.reader_time(seconds, translate, ngettext)
 
 
 def device_phrase(record: NotebookRecord) -> str:
     """``"a GPU (Tesla T4)"``, ``"a CPU (AMD EPYC 7763)"`` (translated)."""
-    kind, name = device_kind(record), device_name(record)
-    if name:
-        return _("a %(kind)s (%(name)s)") % {"kind": kind, "name": name}
-    return _("a %(kind)s") % {"kind": kind}
+    return runtime_text.device_phrase(record, translate)
 
 
 def run_phrase(measurement: Measurement) -> str:
     """``"about 2 minutes on a GPU (Tesla T4)"``; time only when the device is unknown."""
-    time = reader_time(measurement.record.seconds)
-    if not measurement.device_known:
-        return time
-    values = {"time": time, "device": device_phrase(measurement.record)}
-    if measurement.stale:
-        return _("%(time)s on %(device)s, measured on an earlier version") % values
-    return _("%(time)s on %(device)s") % values
-
-
-def exact_figures(measurement: Measurement) -> str:
-    """The tooltip: ``"88.4 s · GPU: Tesla T4 · 2026-10-04 03:12 · gpu-status.json"``."""
-    record = measurement.record
-    parts = [format_seconds(record.seconds)]
-    if measurement.device_known:
-        parts.append(record.environment.device_label)
-    parts.append(format_date(record.executed_at))
-    if measurement.source:
-        parts.append(Path(measurement.source).name)
-    return " · ".join(part for part in parts if part)
+    return runtime_text.run_phrase(measurement, translate, ngettext)
 
 
 def separators(count: int) -> list[str]:
     """The ``count - 1`` separators of a list: ``A and B``, ``A, B and C`` (translated)."""
-    if count < 2:
-        return []
-    return [str(_(", "))] * (count - 2) + [str(_(" and "))]
-
-
-# -- which records -------------------------------------------------------------------
-def usable(record: NotebookRecord | None) -> bool:
-    """A record whose time a reader can trust: executed, not a failed run, and a
-    time that is a number (other builds' files may be written by hand)."""
-    if record is None or not record.executed or record.failed:
-        return False
-    try:
-        seconds = record.seconds
-    except TypeError:  # a cell time that is not a number
-        return False
-    return (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
-            and math.isfinite(seconds) and seconds >= 0)
-
-
-def _code_lines(record: NotebookRecord) -> list[str]:
-    return [cell.first_line for cell in record.cells]
-
-
-def _timestamp(iso: str | None) -> float | None:
-    if not iso:
-        return None
-    try:
-        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def is_stale(other: NotebookRecord, current: NotebookRecord | None,
-             source_mtime: float | None) -> bool:
-    """Whether ``other`` (another build's record) measured an earlier version of the page.
-
-    The code cells' first lines are compared when both builds captured cells
-    (robust where a fresh checkout gives every source file a new time); else
-    the other execution must not be older than the source file.  Unknown
-    times count as stale: a label is cheaper than a wrong claim.
-    """
-    if current is not None and current.capture == "ok" and current.cells and other.cells:
-        return _code_lines(current) != _code_lines(other)
-    executed = _timestamp(other.executed_at)
-    if executed is None or source_mtime is None:
-        return True
-    return executed < source_mtime
+    return runtime_text.separators(count, translate)
 
 
 def source_paths(config: Any, srcdir: str | Path) -> list[tuple[str, Path]]:
@@ -251,18 +142,10 @@ def measurements(app: Sphinx, env: BuildEnvironment, docname: str,
 
     One per device (kind and name), this build first, stale ones last.
     """
-    current = get_record(env, docname)
-    found = [Measurement(current)] if usable(current) else []
-    if with_other_builds:
-        mtime = _source_mtime(env, docname)
-        for path, records in other_builds(app):
-            other = records.get(docname)
-            if not usable(other) or other.capture != "ok":
-                continue  # another build's time without its device tells a reader nothing
-            measurement = Measurement(other, path, is_stale(other, current, mtime))
-            if measurement.device_key not in {m.device_key for m in found if m.device_known}:
-                found.append(measurement)
-    return sorted(found, key=lambda m: m.stale)
+    others = ([(path, records.get(docname)) for path, records in other_builds(app)]
+              if with_other_builds else [])
+    return runtime_text.measurements(get_record(env, docname), others,
+                                     _source_mtime(env, docname) if others else None)
 
 
 def missing_reason(env: BuildEnvironment, docname: str) -> str:
@@ -337,7 +220,7 @@ class ResolveRuntime(SphinxPostTransform):
                 if node["part"] == "notice":
                     node.parent.parent.remove(node.parent)
                 else:
-                    node.replace_self(nodes.Text(str(_("an unknown time (not measured yet)"))))
+                    node.replace_self(nodes.Text(runtime_text.unknown_time(translate)))
 
     def _measured(self, measurement: Measurement, text: str, html: bool) -> nodes.Node:
         # exact figures in the HTML tooltip only: other writers print an
@@ -369,12 +252,12 @@ class ResolveRuntime(SphinxPostTransform):
             self._warn(node, f"no run time of {target!r} is known yet "
                              f"({missing_reason(self.env, target)}); the text says "
                              "'an unknown time' instead")
-            result += nodes.Text(str(_("an unknown device")) if part == "device"
-                                 else str(_("an unknown time (not measured yet)")))
+            result += nodes.Text(runtime_text.unknown_device(translate) if part == "device"
+                                 else runtime_text.unknown_time(translate))
         elif part == "device" and not this_build[0].device_known:
             self._warn(node, f"the device {target!r} ran on is not known (no capture "
                              "data); the text says 'an unknown device' instead")
-            result += nodes.Text(str(_("an unknown device")))
+            result += nodes.Text(runtime_text.unknown_device(translate))
         else:
             measurement = this_build[0]
             if part == "time":

@@ -1,81 +1,82 @@
 """The ``gpu`` notice on mystmd: the Sphinx directive's options and texts.
 
-The texts repeat ``ext/admonition.py`` and ``ext/page_info.py`` (English: mystmd
-gives a plugin no language; the catalogue in ``locale/`` is Sphinx's). The
-document-stage transform makes the notice truthful once the page has run: a
-page executed without a GPU says so, and every notice names the device.
+The texts are :mod:`..render.notice_text`'s (the Sphinx notice's own), in the
+book's ``language`` (:mod:`.settings`). The document-stage transform makes the
+notice truthful once the page has run: a page executed without a GPU says so,
+every notice names the device, and with ``colab_url`` the Colab link opens the
+page's notebook.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..model.device import device_with_jax, is_gpu
 from ..model.record import NotebookRecord
+from ..render import notice_text
+from ..render.labels import Translate
 from . import mdast
+from .settings import DEFAULTS, Settings
 
 BASE_CLASSES = ("gpu-admonition", "admonition-gpu")
 KIND_CLASSES = {"optional": "gpu-optional", "required": "gpu-required"}
 INTRO_CLASS = "gpu-notice-intro"
 EXECUTED_ON_CLASS = "gpu-executed-on"
 COLAB_URL = "https://colab.research.google.com/"
-DEFAULT_TITLE = "GPU"
+COLAB_CLASS = "gpu-colab"
 DEFAULT_ADMONITION_KIND = "warning"
 
 
-def intro_text(kind: str) -> str:
-    if kind == "required":
-        return ("This lecture was built using a machine with access to a GPU and needs "
-                "one to run in a reasonable amount of time.")
-    return ("This lecture was built using a machine with access to a GPU, although "
-            "it will also run without one.")
+def _colab_paragraph(translate: Translate) -> mdast.Node:
+    sentence = notice_text.colab_sentence(False, translate)
+    before, placeholder, after = sentence.partition("{colab}")
+    if not placeholder:  # a translation lost the placeholder: keep the link anyway
+        before, after = "", " " + sentence
+    parts: list[mdast.Node | str] = [before] if before else []
+    parts.append(mdast.link(COLAB_URL, "Google Colab"))
+    if after:
+        parts.append(after)
+    return mdast.paragraph(*parts, css=COLAB_CLASS)
 
 
-def written_for_gpu_text(kind: str) -> str:
-    if kind == "required":
-        return ("This lecture was written for a GPU and needs one to run in a "
-                "reasonable amount of time.")
-    return "This lecture was written for a GPU, although it will also run without one."
-
-
-def directive(data: dict[str, Any]) -> list[mdast.Node]:
+def directive(data: dict[str, Any], settings: Settings = DEFAULTS) -> list[mdast.Node]:
     """``{gpu}``: options ``title``, ``class``, ``name``, ``required`` (a flag)."""
     options = data.get("options") or {}
+    translate = settings.translate
     kind = "required" if options.get("required") else "optional"
     body = data.get("body")
     if isinstance(body, list) and body:
         children = body  # the author's own body, parsed by mystmd
     else:
-        children = [
-            mdast.paragraph(intro_text(kind), css=INTRO_CLASS),
-            mdast.paragraph(mdast.link(COLAB_URL, "Google Colab"),
-                            " has a free tier with GPUs."),
-        ]
+        children = [mdast.paragraph(notice_text.intro_text(kind, translate), css=INTRO_CLASS),
+                    _colab_paragraph(translate)]
     classes = [*BASE_CLASSES, *str(options.get("class") or "").split(), KIND_CLASSES[kind]]
-    node = mdast.admonition(str(options.get("title") or DEFAULT_TITLE), children,
-                            " ".join(dict.fromkeys(classes)), DEFAULT_ADMONITION_KIND)
+    node = mdast.admonition(str(options.get("title") or notice_text.default_title(translate)),
+                            children, " ".join(dict.fromkeys(classes)),
+                            DEFAULT_ADMONITION_KIND)
     if options.get("name"):
         node["label"] = node["identifier"] = str(options["name"])
     return [node]
 
 
-def device_sentence(record: NotebookRecord) -> str:
-    return device_with_jax(record.environment)
+def notices(tree: mdast.Node) -> list[mdast.Node]:
+    return [node for node in mdast.walk(tree) if node.get("type") == "admonition"
+            and mdast.has_class(node, "gpu-admonition")]
 
 
-def ran_on_gpu(record: NotebookRecord) -> bool:
-    return is_gpu(record.environment.backend)
-
-
-def executed_on_sentence(record: NotebookRecord) -> str:
-    if ran_on_gpu(record):
-        return f"This page was executed on {device_sentence(record)}."
-    return f"This page was executed on {device_sentence(record)}, not on a GPU."
-
-
-def make_truthful(tree: mdast.Node, record: NotebookRecord) -> None:
+def make_truthful(tree: mdast.Node, record: NotebookRecord,
+                  settings: Settings = DEFAULTS) -> None:
     """The page's notices, once its record is known: the intro of a page that ran
-    without a GPU claims none, and a last line names the device."""
+    without a GPU claims none, a last line names the device, and with ``colab_url``
+    the Colab link opens this page's notebook."""
+    translate = settings.translate
+    if settings.colab_url:
+        link = settings.colab_url.replace("{path}", record.docname)
+        for node in notices(tree):
+            for paragraph in [c for c in node.get("children", [])
+                              if mdast.has_class(c, COLAB_CLASS)]:
+                for child in mdast.walk(paragraph):
+                    if child.get("type") == "link" and child.get("url") == COLAB_URL:
+                        child["url"] = link
     if record.capture != "ok":
         return
     for node in mdast.walk(tree):
@@ -84,7 +85,9 @@ def make_truthful(tree: mdast.Node, record: NotebookRecord) -> None:
         kind = "required" if mdast.has_class(node, KIND_CLASSES["required"]) else "optional"
         children = node.setdefault("children", [])
         for index, child in enumerate(children):
-            if mdast.has_class(child, INTRO_CLASS) and not ran_on_gpu(record):
-                children[index] = mdast.paragraph(written_for_gpu_text(kind), css=INTRO_CLASS)
+            if mdast.has_class(child, INTRO_CLASS) and not notice_text.ran_on_gpu(record):
+                children[index] = mdast.paragraph(
+                    notice_text.written_for_gpu_text(kind, translate), css=INTRO_CLASS)
         children[:] = [c for c in children if not mdast.has_class(c, EXECUTED_ON_CLASS)]
-        children.append(mdast.paragraph(executed_on_sentence(record), css=EXECUTED_ON_CLASS))
+        children.append(mdast.paragraph(notice_text.executed_on_sentence(record, translate),
+                                        css=EXECUTED_ON_CLASS))

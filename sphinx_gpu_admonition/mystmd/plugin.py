@@ -2,12 +2,13 @@
 
 mystmd runs the plugin's file with no argument for its :data:`PLUGIN_SPEC`, then
 with ``--directive NAME``, ``--role NAME`` or ``--transform NAME``, the data as JSON
-on stdin and the answer as JSON on stdout. Transforms get the page's mdast:
+on stdin and the answer as JSON on stdout. The runtime roles leave placeholders
+(:mod:`.runtime`) that the transforms fill in. Transforms get the page's mdast:
 - ``gpu-capture`` (document stage, after the page's execution): the page's record
   (:mod:`.capture`) and the truthful notice;
 - ``gpu-status`` (project stage, after every page's document stage): the build's
-  ``execution-status.json``, the ``execution-status`` and ``execution-environment``
-  parts.
+  ``execution-status.json`` and JUnit file, the ``execution-status`` and
+  ``execution-environment`` parts.
 A warning of a transform goes to stderr, which mystmd shows with ``--debug``. In
 a ``myst build --strict`` it also fails the build, as ``-W`` does on Sphinx: the
 transform exits non-zero (measured with mystmd 1.8.3: a transform's non-zero exit
@@ -23,8 +24,14 @@ import json
 import sys
 from typing import Any
 
-from ..model.record import EXECUTED
-from . import build_options, capture, environment, notice, status
+from ..model.analysis import analyse
+from ..model.device import backend_family
+from ..model.findings import findings
+from ..model.formatting import format_seconds
+from ..model.record import EXECUTED, NotebookRecord, StatusReport
+from ..render.junit import FailOn
+from ..render.runtime_text import ROLES
+from . import build_options, capture, environment, notice, runtime, settings, status
 
 PLUGIN_SPEC: dict[str, Any] = {
     "name": "sphinx-gpu-admonition",
@@ -38,6 +45,9 @@ PLUGIN_SPEC: dict[str, Any] = {
         {"name": "execution-environment",
          "doc": "The machine(s) the notebooks ran on, as their kernels reported them."},
     ],
+    "roles": [{"name": name, "body": {"type": "string"},
+               "doc": "How long a page takes to run (this page, or a page's path)"}
+              for name in ROLES],
     "transforms": [
         {"name": "gpu-capture", "stage": "document",
          "doc": "The page's execution record, from the in-kernel probe."},
@@ -49,7 +59,7 @@ PLUGIN_SPEC: dict[str, Any] = {
 
 def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     if name == "gpu":
-        return notice.directive(data)
+        return notice.directive(data, settings.load()[0])
     if name == "execution-status":
         return status.placeholder()
     if name == "execution-environment":
@@ -68,23 +78,73 @@ def warn(messages: list[str], arguments: list[str]) -> None:
         raise StrictFailure(messages[0])
 
 
+def backend_warning(tree: dict[str, Any], record: NotebookRecord,
+                    expected: str | None) -> str | None:
+    """A page with a ``{gpu}`` notice that ran on another backend than
+    ``expected_backend`` (as ``gpu_admonition.backend`` on Sphinx)."""
+    if not expected or not notice.notices(tree):
+        return None
+    actual = record.environment.backend
+    if record.capture != "ok" and actual is None:
+        # a check that cannot be made must not pass silently (strict builds rely on it)
+        return (f"{record.docname}: cannot check expected_backend {expected!r}: the kernel's "
+                f"backend is unknown ({record.capture_message or 'no capture data'})")
+    if actual is not None and backend_family(actual) == backend_family(expected):
+        return None
+    ran = f"on the {actual!r} backend" if actual else "without initialising a JAX backend"
+    return (f"{record.docname}: page with a gpu directive executed {ran}, but "
+            f"expected_backend is {expected!r} ({record.environment.device_label})")
+
+
+def slow_cell_warnings(record: NotebookRecord, options: settings.Settings) -> list[str]:
+    """``warn_slow_cells``: a warning per flagged cell of the page (as on Sphinx), so
+    that ``--strict`` fails on them."""
+    if not options.config.warn_slow_cells or record.provenance != EXECUTED:
+        return []
+    analysis = analyse(StatusReport(notebooks=[record]), options.thresholds)
+    return [f"slow {finding.name.full} ({format_seconds(finding.cell.seconds)}): "
+            + "; ".join(f"{flag.rule}: {flag.text}" for flag in finding.flags)
+            for finding in findings(analysis) if finding.cell and not finding.is_note]
+
+
 def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
     arguments = build_options.parent_arguments()
+    options, problems = settings.load()
+    folder = capture.capture_folder()
+    warnings = [problem for problem in problems if settings.once(problem, folder)]
+    texts = runtime.Texts(options.translate, options.ngettext)
     if name == "gpu-capture":
-        record, warnings = capture.page_record(tree)
+        record, found = capture.page_record(tree)
+        warnings += found
+        # the roles naming this page: its record is known now, after it ran
+        warnings += runtime.resolve(tree, lambda _target: record, lambda _target: [], texts,
+                                    this_page_only=True)
         if record is not None:
-            notice.make_truthful(tree, record)
+            notice.make_truthful(tree, record, options)
             parallel = build_options.preallocation_warning(
                 record, build_options.execute_parallel(arguments))
             if parallel and record.provenance == EXECUTED:
                 warnings.append(parallel)
+            backend = backend_warning(tree, record, options.expected_backend)
+            if backend:
+                warnings.append(backend)
+            warnings += slow_cell_warnings(record, options)
         warn(warnings, arguments)
     elif name == "gpu-status":
-        folder = capture.capture_folder()
-        report, analysis = status.build_report(capture.build_records(folder))
+        report, analysis = status.build_report(
+            capture.build_records(folder),
+            execute_parallel=build_options.execute_parallel(arguments),
+            thresholds=options.thresholds)
         environment.fill_placeholders(tree, report)
+        warnings += runtime.resolve(tree, report.by_docname().get, lambda _target: [], texts,
+                                    this_page_only=False)
         if status.fill_placeholders(tree, report, analysis) or report.notebooks:
             status.write_status_file(report, folder.parent)
+            # a flagged cell's case fails where its warning fails the build (as on Sphinx)
+            fail_on = FailOn(slow_cells=options.config.warn_slow_cells
+                             and build_options.strict(arguments))
+            status.write_junit_file(report, analysis, folder.parent, fail_on)
+        warn(warnings, arguments)
     return tree
 
 
@@ -94,7 +154,8 @@ def main(argv: list[str] | None = None) -> None:
         json.dump(PLUGIN_SPEC, sys.stdout)
         return
     if len(args) != 2 or args[0] not in ("--directive", "--transform", "--role"):
-        raise SystemExit("usage: plugin [--directive NAME | --transform NAME] < data.json")
+        raise SystemExit("usage: plugin [--directive NAME | --role NAME | --transform NAME] "
+                         "< data.json")
     data = json.load(sys.stdin)
     if args[0] == "--directive":
         json.dump(directive(args[1], data), sys.stdout)
@@ -103,6 +164,8 @@ def main(argv: list[str] | None = None) -> None:
             json.dump(transform(args[1], data), sys.stdout)
         except StrictFailure:
             raise SystemExit(1) from None  # the warnings are on stderr already
+    elif args[1] in ROLES:
+        json.dump(runtime.role(args[1], data), sys.stdout)
     else:
         raise SystemExit(f"unknown role {args[1]!r}")
 

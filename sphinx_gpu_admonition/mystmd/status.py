@@ -22,11 +22,14 @@ from ..model.record import (
     StatusReport,
     sorted_slowest_first,
 )
+from ..render.junit import NEVER_FAIL, FailOn, junit_xml
 from . import mdast
 
 STATUS_CLASS = "gpu-execution-status"
 PLACEHOLDER_CLASS = "gpu-execution-status-placeholder"
 STATUS_FILE = "execution-status.json"
+#: the Sphinx build's default name (``gpu_status_junit``), beside the JSON
+JUNIT_FILE = "execution-status.junit.xml"
 ENGINE = "mystmd"
 
 
@@ -36,8 +39,11 @@ def placeholder() -> list[mdast.Node]:
     return [{"type": "div", "class": f"{STATUS_CLASS} {PLACEHOLDER_CLASS}", "children": []}]
 
 
-def build_report(records: list[NotebookRecord], project: str | None = None
+def build_report(records: list[NotebookRecord], project: str | None = None,
+                 execute_parallel: int = 1, thresholds: Thresholds | None = None
                  ) -> tuple[StatusReport, BuildAnalysis]:
+    """The build's report; ``execute_parallel``: ``--execute-parallel N`` of the build
+    (pages executed at once; recorded, as it explains a GPU's out-of-memory failure)."""
     report = StatusReport(notebooks=records, build={
         "created": build_time(),
         "project": project,
@@ -47,8 +53,9 @@ def build_report(records: list[NotebookRecord], project: str | None = None
         "generator": f"sphinx-gpu-admonition {__version__}",
         "outcome": BUILD_SUCCEEDED,
         "failure": None,
+        "execute_parallel": execute_parallel,
     })
-    analysis = analyse(report, Thresholds())
+    analysis = analyse(report, thresholds or Thresholds())
     report.analysis = analysis.to_dict()
     return report, analysis
 
@@ -57,6 +64,17 @@ def write_status_file(report: StatusReport, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / STATUS_FILE
     atomic_write(path, status_json_text(report))
+    return path
+
+
+def write_junit_file(report: StatusReport, analysis: BuildAnalysis, folder: Path,
+                     fail_on: FailOn = NEVER_FAIL) -> Path:
+    """The Sphinx build's JUnit file (:func:`~..render.junit.junit_xml`), beside the
+    JSON: a case per notebook (a failed one fails) and per flagged cell, failing only
+    as ``fail_on`` says (the findings whose warnings fail the build)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / JUNIT_FILE
+    atomic_write(path, junit_xml(report, analysis, fail_on))
     return path
 
 

@@ -1,0 +1,150 @@
+"""The plugin's settings, from the book's ``myst.yml``::
+
+    project:
+      options:
+        gpu_admonition:
+          expected_backend: cpu
+          slow_cell_seconds: 30
+          language: zh_CN
+
+mystmd 1.8.3 passes an executable plugin no options (a ``project: plugins:``
+entry keeps only ``type`` and ``path``), and an unknown key in ``myst.yml`` warns
+("extra key ignored"), which fails ``myst build --strict``; ``project: options:``
+is mystmd's own free mapping, so the plugin reads its settings there, from the
+``myst.yml`` of the folder ``myst`` runs in (the plugin's working directory).
+
+The names and validators are the Sphinx options' own (:mod:`..model.settings`,
+without the ``gpu_`` prefix), for those that mean something on mystmd
+(:data:`USED`); ``language`` is the plugin's (Sphinx has its own). A bad value
+warns and its default applies; an option that does nothing on mystmd warns too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gettext
+import os
+from pathlib import Path
+from typing import Any
+
+from ..model.analysis import Thresholds
+from ..model.settings import PREFIX, GpuConfig, options, validate
+from ..render.labels import NGettext, Translate, english, english_plural
+
+CONFIG_FILE = "myst.yml"
+KEY = "gpu_admonition"
+LANGUAGE = "language"
+#: the package's message catalogs (the Sphinx extension's too)
+LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"
+CATALOG = "sphinx_gpu_admonition"
+#: the Sphinx options that mean something on mystmd
+USED = ("expected_backend", "colab_url", "slow_cell_seconds", "slow_cell_share",
+        "slow_cell_min_seconds", "compile_share", "recompile_threshold", "warn_slow_cells")
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    config: GpuConfig = GpuConfig()
+    #: the texts' language (None: English)
+    language: str | None = None
+    translate: Translate = english
+    ngettext: NGettext = english_plural
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return Thresholds.from_config(self.config)
+
+    @property
+    def expected_backend(self) -> str | None:
+        return self.config.expected_backend
+
+    @property
+    def colab_url(self) -> str | None:
+        return self.config.colab_url
+
+
+DEFAULTS = Settings()
+
+
+def languages() -> list[str]:
+    """The languages the package has a catalog for (English needs none)."""
+    return sorted(path.parents[1].name
+                  for path in LOCALE_DIR.glob(f"*/LC_MESSAGES/{CATALOG}.mo"))
+
+
+def translator(language: str) -> gettext.NullTranslations:
+    return gettext.translation(CATALOG, str(LOCALE_DIR), languages=[language], fallback=True)
+
+
+def _read(path: Path) -> tuple[Any, str | None]:
+    import yaml  # PyYAML comes with MyST-NB and jupyter_server (which --execute needs)
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        return None, f"{path.name}: not read ({type(error).__name__}), default settings apply"
+    project = data.get("project") if isinstance(data, dict) else None
+    found = project.get("options") if isinstance(project, dict) else None
+    return (found.get(KEY) if isinstance(found, dict) else None), None
+
+
+def load(folder: Path | None = None) -> tuple[Settings, list[str]]:
+    """The settings of the book in ``folder`` (the working directory) and the
+    warnings about them; without ``myst.yml`` or the key, the defaults."""
+    path = (folder or Path.cwd()) / CONFIG_FILE
+    if not path.is_file():
+        return DEFAULTS, []
+    raw, problem = _read(path)
+    if problem:
+        return DEFAULTS, [problem]
+    if raw is None:
+        return DEFAULTS, []
+    where = f"{CONFIG_FILE} project: options: {KEY}"
+    if not isinstance(raw, dict):
+        return DEFAULTS, [f"{where}: not a mapping ({type(raw).__name__}), default settings "
+                          "apply"]
+    warnings: list[str] = []
+    known = options()
+    for name in raw:
+        if name == LANGUAGE or name in USED:
+            continue
+        if str(name).removeprefix(PREFIX) in USED:
+            warnings.append(f"{where}: {name!r} is written without the {PREFIX!r} prefix "
+                            f"here ({str(name).removeprefix(PREFIX)!r}); ignored")
+        elif name in known:
+            warnings.append(f"{where}: {name!r} does nothing on mystmd; ignored")
+        else:
+            warnings.append(f"{where}: unknown setting {name!r}; ignored (known: "
+                            f"{', '.join((*USED, LANGUAGE))})")
+    # the Sphinx options' own validators: each bad value warns, its default applies
+    config = validate({name: raw[name] for name in USED if name in raw},
+                      lambda message: warnings.append(
+                          f"{where}: {message.replace(f'for {PREFIX}', 'for ', 1)}"))
+    language = raw.get(LANGUAGE)
+    if language is None or str(language).lower() in ("en", "en_us", "en-us"):
+        return Settings(config), warnings
+    code = str(language).replace("-", "_")
+    if code not in languages():
+        warnings.append(f"{where}: no translation for language {language!r} (there are: "
+                        f"{', '.join(['en', *languages()])}); the texts are English")
+        return Settings(config), warnings
+    catalog = translator(code)
+    return Settings(config, code, catalog.gettext, catalog.ngettext), warnings
+
+
+def once(message: str, folder: Path) -> bool:
+    """Whether ``message`` is new in this build: each plugin call is a process of its own
+    (one per page and stage), so a settings warning would repeat for every page. The
+    build is the parent ``myst`` process (its pid names the marker)."""
+    import hashlib
+
+    marker = folder / "warned" / (f"{os.getppid()}-"
+                                  + hashlib.sha1(message.encode()).hexdigest()[:16])
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch(exist_ok=False)
+    except FileExistsError:
+        return False
+    except OSError:
+        return True
+    return True
