@@ -190,6 +190,9 @@ def test_every_view_names_the_same_cells_with_the_same_rules(qebook, capsys):
     console = _console_flagged(qebook.html.console)
     assert [(docname, cell) for docname, cell, _ in console] == names
     assert all(reasons[docname, cell] == [reason] for docname, cell, reason in console)
+    budget = qebook.html.console.index("over their time budget (1):")
+    assert re.fullmatch(r"\s+[\d.]+ s  numpy \(numpy\.md\): took [\d.]+ s, budget 0\.50 s",
+                        qebook.html.console[budget + 1])
 
     # JUnit: a passing case per flagged cell (notes never fail), after its notebook;
     # the notebook over its budget is the one failure, as the build's one warning
