@@ -16,8 +16,10 @@ What a maintainer expects on the next deploy, and what is asserted:
   the build: a budget is the book's own limit;
 * the import cell gets the import note and the ``slow-ok`` cell is shown as slow on
   purpose, and neither ever warns (so neither fails ``-W``), nor is red in JUnit;
-* every view names the same cells with the same rules, slowest first: the JSON
-  analysis, the console summary, JUnit, the status page and ``report``;
+* every view names the same cells with the same rules, slowest first, and the
+  notebook over its budget: the JSON analysis, the console summary, JUnit, the
+  status page, ``report`` and the GitHub annotations (the budget only: notes are no
+  annotations);
 * the download notebooks: the status table is a valid Markdown table, and the notice
   says how to get a GPU, not where the build ran.
 
@@ -48,6 +50,9 @@ pytest.importorskip("sphinx_tojupyter")
 from test_builders import READER_SENTENCE, markdown_tables  # noqa: E402
 
 from sphinx_gpu_admonition.cli import main as cli_main  # noqa: E402
+from sphinx_gpu_admonition.model.analysis import Thresholds, analyse  # noqa: E402
+from sphinx_gpu_admonition.model.files import read_status  # noqa: E402
+from sphinx_gpu_admonition.render import github  # noqa: E402
 
 pytestmark = pytest.mark.jupyter_book
 
@@ -234,6 +239,12 @@ def test_every_view_names_the_same_cells_with_the_same_rules(qebook, capsys):
     assert re.findall(r"^  [\d.]+ (?:ms|s)  (\w+) (cell \d+) \(", text, flags=re.M) == names
     assert re.search(r"^  [\d.]+ s  numpy \(numpy\.md\): took [\d.]+ s, budget 0\.50 s$",
                      text, flags=re.M)
+
+    # GitHub annotations (a build on Actions writes them): the budget only, no note
+    report = read_status(qebook.html_dir / "execution-status.json")
+    (annotation,) = github.annotations(report, analyse(report, Thresholds(
+        slow_cell_seconds=1.0, slow_cell_min_seconds=0.5)))
+    assert annotation.startswith("::warning file=numpy.md,title=Over its time budget%3A numpy::")
 
 
 def test_the_download_notebooks_have_a_valid_status_table_and_the_readers_notice(qebook):
