@@ -112,17 +112,7 @@ def test_the_pages_are_in_quantecon_book_theme(status_book: StatusBook):
 
 
 
-#: what axe-core finds on the status page in this theme, left to the status page's
-#: rework (issue 26 item 8); strict, so that the fix shows as XPASS and this goes
-STATUS_PAGE_CONTRAST = pytest.mark.xfail(strict=True, reason=(
-    "status page in quantecon-book-theme 0.22: the status marks on the theme's row "
-    "backgrounds (#00843f on #f7f7f7 4.48:1 light, #f85149 on #252540 4.41:1 dark) and "
-    "the findings' cell links, not underlined, against the theme's text colour "
-    "(link-in-text-block)"))
-
-
-@pytest.mark.parametrize("name", [pytest.param("status.html", marks=STATUS_PAGE_CONTRAST),
-                                  "slow.html", "notice.html"])
+@pytest.mark.parametrize("name", ["status.html", "slow.html", "notice.html"])
 @pytest.mark.parametrize("mode", ["light", "dark"])
 def test_axe_finds_nothing_in_our_markup(browser, server, mode, name):  # noqa: F811
     page = Page(browser, f"{server}/{name}")

@@ -637,6 +637,46 @@ def test_report_renderers_name_the_flagged_cell_its_device_and_the_action():
     assert summary["flagged_cells"][0]["location"] == "lectures/ar1.ipynb"
 
 
+
+def test_report_lists_the_notebooks_over_their_budget_after_the_flagged_cells():
+    """The notebooks of the build's ``gpu_admonition.budget`` warnings, in every form of
+    ``report`` and in the build's console summary; a book without budgets has no such
+    section."""
+    from sphinx_gpu_admonition.cli.report import render_report_markdown, render_report_text
+    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.render.console import summary_lines
+
+    report = _incident("gpu-t4")
+    (notebook,) = report.notebooks
+    summary = cli.summarise_report(report, analyse(report, Thresholds()), Thresholds(),
+                                   "gpu.json", 5)
+    assert summary["over_budget"] == []
+    assert not any("budget" in line for line in summary_lines(report, analyse(report,
+                                                                              Thresholds())))
+    assert not any("budget" in line for line in render_report_text(summary, cli.Style(False), 5))
+    notebook.source, notebook.budget_seconds = "lectures/ar1_turningpts.md", 60.0
+    summary = cli.summarise_report(report, analyse(report, Thresholds()), Thresholds(),
+                                   "gpu.json", 5)
+    (row,) = summary["over_budget"]
+    assert (row["docname"], row["location"], row["budget_seconds"]) == (
+        "ar1_turningpts", "lectures/ar1_turningpts.md", 60.0)
+    text = render_report_text(summary, cli.Style(False), 5)
+    where = text.index("Over their time budget (1)")
+    assert text[where - 1] == "" and text.index("Failures (0)") == where + 3
+    assert text[where + 1].endswith(
+        f"ar1_turningpts (lectures/ar1_turningpts.md): {row['reason']}")
+    assert row["reason"].startswith("took ") and row["reason"].endswith(", budget 60.0 s")
+    markdown = render_report_markdown(summary, 5)
+    rows = markdown[markdown.index("#### Over their time budget (1)") + 2:]
+    assert rows[0] == "| Time | Notebook | Where | Budget |"
+    assert rows[2].startswith("| ") and rows[2].endswith(
+        " | ar1\\_turningpts | `lectures/ar1_turningpts.md` | 60.0 s |")
+    # the build's console summary lists it after its flagged cells, as report does
+    console = summary_lines(report, analyse(report, Thresholds()))
+    where = console.index("over their time budget (1):")
+    assert console[where + 1].endswith(
+        f"  ar1_turningpts (lectures/ar1_turningpts.md): {row['reason']}")
+
 def test_compare_renderers_show_the_device_change_cell_by_cell():
     from sphinx_gpu_admonition.cli.compare import render_compare_markdown, render_compare_text
 

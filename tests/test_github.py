@@ -89,6 +89,20 @@ def test_annotations_rank_regressions_before_slow_cells() -> None:
     assert lines[-1].startswith("::notice")
 
 
+
+def test_a_notebook_over_its_budget_is_annotated_before_the_slow_cells() -> None:
+    """Its warning (gpu_admonition.budget) fails -W with no opt-in: it comes before
+    the cells that are only advice, at the notebook's file."""
+    over = _notebook("lectures/long", "lectures/long.md", [(1.0, 8)], budget_seconds=0.5)
+    slow = _notebook("lectures/slow", "lectures/slow.md", [(12.0, 8), (0.1, 20)])
+    report = StatusReport([slow, over])
+    lines = github.annotations(report, analyse(report, Thresholds()))
+    assert lines[0].startswith("::warning file=lectures/long.md,title=Over its time budget%3A "
+                               "lectures/long::notebook over its time budget: took ")
+    assert lines[0].endswith(", budget 0.50 s")
+    assert lines[1].startswith("::warning file=lectures/slow.md,line=8,title=Slow cell 1")
+    assert len(lines) == 2
+
 def test_outputs_and_summary_append_to_the_runner_files(tmp_path) -> None:
     outputs, summary = tmp_path / "out", tmp_path / "summary.md"
     environ = {"GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(summary)}

@@ -79,6 +79,12 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
             lines.append(f"      {style('hint:', 'cyan')} {one_line(cause)}")
         if c["action"]:
             lines.append(f"      {style('what to do:', 'bold')} {one_line(c['action'])}")
+    if summary["over_budget"]:  # budgets are the book's choice: no section without one
+        lines += ["", style(f"Over their time budget ({len(summary['over_budget'])})", "bold")]
+        for row in summary["over_budget"]:
+            where = f" ({one_line(row['location'])})" if row["location"] else ""
+            lines.append(f"  {style(fmt_seconds(row['seconds']), 'yellow')}  "
+                         f"{one_line(row['docname'])}{where}: {one_line(row['reason'])}")
     lines += ["", style(f"Failures ({len(summary['failures'])})", "bold")]
     if summary["failures"]:
         rows = [[f["docname"], (f["status"], ("red",)), f["error_type"] or "-",

@@ -217,10 +217,13 @@ def warnings_fail_build(app: Sphinx) -> bool:
 
 
 def junit_fail_on(app: Sphinx) -> FailOn:
-    """Which findings JUnit reports as failures: those whose opt-in warning fails the
-    build (``gpu_warn_slow_cells`` / ``gpu_warn_regressions`` with ``-W``), so that a CI
-    dashboard is red exactly when the build is; else every finding is a passing case."""
+    """Which findings JUnit reports as failures: those whose warning fails the build
+    (``gpu_warn_slow_cells`` / ``gpu_warn_regressions`` / a time budget, with ``-W``), so
+    that a CI dashboard is red exactly when the build is; else every finding is a
+    passing case."""
     if not warnings_fail_build(app):
         return NEVER_FAIL
     config = get_config(app.config)
-    return FailOn(slow_cells=config.warn_slow_cells, regressions=config.warn_regressions)
+    # the budget warning needs no opt-in: the budget is the opt-in
+    return FailOn(slow_cells=config.warn_slow_cells, regressions=config.warn_regressions,
+                  budget=True)

@@ -293,7 +293,8 @@ def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
         item = nodes.list_item()
         item += nodes.paragraph(text=where)
         item += nodes.paragraph(text=f"{lb.why} {finding.reason}")
-        item += nodes.paragraph(text=f"{lb.action} {finding.action}")
+        if finding.action:  # a slow-ok cell has none: no empty "What to do:"
+            item += nodes.paragraph(text=f"{lb.action} {finding.action}")
         items += item
     if len(items):
         count = len(items)

@@ -1,5 +1,6 @@
 """The build's console summary: totals, the slowest notebooks, the flagged cells
-(the status page's list, in its order) and the failures, a few lines in the log.
+(the status page's list, in its order), the notebooks over their time budget and the
+failures, a few lines in the log.
 
 Every line starts with the extension's own text or indentation and goes through
 :func:`..model.formatting.safe_line`: a notebook's name, an exception type or a device
@@ -9,7 +10,7 @@ name cannot become a workflow command of the CI runner reading the log.
 from __future__ import annotations
 
 from ..model.analysis import BuildAnalysis
-from ..model.findings import BuildTotals, findings
+from ..model.findings import BuildTotals, budget_findings, findings
 from ..model.formatting import NO_DATA, format_seconds, one_line, safe_lines
 from ..model.record import BUILD_FAILED, StatusReport, sorted_slowest_first
 from .labels import cache_miss_text
@@ -58,6 +59,13 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
                 lines.append(f"{indent}{finding.timing}")
             if finding.action:  # a slow-ok cell has none
                 lines.append(f"{indent}what to do: {finding.action}")
+    over_budget = budget_findings(analysis)  # the budget warnings', furthest over first
+    if over_budget:
+        lines.append(f"over their time budget ({len(over_budget)}):")
+        for row in over_budget[:SUMMARY_ROWS]:
+            where = f" ({one_line(row.notebook.source)})" if row.notebook.source else ""
+            lines.append(f"  {_time(row.seconds)}  {one_line(row.notebook.docname)}{where}: "
+                         f"{row.reason}")
     for nb in notebooks:
         if nb.failed:
             error = one_line(nb.error.type) if nb.error else ""

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..model.analysis import BuildAnalysis, NotebookAnalysis, Thresholds
-from ..model.findings import Finding, findings
+from ..model.findings import BudgetFinding, Finding, budget_findings, findings
 from ..model.formatting import format_seconds, one_line
 from ..model.record import NotebookRecord, StatusReport
 from .markdown import capped, render_compare_markdown, render_report_markdown
@@ -88,10 +88,13 @@ def annotation_file(source: str | None, workspace: str | None = None) -> str | N
 def annotations(report: StatusReport, analysis: BuildAnalysis,
                 workspace: str | None = None) -> list[str]:
     """Workflow commands, most important first: failures (``error``), then notebooks
-    slower than the baseline and regression cells, then slow cells (``warning``), at
-    most :data:`MAX_PER_KIND` of each kind; one ``notice`` counts the rest."""
+    slower than the baseline, notebooks over their time budget, regression cells, then
+    slow cells (``warning``), at most :data:`MAX_PER_KIND` of each kind; one ``notice``
+    counts the rest."""
     errors = [_failure_annotation(nb, workspace) for nb in report.notebooks if nb.failed]
     warnings = [_regression_annotation(result, workspace) for result in analysis.regressed]
+    # a budget is the book's own limit (its warning fails -W without an opt-in)
+    warnings += [_budget_annotation(row, workspace) for row in budget_findings(analysis)]
     # slowest first, the order of every view; a slow-ok or import cell is no warning
     flagged = [finding for finding in findings(analysis) if not finding.is_note]
     ranked = [f for f in flagged if f.is_regression] + [f for f in flagged
@@ -101,7 +104,8 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
     commands = errors[:MAX_PER_KIND] + warnings[:MAX_PER_KIND]
     if left:
         commands.append(command(
-            "notice", f"{left} more failed notebooks, regressions or slow cells are not "
+            "notice", f"{left} more failed notebooks, regressions, notebooks over their "
+                      "budget or slow cells are not "
                       "annotated (GitHub shows 10 of each kind per step): see the job "
                       "summary or execution-status.json",
             title="More execution annotations"))
@@ -132,6 +136,13 @@ def _regression_annotation(result: NotebookAnalysis, workspace: str | None) -> s
         f"beyond the machine factor {factor:.2f}x)",
         file=annotation_file(nb.source, workspace),
         title=f"Slower than the baseline: {nb.docname}")
+
+
+def _budget_annotation(row: BudgetFinding, workspace: str | None) -> str:
+    nb = row.notebook
+    return command("warning", f"notebook over its time budget: {row.reason}",
+                   file=annotation_file(nb.source, workspace),
+                   title=f"Over its time budget: {nb.docname}")
 
 
 def _cell_annotation(finding: Finding, workspace: str | None) -> str:

@@ -9,7 +9,7 @@ from typing import NamedTuple
 from xml.etree import ElementTree
 
 from ..model.analysis import BuildAnalysis
-from ..model.findings import Finding, findings
+from ..model.findings import BudgetFinding, Finding, budget_findings, findings
 from ..model.formatting import format_seconds
 from ..model.record import (
     BUILD_FAILED,
@@ -37,13 +37,16 @@ def _xml_characters(text: str | None) -> str | None:
 
 class FailOn(NamedTuple):
     """Which findings fail their test case: those whose warning fails the build
-    (``gpu_warn_slow_cells`` / ``gpu_warn_regressions`` in a build with ``-W``), so
-    that the JUnit file is red exactly when the build is."""
+    (``gpu_warn_slow_cells`` / ``gpu_warn_regressions`` / a time budget in a build with
+    ``-W``), so that the JUnit file is red exactly when the build is."""
 
-    #: every flagged cell (its ``gpu_admonition.slow_cell`` warning is an error)
+    #: every flagged cell but the notes (its ``gpu_admonition.slow_cell`` warning is an
+    #: error; ``slow-ok`` and import cells never warn, so never fail)
     slow_cells: bool = False
     #: regression cells and regressed notebooks (``gpu_admonition.regression``)
     regressions: bool = False
+    #: the notebooks over their time budget (``gpu_admonition.budget``, always warned)
+    budget: bool = False
 
 
 #: no finding fails: the build's warnings do not fail it
@@ -68,13 +71,16 @@ def _cell_case(suite: ElementTree.Element, finding: Finding, fail_on: FailOn) ->
         case.set("file", nb.source)
         if cell is not None and cell.line is not None:
             case.set("line", str(cell.line))
-    text = (f"{finding.name.full} ({format_seconds(finding.seconds)}): flagged: "
-            f"{finding.reason}\nwhat to do: {finding.action}")
+    text = f"{finding.name.full} ({format_seconds(finding.seconds)}): flagged: {finding.reason}"
+    if finding.action:  # a slow-ok cell has none
+        text += f"\nwhat to do: {finding.action}"
     if cell is not None and cell.first_line:
         text += f"\nfirst line: {cell.first_line}"
-    failing = fail_on.slow_cells or (fail_on.regressions and finding.is_regression)
+    # a note (slow-ok, imports) is never warned about, so its case passes like the build
+    slow_cell = fail_on.slow_cells and not finding.is_note
+    failing = slow_cell or (fail_on.regressions and finding.is_regression)
     if failing:
-        rule = "slow_cell" if fail_on.slow_cells else "regression"
+        rule = "slow_cell" if slow_cell else "regression"
         failure = ElementTree.SubElement(
             case, "failure", type=rule,
             message=f"{finding.name.label} ({format_seconds(finding.seconds)}): "
@@ -83,6 +89,10 @@ def _cell_case(suite: ElementTree.Element, finding: Finding, fail_on: FailOn) ->
     else:
         ElementTree.SubElement(case, "system-out").text = text
     return failing
+
+
+def _budget_text(row: BudgetFinding) -> str:
+    return f"over its time budget: {row.reason}"
 
 
 def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None,
@@ -94,9 +104,14 @@ def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None,
     the jupyter-cache or from an earlier build cost nothing now (their original time
     is in the case's output).  A flagged cell's case (after its notebook's, slowest
     first) passes, its reason and action in its output, unless ``fail_on`` says that
-    its warning fails the build.  A build that stopped adds an error case, so a CI
-    gate reading this file fails with the build.
+    its warning fails the build; so does a notebook's case when the notebook is over its
+    time budget and warnings fail the build (else the excess is in its output).  A
+    build that stopped adds an error case, so a CI gate reading this file fails with
+    the build.
     """
+    over_budget: dict[str, BudgetFinding] = ({
+        row.notebook.docname: row for row in budget_findings(analysis)}
+        if analysis is not None else {})
     flagged: dict[str, list[Finding]] = {}
     for finding in findings(analysis) if analysis is not None else []:
         flagged.setdefault(finding.notebook.docname, []).append(finding)
@@ -112,6 +127,9 @@ def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None,
         tests += 1
         case = ElementTree.SubElement(suite, "testcase", classname="notebooks",
                                       name=nb.docname, time=f"{seconds:.3f}")
+        # one failure per case: an error or a regression is the news, not the budget
+        budget_fails = (nb.docname in over_budget and fail_on.budget and not nb.failed
+                        and nb.docname not in regressed)
         if nb.failed:
             failures += 1
             error = nb.error
@@ -130,9 +148,16 @@ def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None,
                 case, "failure", type="regression",
                 message=f"regressed: {format_seconds(nb.seconds)}, {comparison.ratio:.1f}x "
                         f"the baseline ({format_seconds(comparison.baseline_seconds)})")
+        elif budget_fails:
+            failures += 1
+            ElementTree.SubElement(case, "failure", type="budget",
+                                   message=_budget_text(over_budget[nb.docname]))
         elif not nb.executed:
             skipped += 1
             ElementTree.SubElement(case, "skipped", message=nb.status.replace("_", " "))
+        output = []
+        if nb.docname in over_budget and not budget_fails:
+            output.append(_budget_text(over_budget[nb.docname]))
         expected = [f"{nb.cell_name(c).label} raised {c.error} (expected)"
                     for c in nb.cells if c.error and c.error_expected]
         if expected:  # allowed to raise: not a failure, but said where it happened
@@ -140,9 +165,10 @@ def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None,
         if nb.provenance in (CACHE, EARLIER_BUILD):
             where = ("the jupyter-cache" if nb.provenance == CACHE
                      else "an earlier build (the page was not read again)")
-            ElementTree.SubElement(case, "system-out").text = (
-                f"outputs reused from {where}; executed {nb.executed_at} "
-                f"in {format_seconds(nb.seconds)}")
+            output.append(f"outputs reused from {where}; executed {nb.executed_at} "
+                          f"in {format_seconds(nb.seconds)}")
+        if output:  # JUnit readers show one system-out per case
+            ElementTree.SubElement(case, "system-out").text = "\n".join(output)
         for finding in flagged.get(nb.docname, []):
             tests += 1
             failures += _cell_case(suite, finding, fail_on)

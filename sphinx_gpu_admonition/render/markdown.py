@@ -143,6 +143,12 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
              md_text("; ".join(c["reasons"] + [f"hint: {h}" for h in c["causes"]])),
              md_text(c["action"])]
             for c in summary["flagged_cells"]], right=(0,))
+    if summary["over_budget"]:
+        lines += ["", f"#### Over their time budget ({len(summary['over_budget'])})", ""]
+        lines += md_table(["Time", "Notebook", "Where", "Budget"], [
+            [fmt_seconds(row["seconds"]), md_text(row["docname"]),
+             md_code(row["location"] or ""), fmt_seconds(row["budget_seconds"])]
+            for row in summary["over_budget"]], right=(0, 3))
     lines += ["", "#### Machines", ""]
     lines += machines_markdown(summary["machines"])
     return capped(lines)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..model.analysis import BuildAnalysis, Thresholds
 from ..model.device import build_label
-from ..model.findings import BuildTotals, findings
+from ..model.findings import BuildTotals, budget_findings, findings
 from ..model.formatting import format_gpu_memory, format_ratio, format_seconds, plural
 from ..model.record import (
     BUILD_FAILED,
@@ -141,6 +141,13 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
             "timing": finding.timing,
         } for finding in findings(analysis)
     ]
+    # the notebooks over their time budget, furthest over first (the status page's list
+    # and the build's gpu_admonition.budget warnings)
+    over_budget = [{
+        "docname": row.notebook.docname, "title": row.notebook.title,
+        "location": row.notebook.source, "seconds": row.seconds,
+        "budget_seconds": row.budget_seconds, "reason": row.reason,
+    } for row in budget_findings(analysis)]
     return {
         "source": source,
         "build": report.build,
@@ -150,6 +157,7 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
         "slowest_notebooks": slowest,
         "slowest_cells": [cell_entry(nb, cell) for nb, cell in cells[:top]],
         "flagged_cells": flagged_cells,
+        "over_budget": over_budget,
         "failures": [_failure(nb) for nb in report.notebooks if nb.failed],
         "machines": report_machines(report),
     }

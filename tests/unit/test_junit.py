@@ -93,3 +93,34 @@ def test_regressions_fail_when_regression_warnings_fail_the_build():
     notebook = cases["notebooks", "intro"].find("failure")
     assert notebook.get("type") == "regression" and "the baseline" in notebook.get("message")
     assert suite.get("failures") == "2"
+
+
+def test_slow_ok_and_import_cells_pass_even_when_slow_cells_fail_the_build():
+    # the cells a lecture lives with are notes: never a warning, so never a red case
+    report = _report()
+    intro, numpy = report.notebooks[1], report.notebooks[2]
+    intro.cells[1].slow_ok = True
+    numpy.cells[0].imports_only = True
+    suite = _suite(report, FailOn(slow_cells=True))
+    assert suite.get("failures") == "0"
+    cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
+    slow_ok = cases["intro", "cell 2"].find("system-out").text
+    assert "slow on purpose" in slow_ok and "what to do" not in slow_ok  # it has no action
+    assert "what to do: " in cases["numpy", "cell 1"].find("system-out").text
+
+
+def test_a_notebook_over_its_budget_fails_when_warnings_fail_the_build():
+    report = _report()
+    report.notebooks[1].budget_seconds = 5.0  # intro takes 14 s
+    passing = _suite(report)
+    assert passing.get("failures") == "0"
+    intro = next(c for c in passing.iter("testcase") if c.get("name") == "intro")
+    assert intro.find("system-out").text.startswith("over its time budget: took 14.0 s, "
+                                                    "budget 5.00 s")
+    failing = _suite(report, FailOn(budget=True))
+    assert failing.get("failures") == "1"
+    (case,) = [c for c in failing.iter("testcase") if c.find("failure") is not None]
+    assert case.get("name") == "intro"
+    assert case.find("failure").get("type") == "budget"
+    assert case.find("failure").get("message").startswith("over its time budget: took ")
+    assert case.find("system-out") is None
