@@ -48,6 +48,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from ..model.files import public_path
 from ..model.record import (
     CACHE,
     EXECUTED,
@@ -210,7 +211,7 @@ def build_machine_packages(env: BuildEnvironment, report: StatusReport,
                  "capture", location=location)
             result[machine] = translate("No package list: %s.") % packages
             continue
-        result[machine] = (executable, packages)
+        result[machine] = (public_path(executable), packages)
     return result
 
 

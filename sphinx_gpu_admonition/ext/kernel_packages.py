@@ -18,6 +18,7 @@ import sys
 
 from sphinx.environment import BuildEnvironment
 
+from ..model.files import public_path
 from ..model.record import KernelPackages
 
 _DISTRIBUTIONS_SCRIPT = (
@@ -59,17 +60,17 @@ def installed_distributions(executable: str) -> tuple[tuple[str, str], ...] | st
         done = subprocess.run([executable, "-c", _DISTRIBUTIONS_SCRIPT], capture_output=True,
                               text=True, timeout=120, env=environment, check=False)
     except (OSError, subprocess.SubprocessError) as error:
-        return f"{executable}: {error}"
+        return f"{public_path(executable)}: {error}"
     if done.returncode != 0:
-        return f"{executable} exited with {done.returncode}"
+        return f"{public_path(executable)} exited with {done.returncode}"
     try:
         data = json.loads(done.stdout)
     except ValueError:
-        return f"{executable} printed no package list"
+        return f"{public_path(executable)} printed no package list"
     if not isinstance(data, list) or not all(
             isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)
             for item in data):
-        return f"{executable} printed no package list"
+        return f"{public_path(executable)} printed no package list"
     return tuple((name, version) for name, version in data)
 
 
@@ -91,7 +92,7 @@ def kernel_packages(env: BuildEnvironment, docname: str) -> KernelPackages | Non
     packages = installed_distributions(executable)
     if isinstance(packages, str):
         return None  # the table's page says why (and warns)
-    return KernelPackages(executable=executable, distributions=dict(packages))
+    return KernelPackages(executable=public_path(executable), distributions=dict(packages))
 
 
 def forget_packages() -> None:

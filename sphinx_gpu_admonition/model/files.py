@@ -82,6 +82,22 @@ def repository_path(path: Path, book: Path | None = None) -> str:
     return path.relative_to(folder).as_posix() if path.is_relative_to(folder) else path.name
 
 
+def public_path(path: str) -> str:
+    """How a file of the build machine that is not a source (the kernel's Python, as
+    ``!conda list`` names its environment) is written in public files: relative to the
+    repository root inside it (a ``.venv`` of the checkout), ``~`` for the home folder
+    (which names the user), else as it is (``/usr/bin/python3``,
+    ``/opt/conda/envs/lectures/bin/python``: a shared place, and worth knowing)."""
+    root = _resolved_folder(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
+    given = Path(path)
+    if given.is_absolute() and given.is_relative_to(root) and given != root:
+        return given.relative_to(root).as_posix()
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~") and given.is_relative_to(home):
+        return "~/" + given.relative_to(home).as_posix()
+    return path
+
+
 @functools.lru_cache(maxsize=256)
 def _resolved_folder(folder: str) -> Path:
     """A folder with its links resolved (once per process: a record is located per page)."""

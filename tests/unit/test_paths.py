@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_gpu_admonition.model.files import repository_path
+from sphinx_gpu_admonition.model.files import public_path, repository_path
 from sphinx_gpu_admonition.render.summary import shown_path
 
 
@@ -51,3 +51,18 @@ def test_the_command_line_shows_only_the_name_of_a_path_elsewhere(book):
     status = book / "_build" / "html" / "execution-status.json"
     assert shown_path(str(status), cwd=elsewhere) == "execution-status.json"
     assert shown_path("../repo/lectures/intro.md", cwd=elsewhere) == "intro.md"
+
+
+def test_the_kernels_python_is_named_without_the_machines_folders(tmp_path, monkeypatch):
+    # the package list names the kernel's Python, as ``!conda list`` names its environment
+    workspace, home = tmp_path / "workspace", tmp_path / "home" / "runner"
+    workspace.mkdir()
+    home.mkdir(parents=True)
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(workspace))
+    monkeypatch.setenv("HOME", str(home))
+    assert public_path(str(workspace / ".venv" / "bin" / "python")) == ".venv/bin/python"
+    assert public_path(str(home / "miniconda3" / "bin" / "python")) == \
+        "~/miniconda3/bin/python"
+    # a shared place says where the environment is, and names nobody
+    assert public_path("/opt/conda/envs/lectures/bin/python") == \
+        "/opt/conda/envs/lectures/bin/python"
