@@ -439,18 +439,31 @@ def describe_compiled(loops: Sequence[CompiledLoop], run_seconds: float | None) 
     return "runs " + "; ".join(parts)
 
 
+def _steps_from_program(run: LoopCall, cell: CellRecord) -> LoopCall:
+    """``run`` with the trip count of the program compiled for its function in the
+    cell, where the code did not give it (``while_loop(lambda s: s[1] < 200, ...)``)
+    and the program has one count."""
+    if run.steps is not None or not cell.compiled_loops:
+        return run
+    names = {name.rpartition(".")[2] for name in (run.function, run.loop_function) if name}
+    counts = {loop.steps for loop in cell.compiled_loops
+              if loop.steps and _compiled_function(loop.function) in names}
+    return dataclasses.replace(run, steps=counts.pop()) if len(counts) == 1 else run
+
+
 def loop_hint(cell: CellRecord, notebook: NotebookRecord) -> Flag | None:
     """The sequential loops the cell runs on the GPU: through the functions it calls
     (``runs``, the builder's parse), in the programs it compiled (library code), or,
     for records without either, its own text."""
     library = library_loops(cell, notebook)
-    if cell.runs or library:
-        with_steps = [run for run in cell.runs if run.steps]
+    runs = [_steps_from_program(run, cell) for run in cell.runs]
+    if runs or library:
+        with_steps = [run for run in runs if run.steps]
         # the cell's time is spread over its loops: a time per step only for one loop
-        one = len(with_steps) == 1 and len(cell.runs) == 1 and not library
-        run_seconds = run_time(cell) if one or (library and not cell.runs) else None
+        one = len(with_steps) == 1 and len(runs) == 1 and not library
+        run_seconds = run_time(cell) if one or (library and not runs) else None
         described = "; ".join(
-            [describe_run(run, notebook, run_seconds) for run in cell.runs]
+            [describe_run(run, notebook, run_seconds) for run in runs]
             + ([describe_compiled(library, run_seconds)] if library else []))
         return Flag("sequential_loop", f"{described} — on the GPU every iteration launches "
                     "device kernels, so long sequential loops can be far slower than on the CPU")

@@ -197,6 +197,6 @@ def memory_fields(devices, peak_before: float) -> tuple[str, float]:
     cell_peak = None
     if peak is not None and peak > peak_before:
         cell_peak = peak_before = peak
-    return (f',"device_memory_mb":{"null" if in_use is None else in_use!r},'
-            f'"device_peak_memory_mb":{"null" if cell_peak is None else cell_peak!r}',
+    return (f',"device_memory_mb":{"null" if in_use is None else repr(in_use)},'
+            f'"device_peak_memory_mb":{"null" if cell_peak is None else repr(cell_peak)}',
             peak_before)

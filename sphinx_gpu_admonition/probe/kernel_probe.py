@@ -503,7 +503,7 @@ class Probe:
             f'"compile_seconds":{self._compile_seconds!r},"compilations":'
             f'{_json_counts(compilations) if compilations else "{}"},'
             f'"loops":{_json_strings(loops) if loops else "[]"},'
-            f'"peak_memory_mb":{"null" if peak is None else peak!r}'
+            f'"peak_memory_mb":{"null" if peak is None else repr(peak)}'
             f'{self._jax_fields() if self._compiled_loops or self._memory_devices else ""}}}\n'
         )
 
