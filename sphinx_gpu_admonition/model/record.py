@@ -182,7 +182,8 @@ class CompiledLoop(Loadable):
     """A loop in a program JAX compiled during the cell (the probe read the program:
     a ``stablehlo.while``), so also one inside library code (numpyro's NUTS sampler)."""
 
-    #: the compiled function as JAX names it (``jit(_minimize_bfgs)``)
+    #: the compiled function as JAX names it (``jit(sample)``; ``jit(while)`` for a
+    #: library's loop run outside a ``jit``)
     function: str
     #: the loop construct: ``while`` (what lax.scan, fori_loop and while_loop lower to)
     loop: str = "while"
