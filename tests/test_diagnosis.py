@@ -187,7 +187,7 @@ def test_a_loop_inside_an_installed_library_is_found_from_what_was_compiled(
     # its source has no loop: the parse finds none, the compiled program does
     assert cells[10]["runs"] == [] and cells[10]["loops"] == []
     reason = loop_reason(gpu_findings["lecture cell 11"])
-    assert "while loop" in reason and "compiled in `jit(" in reason
+    assert "while loop" in reason and "compiled in `jit(minimize)`" in reason
     assert "(library code)" in reason
 
 
