@@ -17,7 +17,8 @@ Rules, because this runs in every cell of every notebook:
   (formatted directly; the source's first line and loop calls are bounded
   string scans, the peak memory one ``getrusage``). Expensive facts (host,
   GPU, JAX devices, library versions) are read once, or only when they
-  changed; the device sync is compiled once.
+  changed; the device sync is compiled once. A compiled program's loops are read
+  while JAX compiles it, a GPU's memory per cell only on a GPU (jax_inspect.py).
 
 The line protocol (kinds and keys below, ``PROBE_VERSION``) is imported by the
 Sphinx side (``capture.ProbeOutput``) from this file, so it is defined once.
