@@ -2,7 +2,8 @@
 
 The notebooks of ``tests/roots/diagnosis`` reproduce the incidents' structure (a
 ``lax.scan`` defined in one cell and timed in the next two, a library module's
-``while_loop``, a CPU-pinned twin, a loop over sizes that recompiles, a function
+``while_loop``, a CPU-pinned twin, BFGS from ``jax.scipy.optimize`` (a ``while_loop``
+inside an installed library), a loop over sizes that recompiles, a function
 jitted inside another and so compiled again, a kernel killed by SIGSEGV).  They are
 executed for real on the CPU once per module; ``tests/make_gpu_fixture.py`` then
 changes only the device fields to a Tesla T4's, as the GPU views need.
@@ -151,18 +152,54 @@ def test_the_kernels_allocator_settings_are_recorded(cpu_build: ProjectBuild) ->
 def test_on_the_cpu_no_cell_is_a_gpu_loop(cpu_build: ProjectBuild) -> None:
     report = StatusReport.from_dict(json.loads(cpu_build.read("execution-status.json")))
     assert not any(loop_reason(row) for row in findings(analyse(report, EVERY_CELL)))
+    # nor is device memory read there (a CPU has no memory_stats worth a call per cell)
+    assert all(cell.device_memory_mb is None for nb in report.notebooks for cell in nb.cells)
 
 
 def test_the_two_timed_call_cells_name_the_function_and_its_defining_cell(
         gpu_findings: dict[str, Finding]) -> None:
     loops = {name: loop_reason(row) for name, row in gpu_findings.items() if loop_reason(row)}
-    assert set(loops) == {"lecture cell 3", "lecture cell 4", "lecture cell 7"}
+    # not the CPU-pinned twin (cell 5), nor the loop-free matrix product (cell 6)
+    assert set(loops) == {"lecture cell 3", "lecture cell 4", "lecture cell 7",
+                          "lecture cell 11"}
     for name in ("lecture cell 3", "lecture cell 4"):
         assert "runs `qm_jax` (defined in cell 2), a `lax.scan` of 20,000 steps" in loops[name]
         assert "per step on the GPU" in loops[name]
         assert gpu_findings[name].code == "x = qm_jax(0.1, n).block_until_ready()"
         assert gpu_findings[name].action.startswith("run the loop on the CPU device")
-    assert "`mylib.sample` (defined in mylib.py), a `lax.while_loop`" in loops["lecture cell 7"]
+    # the while_loop's trip count is not in the code: the compiled program has it
+    assert "`mylib.sample` (defined in mylib.py), a `lax.while_loop` of 200 steps" \
+        in loops["lecture cell 7"]
+
+
+def test_a_loop_inside_an_installed_library_is_found_from_what_was_compiled(
+        cpu_build: ProjectBuild, gpu_findings: dict[str, Finding]) -> None:
+    data = json.loads(cpu_build.read("execution-status.json"))
+    lecture = next(nb for nb in data["notebooks"] if nb["docname"] == "lecture")
+    cells = lecture["cells"]
+    # what the probe read from the programs JAX compiled: the scan's 20,000 steps, the
+    # library's while loop (no static trip count), no loop in the matrix product
+    assert {"function": "jit(qm_jax)", "loop": "while", "steps": 20_000,
+            "platform": "cpu"} in cells[2]["compiled_loops"]
+    assert cells[5]["compiled_loops"] == []
+    library = cells[10]["compiled_loops"]
+    assert library and {loop["platform"] for loop in library} == {"cpu"}
+    # its source has no loop: the parse finds none, the compiled program does
+    assert cells[10]["runs"] == [] and cells[10]["loops"] == []
+    reason = loop_reason(gpu_findings["lecture cell 11"])
+    assert "while loop" in reason and "compiled in `jit(minimize)`" in reason
+    assert "(library code)" in reason
+
+
+def test_gpu_memory_is_shown_where_the_host_memory_is(gpu_data: dict[str, Any]) -> None:
+    from sphinx_gpu_admonition.ext.page_info import environment_fields
+
+    record = StatusReport.from_dict(gpu_data).by_docname()["lecture"]
+    # synthetic figures (make_gpu_fixture): the CPU that ran it reports no device memory
+    assert record.device_peak_memory_mb == max(make_gpu_fixture.SYNTHETIC_MEMORY_MB)
+    assert ("Peak GPU memory", "1210 MiB") in environment_fields(record)
+    killed = StatusReport.from_dict(gpu_data).by_docname()["zkilled"]
+    assert killed.error is not None and killed.error.device_memory_mb is not None
 
 
 def test_compile_and_run_time_apart_first_call_or_warm(

@@ -37,6 +37,8 @@ from ..model.files import SIDECAR_FOLDER, atomic_write, read_sidecar, repository
 from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
 from ..model.probe_output import (
     ProbeOutput,
+    device_memory_last_seen,
+    device_peak,
     died_in_cell,
     kernel_crash,
     probe_lines,
@@ -327,6 +329,7 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
         )
         if record.status == KERNEL_DIED:
             record.error.signal, record.error.stack = kernel_crash(output_file(app, docname))
+            record.error.device_memory_mb = device_memory_last_seen(record.cells)
             died_in = None if hit_key else died_in_cell(probe, output_file(app, docname))
             if died_in is not None:  # named by every view, as a cell that raised is
                 record.cells.append(dataclasses.replace(died_in, index=record.error.cell_index))
@@ -381,6 +384,7 @@ def fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
     record.capture_message = probe.errors[0] if probe.errors else None
     peaks = [c.peak_memory_mb for c in record.cells if c.peak_memory_mb is not None]
     record.peak_memory_mb = max(peaks, default=None)
+    record.device_peak_memory_mb = device_peak(record.cells)
 
 
 # -- the sidecar beside the jupyter-cache ---------------------------------------------
@@ -424,6 +428,7 @@ def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord,
     record.environment = saved.environment
     record.cells = saved.cells
     record.peak_memory_mb = saved.peak_memory_mb
+    record.device_peak_memory_mb = saved.device_peak_memory_mb
     record.executed_at = saved.executed_at or record.executed_at
     record.calibration_seconds = saved.calibration_seconds  # the machine that ran it
     record.packages = saved.packages  # the kernel environment of the run that made them

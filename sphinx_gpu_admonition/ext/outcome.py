@@ -34,6 +34,7 @@ from ..model.files import atomic_write
 from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
 from ..model.probe_output import (
     ProbeOutput,
+    device_memory_last_seen,
     died_in_cell,
     kernel_crash,
     probe_lines,
@@ -172,6 +173,7 @@ def _from_probe(app: Sphinx, docname: str, status: str, error_type: str,
     record.error = ErrorInfo(type=error_type, message=message, execution_count=last + 1)
     if status == KERNEL_DIED:
         record.error.signal, record.error.stack = kernel_crash(output_file(app, docname))
+        record.error.device_memory_mb = device_memory_last_seen(record.cells)
         if record.error.signal:
             record.error.message = f"{message} ({record.error.signal})"
     if probe.started is not None:

@@ -79,6 +79,8 @@ def environment_fields(record: NotebookRecord) -> list[tuple[str, str]]:
         rows.append((_("JAX compile time"), format_seconds(compile_seconds)))
     if record.peak_memory_mb:
         rows.append((_("Peak kernel memory"), format_mib(record.peak_memory_mb)))
+    if record.device_peak_memory_mb:  # where JAX reports it (a GPU)
+        rows.append((_("Peak GPU memory"), format_mib(record.device_peak_memory_mb)))
     return rows
 
 

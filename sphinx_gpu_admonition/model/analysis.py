@@ -20,7 +20,14 @@ from .machine import (
     machine_factor,
     notebook_machine_factor,
 )
-from .record import SLOW_OK_TAG, CellRecord, LoopCall, NotebookRecord, StatusReport
+from .record import (
+    SLOW_OK_TAG,
+    CellRecord,
+    CompiledLoop,
+    LoopCall,
+    NotebookRecord,
+    StatusReport,
+)
 
 
 class Thresholds(NamedTuple):
@@ -402,14 +409,62 @@ def _per_step(seconds: float) -> str:
     return format_seconds(seconds)
 
 
+def library_loops(cell: CellRecord, notebook: NotebookRecord) -> list[CompiledLoop]:
+    """The loops of programs compiled in ``cell`` for a GPU that the parse of the
+    notebook's code did not find (``runs``): loops in library code (numpyro's NUTS,
+    BFGS).  A user function the parse followed is left to it (it knows which calls
+    run on the CPU), as is a program compiled for the CPU."""
+    if not cell.compiled_loops:
+        return []
+    parsed = {name.rpartition(".")[2] for other in notebook.cells for run in other.runs
+              for name in (run.function, run.loop_function) if name}
+    backend = notebook.environment.backend
+    return [loop for loop in cell.compiled_loops if is_gpu(loop.platform or backend)
+            and _compiled_function(loop.function) not in parsed]
+
+
+def describe_compiled(loops: Sequence[CompiledLoop], run_seconds: float | None) -> str:
+    """``runs a while loop of 1,000 steps compiled in `jit(sample)` (library code)``."""
+    by_function: dict[str, list[CompiledLoop]] = {}
+    for loop in loops:
+        by_function.setdefault(loop.function, []).append(loop)
+    parts = []
+    for function, found in by_function.items():
+        steps = found[0].steps if len(found) == 1 else None
+        what = "a while loop" if len(found) == 1 else f"{len(found)} while loops"
+        what += f" of {steps:,} steps" if steps else ""
+        per_step = (f": about {_per_step(run_seconds / steps)} per step on the GPU"
+                    if steps and run_seconds and len(loops) == 1 else "")
+        parts.append(f"{what} compiled in `{function}` (library code){per_step}")
+    return "runs " + "; ".join(parts)
+
+
+def _steps_from_program(run: LoopCall, cell: CellRecord) -> LoopCall:
+    """``run`` with the trip count of the program compiled for its function in the
+    cell, where the code did not give it (``while_loop(lambda s: s[1] < 200, ...)``)
+    and the program has one count."""
+    if run.steps is not None or not cell.compiled_loops:
+        return run
+    names = {name.rpartition(".")[2] for name in (run.function, run.loop_function) if name}
+    counts = {loop.steps for loop in cell.compiled_loops
+              if loop.steps and _compiled_function(loop.function) in names}
+    return dataclasses.replace(run, steps=counts.pop()) if len(counts) == 1 else run
+
+
 def loop_hint(cell: CellRecord, notebook: NotebookRecord) -> Flag | None:
     """The sequential loops the cell runs on the GPU: through the functions it calls
-    (``runs``, the builder's parse) or, for records without it, its own text."""
-    if cell.runs:
-        with_steps = [run for run in cell.runs if run.steps]
+    (``runs``, the builder's parse), in the programs it compiled (library code), or,
+    for records without either, its own text."""
+    library = library_loops(cell, notebook)
+    runs = [_steps_from_program(run, cell) for run in cell.runs]
+    if runs or library:
+        with_steps = [run for run in runs if run.steps]
         # the cell's time is spread over its loops: a time per step only for one loop
-        run_seconds = run_time(cell) if len(with_steps) == 1 and len(cell.runs) == 1 else None
-        described = "; ".join(describe_run(run, notebook, run_seconds) for run in cell.runs)
+        one = len(with_steps) == 1 and len(runs) == 1 and not library
+        run_seconds = run_time(cell) if one or (library and not runs) else None
+        described = "; ".join(
+            [describe_run(run, notebook, run_seconds) for run in runs]
+            + ([describe_compiled(library, run_seconds)] if library else []))
         return Flag("sequential_loop", f"{described} — on the GPU every iteration launches "
                     "device kernels, so long sequential loops can be far slower than on the CPU")
     if cell.loops:

@@ -139,11 +139,29 @@ class ProbeOutput:
         for key in ("error", "first_line"):  # made one line, and never lost to a surrogate
             if isinstance(item.get(key), str):
                 item[key] = recorded_text(item[key])
+        loops = item.get("compiled_loops")
+        if isinstance(loops, list):  # a function's name is the notebook's (f.__name__ = ...)
+            item["compiled_loops"] = [
+                {**loop, "function": recorded_text(loop["function"])}
+                if isinstance(loop, dict) and isinstance(loop.get("function"), str) else loop
+                for loop in loops]
         try:
             self.cells.append(CellRecord.from_dict(item))
         except SchemaError as error:
             self.warnings.append(f"dropped the measurement of cell "
                                  f"{item.get('execution_count')!r}: {error}")
+
+
+def device_peak(cells: list[CellRecord]) -> float | None:
+    """The kernel's GPU memory peak (MiB) from its cells, where JAX reported it."""
+    return max((c.device_peak_memory_mb for c in cells
+                if c.device_peak_memory_mb is not None), default=None)
+
+
+def device_memory_last_seen(cells: list[CellRecord]) -> float | None:
+    """The GPU memory in use after the last cell that measured it (for a dead kernel)."""
+    return next((c.device_memory_mb for c in reversed(cells)
+                 if c.device_memory_mb is not None), None)
 
 
 #: faulthandler's first line names the fatal signal: "Fatal Python error: Segmentation fault"

@@ -178,6 +178,22 @@ class LoopCall(Loadable):
 
 
 @dataclasses.dataclass
+class CompiledLoop(Loadable):
+    """A loop in a program JAX compiled during the cell (the probe read the program:
+    a ``stablehlo.while``), so also one inside library code (numpyro's NUTS sampler)."""
+
+    #: the compiled function as JAX names it (``jit(sample)``; ``jit(while)`` for a
+    #: library's loop run outside a ``jit``)
+    function: str
+    #: the loop construct: ``while`` (what lax.scan, fori_loop and while_loop lower to)
+    loop: str = "while"
+    #: the trip count, where the program fixes it (a counter against a constant)
+    steps: int | None = dataclasses.field(default=None, metadata={"minimum": 0})
+    #: the platform it was compiled for (``cpu``, ``cuda``); None: not known
+    platform: str | None = None
+
+
+@dataclasses.dataclass
 class CellRecord(Loadable):
     """One executed code cell."""
 
@@ -202,8 +218,16 @@ class CellRecord(Loadable):
     #: the loops the cell runs, through the functions it calls (the builder's parse of
     #: the whole notebook; ``loops`` is only what the cell's own text calls)
     runs: list[LoopCall] = dataclasses.field(default_factory=list)
+    #: the loops of the programs JAX compiled during the cell (the probe's reading)
+    compiled_loops: list[CompiledLoop] = dataclasses.field(default_factory=list)
     #: resident memory of the kernel process after the cell (peak so far)
     peak_memory_mb: float | None = None
+    #: GPU memory in use after the cell (MiB, the fullest device, JAX's
+    #: ``memory_stats``); None: not a GPU, or the backend does not report it
+    device_memory_mb: float | None = dataclasses.field(default=None, metadata={"minimum": 0})
+    #: the GPU memory peak during the cell, known when the kernel's peak grew in it
+    device_peak_memory_mb: float | None = dataclasses.field(default=None,
+                                                            metadata={"minimum": 0})
     #: line of the cell in the source file (text notebooks; None for .ipynb sources),
     #: so that CI annotations point at it from the JSON alone
     line: int | None = dataclasses.field(default=None, metadata={"minimum": 1})
@@ -291,6 +315,8 @@ class ErrorInfo(Loadable):
     #: the Python stack when the kernel died, innermost frame first
     #: (``File "/tmp/ipykernel_1/2.py", line 2 in crash``)
     stack: list[str] = dataclasses.field(default_factory=list)
+    #: the GPU memory in use when last measured before the kernel died (MiB)
+    device_memory_mb: float | None = dataclasses.field(default=None, metadata={"minimum": 0})
 
 
 @dataclasses.dataclass
@@ -335,6 +361,9 @@ class NotebookRecord(Loadable):
     capture: str = choices(CAPTURE_STATES, default="missing")
     capture_message: str | None = None
     peak_memory_mb: float | None = None
+    #: the GPU memory peak of the kernel (MiB, the fullest device), where JAX reports it
+    device_peak_memory_mb: float | None = dataclasses.field(default=None,
+                                                            metadata={"minimum": 0})
     #: the source file, relative to the repository root (``GITHUB_WORKSPACE`` or the
     #: current folder) when inside it, else to the book's source folder, for CI
     #: annotations (:func:`.files.repository_path`: never the machine's absolute path)

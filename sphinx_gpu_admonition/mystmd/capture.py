@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 from ..model.files import atomic_write, read_json, read_sidecar, repository_path, sidecar_dict
 from ..model.formatting import error_message
-from ..model.probe_output import ProbeOutput, probe_lines, recorded_text
+from ..model.probe_output import ProbeOutput, device_peak, probe_lines, recorded_text
 from ..model.record import (
     CACHE,
     ERROR,
@@ -204,6 +204,7 @@ def record_from_kernel(output: KernelOutput, cells: list[CodeCell], root: Path,
     record.cells = output.cells
     peaks = [c.peak_memory_mb for c in record.cells if c.peak_memory_mb is not None]
     record.peak_memory_mb = max(peaks, default=None)
+    record.device_peak_memory_mb = device_peak(record.cells)
     failing = next((c for c in record.cells if c.error and not c.error_expected), None)
     if failing is not None:
         record.status = ERROR

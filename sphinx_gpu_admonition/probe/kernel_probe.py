@@ -17,7 +17,8 @@ Rules, because this runs in every cell of every notebook:
   (formatted directly; the source's first line and loop calls are bounded
   string scans, the peak memory one ``getrusage``). Expensive facts (host,
   GPU, JAX devices, library versions) are read once, or only when they
-  changed; the device sync is compiled once.
+  changed; the device sync is compiled once. A compiled program's loops are read
+  while JAX compiles it, a GPU's memory per cell only on a GPU (jax_inspect.py).
 
 The line protocol (kinds and keys below, ``PROBE_VERSION``) is imported by the
 Sphinx side (``capture.ProbeOutput``) from this file, so it is defined once.
@@ -313,6 +314,14 @@ def _peak_memory_mb() -> float | None:
     return round(peak / (2**20 if sys.platform == "darwin" else 2**10), 1)
 
 
+def _load_beside(name: str):
+    """A module of the probe's folder, by path: the kernel may not see this package."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+    spec = importlib.util.spec_from_file_location("_sphinx_gpu_admonition_" + name[:-3], path)
+    spec.loader.exec_module(module := importlib.util.module_from_spec(spec))
+    return module
+
+
 class _JaxImportWatcher:
     """A ``sys.meta_path`` finder that runs a callback right after ``import jax``.
 
@@ -425,6 +434,11 @@ class Probe:
         self._compile_seconds = 0.0
         self._compilations: dict[str, int] = {}
         self._jax_listening = False
+        self._inspect = None  # jax_inspect.py, loaded with JAX
+        self._compiled_loops: list[dict] = []
+        #: the GPUs whose memory is read after each cell; [] on the CPU (nothing read)
+        self._memory_devices: list | None = None
+        self._device_peak_mb = 0.0
         self._jax_recorded = False
         self._device_sync: _DeviceSync | None = None
         self._device_sync_attempts = 0
@@ -490,8 +504,19 @@ class Probe:
             f'"compile_seconds":{self._compile_seconds!r},"compilations":'
             f'{_json_counts(compilations) if compilations else "{}"},'
             f'"loops":{_json_strings(loops) if loops else "[]"},'
-            f'"peak_memory_mb":{"null" if peak is None else peak!r}}}\n'
+            f'"peak_memory_mb":{"null" if peak is None else repr(peak)}'
+            f'{self._jax_fields() if self._compiled_loops or self._memory_devices else ""}}}\n'
         )
+
+    def _jax_fields(self) -> str:
+        """The cell's compiled loops and device memory (a GPU's), where there are any."""
+        loops = self._compiled_loops
+        fields = f',"compiled_loops":{self._encode(loops)}' if loops else ""
+        if self._memory_devices:  # never raises
+            memory, self._device_peak_mb = self._inspect.memory_fields(
+                self._memory_devices, self._device_peak_mb)
+            fields += memory
+        return fields
 
     # -- JAX ----------------------------------------------------------------------
     def listen_to_jax(self) -> None:
@@ -504,6 +529,8 @@ class Probe:
             jax.monitoring.register_event_duration_secs_listener(self._on_jax_duration)
         except Exception as error:
             self._fail("jax.monitoring", error)
+        with contextlib.suppress(Exception):  # else loops and device memory stay unknown
+            self._inspect = _load_beside("jax_inspect.py")
 
     def _on_jax_duration(self, event: str, duration: float, **kwargs) -> None:
         if event in _COMPILE_EVENTS and self._started is not None:
@@ -516,6 +543,8 @@ class Probe:
             if event == _BACKEND_COMPILE_EVENT:
                 name = str(kwargs.get("fun_name") or "<unknown>")
                 self._compilations[name] = self._compilations.get(name, 0) + 1
+                if self._inspect is not None:  # never raises into JAX's compilation
+                    self._inspect.note_loops(name, self._compiled_loops)
 
     def _sync_jax(self) -> None:
         """Wait for device work the cell enqueued (JAX dispatch is asynchronous)."""
@@ -541,6 +570,8 @@ class Probe:
                 self._compile_seconds = 0.0
                 if self._compilations:
                     self._compilations = {}
+                if self._compiled_loops:
+                    self._compiled_loops = []
                 first_line = self._first_line = _first_line(source)
                 # written before the cell runs: a kernel killed in it still names it.
                 # IPython counts the cell before it triggers pre_run_cell (7.0 to 9.x),
@@ -581,6 +612,10 @@ class Probe:
             if error is None:
                 error = result.error_before_exec
             count = result.execution_count
+            try:  # before the cell's line: a cell initialising a GPU backend has its memory
+                self._note_changes()
+            except Exception as error:
+                self._fail("post_run_cell", error)
             if replaced:
                 error = _cell_error(error)
                 # the new result has no count; IPython counted the cell when it began
@@ -592,7 +627,6 @@ class Probe:
             else:  # only a broken clock gets here
                 self.warn(f"dropped cell {result.execution_count}: its time is {seconds!r} s",
                           once_per="seconds")
-            self._note_changes()
         except Exception as error:
             self._fail("post_run_cell", error)
 
@@ -604,6 +638,8 @@ class Probe:
                 if not self._jax_recorded:
                     self._jax_recorded = True
                     self._write({KEY_KIND: KIND_JAX, "jax": jax_info()})
+                    with contextlib.suppress(Exception):
+                        self._memory_devices = self._inspect.memory_devices(modules["jax"])
                 if self._device_sync_attempts < _DEVICE_SYNC_ATTEMPTS:
                     self._device_sync_attempts += 1
                     self._prepare_device_sync(modules["jax"])

@@ -451,7 +451,9 @@ class _Rows:
                              f"{format_percent(compile_share)} "
                              f"({format_seconds(record.compile_seconds)})"
                              if record.compile_seconds else "–"),
-            "memory": value(sort_number(memory), format_mib(memory)),
+            "memory": value(sort_number(memory), format_mib(memory) + (
+                f" · GPU {format_mib(record.device_peak_memory_mb)}"
+                if record.device_peak_memory_mb else "")),
         }
         if self.comparing:
             values.update(self._comparison_values(result.comparison))
