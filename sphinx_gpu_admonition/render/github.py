@@ -139,9 +139,12 @@ def _cell_annotation(finding: Finding, workspace: str | None) -> str:
     assert cell is not None
     reasons = [f.reason for f in finding.flags if not f.is_hint]
     hints = [f"hint: {f.text}" for f in finding.flags if f.is_hint]
+    # the console's lines under the reasons: the code, then compile against run
+    details = [f"code: {finding.code}"] if finding.code else []
+    if finding.timing:
+        details.append(finding.timing)
     return command(
-        "warning", "; ".join(reasons + hints) + (f"\n{cell.first_line}"
-                                                 if cell.first_line else ""),
+        "warning", "\n".join(["; ".join(reasons + hints), *details]),
         file=annotation_file(nb.source, workspace), line=cell.line,
         title=f"Slow {finding.name.label} of {nb.docname} ({format_seconds(cell.seconds)})")
 

@@ -70,8 +70,10 @@ def _cell_case(suite: ElementTree.Element, finding: Finding, fail_on: FailOn) ->
             case.set("line", str(cell.line))
     text = (f"{finding.name.full} ({format_seconds(finding.seconds)}): flagged: "
             f"{finding.reason}\nwhat to do: {finding.action}")
-    if cell is not None and cell.first_line:
-        text += f"\nfirst line: {cell.first_line}"
+    if finding.code:  # the console's lines, in its order
+        text += f"\ncode: {finding.code}"
+    if finding.timing:
+        text += f"\n{finding.timing}"
     failing = fail_on.slow_cells or (fail_on.regressions and finding.is_regression)
     if failing:
         rule = "slow_cell" if fail_on.slow_cells else "regression"

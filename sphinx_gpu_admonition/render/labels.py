@@ -145,6 +145,9 @@ class Labels(NamedTuple):
                 "regression": translate("regression"),
                 "compile": translate("compilation"), "recompile": translate("recompilation"),
                 "sequential_loop": translate("sequential loop"),
+                # Translators: a function compiled again in a later cell
+                "compiled_again": translate("compiled again"),
+                "float64": translate("float64 on the GPU"),
                 # Translators: a cell tagged slow-ok: a demonstration, slow by design
                 "slow_ok": translate("slow on purpose"),
                 # Translators: a cell of only imports past the slow limit

@@ -126,6 +126,7 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
             "flags": lb.flag_names(finding.rules),
             "row_href": ("#" + flagged_cell_id(record.docname, name.number)
                          if row_ids else None),
+            "code": finding.code_text(), "timing": finding.timing_text(lb.translate),
             "reason": finding.reason, "action": finding.action,
         })
     top = FINDINGS_SHOWN
