@@ -455,8 +455,10 @@ def compiled_again_hint(cell: CellRecord, notebook: NotebookRecord,
             break
         for name in other.compilations:
             earlier.setdefault(name, other)
-    # every lambda is "<lambda>": two of them are not one function compiled twice
-    again = [name for name in names if name in earlier and "<lambda>" not in name]
+    # every lambda is "<lambda>": two of them are not one function compiled twice; a
+    # twin pinned to another device (jax.jit(f, device=cpu)) compiles f for that device
+    again = [name for name in names if name in earlier and "<lambda>" not in name
+             and _compiled_function(name) not in cell.device_twins]
     if not again:
         return None
     listed = ", ".join(f"{name} (first in {notebook.cell_name(earlier[name]).label})"

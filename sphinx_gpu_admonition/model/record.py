@@ -202,6 +202,9 @@ class CellRecord(Loadable):
     #: the loops the cell runs, through the functions it calls (the builder's parse of
     #: the whole notebook; ``loops`` is only what the cell's own text calls)
     runs: list[LoopCall] = dataclasses.field(default_factory=list)
+    #: the user functions the cell wraps in a ``jit`` pinned to a device
+    #: (:func:`.code.device_twins`): compiling them here is for that device, not again
+    device_twins: list[str] = dataclasses.field(default_factory=list)
     #: resident memory of the kernel process after the cell (peak so far)
     peak_memory_mb: float | None = None
     #: line of the cell in the source file (text notebooks; None for .ipynb sources),
