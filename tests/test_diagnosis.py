@@ -146,6 +146,22 @@ def test_the_kernels_allocator_settings_are_recorded(cpu_build: ProjectBuild) ->
     data = json.loads(cpu_build.read("execution-status.json"))
     lecture = next(nb for nb in data["notebooks"] if nb["docname"] == "lecture")
     assert lecture["environment"]["allocator"] == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    # no persistent compilation cache in these kernels: said as a boolean, never a path
+    assert lecture["environment"]["jax"]["compilation_cache"] is False
+
+
+def test_the_probe_says_whether_a_persistent_compilation_cache_is_set(tmp_path: Path) -> None:
+    jax = pytest.importorskip("jax")
+    from sphinx_gpu_admonition.probe import kernel_probe
+
+    before = jax.config.jax_compilation_cache_dir
+    assert kernel_probe.jax_info()["compilation_cache"] is bool(before)
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path / "jax-cache"))
+    try:
+        info = kernel_probe.jax_info()
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
+    assert info["compilation_cache"] is True and str(tmp_path) not in json.dumps(info)
 
 
 def test_on_the_cpu_no_cell_is_a_gpu_loop(cpu_build: ProjectBuild) -> None:

@@ -79,6 +79,9 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
             lines.append(f"      {style('hint:', 'cyan')} {one_line(cause)}")
         if c["action"]:
             lines.append(f"      {style('what to do:', 'bold')} {one_line(c['action'])}")
+    for flag in summary["build_findings"]:  # the build's, not a cell's
+        lines += ["", f"{style('Build:', 'bold')} {one_line(flag['reason'])}",
+                  f"      {style('what to do:', 'bold')} {one_line(flag['action'])}"]
     lines += ["", style(f"Failures ({len(summary['failures'])})", "bold")]
     if summary["failures"]:
         rows = [[f["docname"], (f["status"], ("red",)), f["error_type"] or "-",

@@ -10,6 +10,7 @@ status table, the badges and the reports read that one analysis.  The opt-in
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,6 +23,7 @@ from ..model.analysis import (
     NotebookAnalysis,
     Thresholds,
     analyse,
+    is_ci,
 )
 from ..model.files import read_status
 from ..model.findings import budget_findings, findings
@@ -102,8 +104,9 @@ def _analysed_build(app: Sphinx) -> _AnalysedBuild:
     state = build_state(app)
     memo = state.analysis
     if memo is None:
-        analysis = analyse(StatusReport(all_records(app.env)), thresholds(app),
-                           get_baseline(app))
+        # build.ci as the status file will say it: the compilation-cache rule needs it
+        report = StatusReport(all_records(app.env), build={"ci": is_ci(os.environ)})
+        analysis = analyse(report, thresholds(app), get_baseline(app))
         memo = _AnalysedBuild(analysis, {a.notebook.docname: a for a in analysis.notebooks})
         state.analysis = memo
     return memo

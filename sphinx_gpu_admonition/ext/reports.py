@@ -19,7 +19,7 @@ from sphinx.config import Config
 from sphinx.util import logging
 
 from .._version import __version__
-from ..model.analysis import BuildAnalysis, analyse
+from ..model.analysis import BuildAnalysis, analyse, is_ci
 from ..model.files import atomic_write, build_time, repository_path, status_json_text
 from ..model.record import BUILD_FAILED, BUILD_SUCCEEDED, EXECUTED, NotebookRecord, StatusReport
 from ..render import github
@@ -72,6 +72,7 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
             "generator": f"sphinx-gpu-admonition {__version__}",
             "outcome": BUILD_FAILED if failure is not None else BUILD_SUCCEEDED,
             "failure": failure_text(failure) if failure is not None else None,
+            "ci": is_ci(os.environ),
         },
     )
     # the machine's speed matters only for what this build executed (a cache hit

@@ -99,6 +99,9 @@ class JaxInfo(Loadable):
     jaxlib_version: str | None = None
     #: ``jax_enable_x64`` when the backend was initialised (None: not known)
     x64: bool | None = None
+    #: a persistent compilation cache was configured (``jax_compilation_cache_dir``)
+    #: when the backend was initialised (None: not known); never its path
+    compilation_cache: bool | None = None
     plugins: dict[str, str] = dataclasses.field(default_factory=dict)
     devices: list[Device] = dataclasses.field(default_factory=list)
 

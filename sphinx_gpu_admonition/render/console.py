@@ -58,6 +58,9 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
                 lines.append(f"{indent}{finding.timing}")
             if finding.action:  # a slow-ok cell has none
                 lines.append(f"{indent}what to do: {finding.action}")
+    for flag in analysis.build_flags:  # the build's, not a cell's
+        lines.append(f"build: {flag.reason}")
+        lines.append(f"{' ' * (_TIME_WIDTH + 4)}what to do: {flag.action}")
     for nb in notebooks:
         if nb.failed:
             error = one_line(nb.error.type) if nb.error else ""
