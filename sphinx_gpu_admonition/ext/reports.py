@@ -26,7 +26,12 @@ from ..render import github
 from ..render.console import summary_lines
 from ..render.junit import junit_xml
 from . import _mystnb, calibration
-from .build_analysis import get_baseline, junit_fail_on, thresholds
+from .build_analysis import (
+    get_baseline,
+    junit_fail_on,
+    thresholds,
+    warn_parallel_preallocation,
+)
 from .capture import all_records
 from .config import get_config
 from .outcome import failure_text, records_of_stopped_build
@@ -155,4 +160,6 @@ def _remove_previous_reports(app: Sphinx) -> None:
 
 def setup_reports(app: Sphinx) -> Any:
     app.connect("builder-inited", _remove_previous_reports)
+    # before any notebook executes (they do while the pages are read)
+    app.connect("builder-inited", warn_parallel_preallocation)
     app.connect("build-finished", write_reports)
