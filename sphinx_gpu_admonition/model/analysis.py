@@ -408,6 +408,8 @@ def describe_run(run: LoopCall, notebook: NotebookRecord, run_seconds: float | N
 
 
 def _per_step(seconds: float) -> str:
+    if seconds < 1e-6:  # a CPU's loop (a few ns a step): not "0.0 µs"
+        return f"{seconds * 1e9:.1f} ns"
     if seconds < 1e-3:
         return f"{seconds * 1e6:.1f} µs" if seconds < 1e-5 else f"{seconds * 1e6:.0f} µs"
     return format_seconds(seconds)

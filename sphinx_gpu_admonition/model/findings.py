@@ -56,16 +56,21 @@ class Finding(NamedTuple):
     @property
     def timing(self) -> str:
         """``"compile 4.6 s, run 12.0 s (first call)"``: JAX compilation set against the
-        rest of the cell's time; empty for a cell that compiled nothing."""
+        rest of the cell's time; ``"no compilation, run 12.0 s (warm call)"`` for a cell
+        that ran compiled code; empty for a cell that neither compiled nor ran JAX code."""
         return self.timing_text()
 
     def timing_text(self, translate: Callable[[str], str] = str) -> str:
         """:attr:`timing` through ``translate`` (the status page's language): the one
         formatter of the split, for the page, the console, ``report``, JUnit and GitHub."""
-        if not self.compile_seconds:
+        run = format_seconds(self.run_seconds)
+        if self.compile_seconds:
+            text = translate("compile {compile}, run {run}").format(
+                compile=format_seconds(self.compile_seconds), run=run)
+        elif self.first_call is False:  # a warm call of code compiled before
+            text = translate("no compilation, run {run}").format(run=run)
+        else:
             return ""
-        text = translate("compile {compile}, run {run}").format(
-            compile=format_seconds(self.compile_seconds), run=format_seconds(self.run_seconds))
         if self.first_call is None:
             return text
         call = translate("{timing} (first call)") if self.first_call else translate(
