@@ -20,6 +20,7 @@ from sphinx_gpu_admonition.model.record import (
     StatusReport,
 )
 from sphinx_gpu_admonition.render.console import summary_lines
+from sphinx_gpu_admonition.render.markdown import render_report_markdown
 from sphinx_gpu_admonition.render.status_html import render_html
 from sphinx_gpu_admonition.render.status_rows import StatusOptions
 from sphinx_gpu_admonition.render.summary import summarise_report
@@ -77,9 +78,12 @@ def test_every_view_shows_it_with_its_action() -> None:
     lines = summary_lines(report, analysis)
     at = lines.index(f"build: {flag.reason}")
     assert lines[at + 1].strip() == f"what to do: {flag.action}"
-    # report --json
-    (entry,) = summarise_report(report, analysis, LIMITS, "x.json", 5)["build_findings"]
+    # report --json, and report --markdown (the GitHub job summary)
+    summary = summarise_report(report, analysis, LIMITS, "x.json", 5)
+    (entry,) = summary["build_findings"]
     assert entry == {"rule": "compilation_cache", "reason": flag.reason, "action": flag.action}
+    (line,) = [line for line in render_report_markdown(summary, 5) if "This build:" in line]
+    assert "JAX\\_COMPILATION\\_CACHE\\_DIR" in line and "actions/cache" in line
     # the status page, above the flagged cells
     soup = BeautifulSoup(render_html(analysis, StatusOptions(), lambda d: None), "lxml")
     box = soup.select_one(".gpu-status-findings .gpu-status-build-finding")
