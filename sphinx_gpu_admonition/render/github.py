@@ -96,6 +96,11 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
     flagged = [finding for finding in findings(analysis) if not finding.is_note]
     ranked = [f for f in flagged if f.is_regression] + [f for f in flagged
                                                         if not f.is_regression]
+    # the whole build's findings (no file): a warning each, before the cells', so
+    # that the limit of ten never drops them
+    warnings += [command("warning", f"{flag.reason}\nwhat to do: {flag.action}",
+                         title=f"Whole build: {flag.rule.replace('_', ' ')}")
+                 for flag in analysis.build_flags]
     warnings += [_cell_annotation(finding, workspace) for finding in ranked]
     left = max(0, len(errors) - MAX_PER_KIND) + max(0, len(warnings) - MAX_PER_KIND)
     commands = errors[:MAX_PER_KIND] + warnings[:MAX_PER_KIND]

@@ -19,6 +19,7 @@ from sphinx_gpu_admonition.model.record import (
     NotebookRecord,
     StatusReport,
 )
+from sphinx_gpu_admonition.render import github
 from sphinx_gpu_admonition.render.console import summary_lines
 from sphinx_gpu_admonition.render.markdown import render_report_markdown
 from sphinx_gpu_admonition.render.status_html import render_html
@@ -84,6 +85,11 @@ def test_every_view_shows_it_with_its_action() -> None:
     assert entry == {"rule": "compilation_cache", "reason": flag.reason, "action": flag.action}
     (line,) = [line for line in render_report_markdown(summary, 5) if "This build:" in line]
     assert "JAX\\_COMPILATION\\_CACHE\\_DIR" in line and "actions/cache" in line
+    # a GitHub annotation of its own (no file: the whole build)
+    (annotation,) = [line for line in github.annotations(report, analysis)
+                     if "Whole build" in line]
+    assert annotation.startswith("::warning title=Whole build%3A compilation cache::JAX ")
+    assert annotation.endswith(github.escape_data(f"\nwhat to do: {flag.action}"))
     # the status page, above the flagged cells
     soup = BeautifulSoup(render_html(analysis, StatusOptions(), lambda d: None), "lxml")
     box = soup.select_one(".gpu-status-findings .gpu-status-build-finding")
