@@ -26,12 +26,22 @@ def test_the_gpu_case_page_shows_the_timed_call_cell_first(tmp_path: Path) -> No
     """docs/gpu-case.md, built with this book's limit, on its real diagnosis data: the
     first flagged cell is a timed call cell (not the cell that defines the loop), with
     its code, compile and run time and the action; the reading guide quotes them."""
+    import json
     import re
     import shutil
 
+    import jsonschema
     from bs4 import BeautifulSoup
     from conftest import sphinx_build
 
+    schema = json.loads((DOCS.parent / "sphinx_gpu_admonition" / "schema"
+                         / "execution-status.schema.json").read_text(encoding="utf-8"))
+    for name, synthetic in (("diagnosis-gpu-t4", True), ("diagnosis-cpu", False)):
+        document = json.loads((DOCS.parent / "tests" / "data" / f"{name}-status.json")
+                              .read_text(encoding="utf-8"))
+        jsonschema.validate(document, schema)  # the committed files are valid files
+        assert document["build"].get("synthetic_device", False) is synthetic, name
+        assert "make_gpu_fixture.py --diagnosis" in document["build"]["note"], name
     config = (DOCS / "_config.yml").read_text(encoding="utf-8")
     limit = float(re.search(r"gpu_slow_cell_seconds: ([\d.]+)", config).group(1))
     data = DOCS.parent / "tests" / "data"
