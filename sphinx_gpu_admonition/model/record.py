@@ -99,6 +99,9 @@ class JaxInfo(Loadable):
     jaxlib_version: str | None = None
     #: ``jax_enable_x64`` when the backend was initialised (None: not known)
     x64: bool | None = None
+    #: a persistent compilation cache was configured (``jax_compilation_cache_dir``)
+    #: when the backend was initialised (None: not known); never its path
+    compilation_cache: bool | None = None
     plugins: dict[str, str] = dataclasses.field(default_factory=dict)
     devices: list[Device] = dataclasses.field(default_factory=list)
 
@@ -220,6 +223,9 @@ class CellRecord(Loadable):
     runs: list[LoopCall] = dataclasses.field(default_factory=list)
     #: the loops of the programs JAX compiled during the cell (the probe's reading)
     compiled_loops: list[CompiledLoop] = dataclasses.field(default_factory=list)
+    #: the user functions the cell wraps in a ``jit`` pinned to a device
+    #: (:func:`.code.device_twins`): compiling them here is for that device, not again
+    device_twins: list[str] = dataclasses.field(default_factory=list)
     #: resident memory of the kernel process after the cell (peak so far)
     peak_memory_mb: float | None = None
     #: GPU memory in use after the cell (MiB, the fullest device, JAX's

@@ -8,10 +8,11 @@ nodes (paragraphs, lists, a table): no JavaScript.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .._version import __version__
-from ..model.analysis import BuildAnalysis, Thresholds, analyse
+from ..model.analysis import BuildAnalysis, Thresholds, analyse, is_ci
 from ..model.files import atomic_write, build_time, status_json_text
 from ..model.findings import findings
 from ..model.formatting import format_seconds
@@ -54,6 +55,7 @@ def build_report(records: list[NotebookRecord], project: str | None = None,
         "outcome": BUILD_SUCCEEDED,
         "failure": None,
         "execute_parallel": execute_parallel,
+        "ci": is_ci(os.environ),
     })
     analysis = analyse(report, thresholds or Thresholds())
     report.analysis = analysis.to_dict()

@@ -277,11 +277,17 @@ def jax_info() -> dict:
         devices[key] = devices.get(key, 0) + 1
     jaxlib = sys.modules.get("jaxlib")
     plugins = jax_plugins()
-    x64 = getattr(getattr(jax, "config", None), "jax_enable_x64", None)
+    config = getattr(jax, "config", None)
+    x64 = getattr(config, "jax_enable_x64", None)
+    # whether a persistent compilation cache is set (JAX_COMPILATION_CACHE_DIR or
+    # jax_compilation_cache_dir), not its path: that may name the user's home folder
+    cache_dir = getattr(config, "jax_compilation_cache_dir", False)  # False: no such option
     return {
         "backend": jax.default_backend(),
         "version": getattr(jax, "__version__", None),
         "x64": x64 if isinstance(x64, bool) else None,
+        "compilation_cache": bool(cache_dir) if cache_dir is None or isinstance(cache_dir, str)
+        else None,
         "jaxlib_version": getattr(jaxlib, "__version__", None) if jaxlib else None,
         "plugins": plugins,
         "devices": [{"platform": p, "kind": k, "count": n} for (p, k), n in devices.items()],
