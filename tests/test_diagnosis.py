@@ -278,6 +278,9 @@ def test_the_killed_kernel_names_its_cell_the_signal_and_the_stack(
     assert killed["status"] == "kernel_died"
     assert killed["error"]["signal"] == "SIGSEGV"
     assert any("in crash" in frame for frame in killed["error"]["stack"])
+    # the stack is public (status JSON, page): no frame shows the home or the checkout's folder
+    for frame in killed["error"]["stack"]:
+        assert str(Path.home()) + "/" not in frame and str(Path.cwd()) + "/" not in frame
     record = StatusReport.from_dict(gpu_data).by_docname()["zkilled"]
     dying = record.error_cell()
     assert dying is not None and record.cell_name(dying).label == "cell 2"
