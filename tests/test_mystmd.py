@@ -340,6 +340,41 @@ def test_the_environment_table_shows_the_machine_the_kernels_reported(builds):
 
 
 @pytest.mark.mystmd
+def test_the_status_page_and_machine_table_speak_the_books_language(builds):
+    """``language: zh_CN``: the status page and the machine table of this build's
+    records through the package's catalog (the texts of the Sphinx page)."""
+    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.mystmd import environment, settings, status
+    from sphinx_gpu_admonition.render.labels import Labels
+
+    catalog = settings.translator("zh_CN")
+    report = builds.first.report
+    page = {"type": "root", "children": [*status.placeholder(), *environment.placeholder()]}
+    labels = Labels.load(catalog.gettext, catalog.ngettext)
+    assert status.fill_placeholders(page, report, analyse(report, Thresholds()), labels)
+    assert environment.fill_placeholders(page, report, catalog.gettext)
+    text = text_of(page)
+    assert "最慢的单元格：" in text and "执行环境：" in text
+    tables = {n["class"]: n for n in walk(page) if n.get("type") == "table"}
+    assert [text_of(c) for c in tables["gpu-status-table"]["children"][0]["children"]] == [
+        "笔记本", "时间", "状态", "设备", "最慢的单元格"]
+    failed = next([text_of(c) for c in row["children"]]
+                  for row in tables["gpu-status-table"]["children"]
+                  if text_of(row["children"][0]) == "failing_page")
+    assert failed[2] == "错误：单元格 2 引发 ZeroDivisionError"
+    rows = {text_of(row["children"][0]): text_of(row["children"][1])
+            for row in tables["gpu-environment-table"]["children"]}
+    assert rows["JAX 后端"] == "cpu" and rows["笔记本（3）"] == (
+        "failing_page, jax_page, second_page")
+    # English without a language: the page the build wrote
+    english = {"type": "root", "children": status.placeholder()}
+    status.fill_placeholders(english, report, analyse(report, Thresholds()))
+    assert text_of(english) == text_of(next(
+        n for n in walk(builds.first.page("status"))
+        if n.get("type") == "div" and "gpu-execution-status" in n.get("class", "")))
+
+
+@pytest.mark.mystmd
 def test_a_cache_hit_keeps_the_measurements_of_the_execution(builds):
     first, second = builds.first, builds.second
     assert "Adding cached notebook outputs" in second.log

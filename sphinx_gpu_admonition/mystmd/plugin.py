@@ -30,6 +30,7 @@ from ..model.findings import findings
 from ..model.formatting import format_seconds
 from ..model.record import EXECUTED, NotebookRecord, StatusReport
 from ..render.junit import FailOn
+from ..render.labels import Labels
 from ..render.runtime_text import ROLES
 from . import build_options, capture, environment, notice, runtime, settings, status
 
@@ -135,10 +136,11 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
             capture.build_records(folder),
             execute_parallel=build_options.execute_parallel(arguments),
             thresholds=options.thresholds)
-        environment.fill_placeholders(tree, report)
+        environment.fill_placeholders(tree, report, options.translate)
         warnings += runtime.resolve(tree, report.by_docname().get, lambda _target: [], texts,
                                     this_page_only=False)
-        if status.fill_placeholders(tree, report, analysis) or report.notebooks:
+        labels = Labels.load(options.translate, options.ngettext)
+        if status.fill_placeholders(tree, report, analysis, labels) or report.notebooks:
             status.write_status_file(report, folder.parent)
             # a flagged cell's case fails where its warning fails the build (as on Sphinx)
             fail_on = FailOn(slow_cells=options.config.warn_slow_cells
