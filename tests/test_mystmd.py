@@ -352,7 +352,7 @@ def test_the_status_page_and_machine_table_speak_the_books_language(builds):
     page = {"type": "root", "children": [*status.placeholder(), *environment.placeholder()]}
     labels = Labels.load(catalog.gettext, catalog.ngettext)
     assert status.fill_placeholders(page, report, analyse(report, Thresholds()), labels)
-    assert environment.fill_placeholders(page, report, catalog.gettext)
+    assert environment.fill_placeholders(page, report, catalog.gettext) == []
     text = text_of(page)
     assert "最慢的单元格：" in text and "执行环境：" in text
     tables = {n["class"]: n for n in walk(page) if n.get("type") == "table"}
@@ -372,6 +372,49 @@ def test_the_status_page_and_machine_table_speak_the_books_language(builds):
     assert text_of(english) == text_of(next(
         n for n in walk(builds.first.page("status"))
         if n.get("type") == "div" and "gpu-execution-status" in n.get("class", "")))
+
+
+def packages_of(page: dict[str, Any]) -> dict[str, Any]:
+    [listed] = [n for n in walk(page) if n.get("type") == "details"
+                and "gpu-environment-packages" in n.get("class", "")]
+    return listed
+
+
+@pytest.mark.mystmd
+def test_the_environment_lists_the_kernels_packages_and_a_cache_hit_keeps_them(builds):
+    """``:packages:``: every distribution of the kernel's environment (``!conda
+    list``), read once after the execution by the kernel's own Python, collapsed;
+    a cache hit shows the list of the run that produced its outputs."""
+    from importlib.metadata import version
+
+    first, second = builds.first, builds.second
+    kept = first.record.packages
+    assert kept is not None and kept.executable == sys.executable  # the kernel's Python
+    assert kept.distributions["jax"] == version("jax")
+    listed = packages_of(first.page("status"))
+    assert text_of(listed["children"][0]) == (
+        f"Installed packages in the kernel's environment ({len(kept.distributions)}): "
+        f"{sys.executable}")
+    assert f"jax {version('jax')}" in text_of(listed["children"][1]).split(", ")
+    assert second.record.provenance == "cache" and second.record.packages == kept
+    assert text_of(packages_of(second.page("status"))) == text_of(listed)
+    # one listing per build and executable, kept for its pages (earlier builds' removed)
+    listings = list((first.book / "_build" / capture.DEFAULT_CAPTURE.name
+                     / "packages").glob("*.json"))
+    assert len(listings) == 1
+
+
+def test_packages_that_cannot_be_listed_say_why():
+    from sphinx_gpu_admonition.model.record import NotebookRecord
+    from sphinx_gpu_admonition.mystmd import environment
+
+    executed = NotebookRecord(docname="a", status="ok", provenance="executed")
+    cached = NotebookRecord(docname="b", status="ok", provenance="cache")
+    assert environment.machine_packages([executed], ["/x/python exited with 1"]) == (
+        "No package list: /x/python exited with 1.")
+    assert "mystmd's execution cache" in environment.machine_packages([cached], [])
+    [note] = environment.packages_nodes(environment.machine_packages([cached], []))
+    assert note["type"] == "paragraph"
 
 
 @pytest.mark.mystmd
