@@ -110,12 +110,40 @@ ACTIONS = {
 }
 ACTION_ORDER = ("sequential_loop", "recompile", "compiled_again", "compile", "float64",
                 "regression", "slow", "share", "imports")
+#: added to the action of a recompilation whose notebook's kernel did not record JAX's
+#: explanations (the option is off)
+EXPLAIN_ADVICE = ("; to record why JAX compiled it again, set gpu_explain_recompilations = "
+                  "True (mystmd: explain_recompilations: true)")
+_RECOMPILATION_RULES = ("recompile", "compiled_again")
 
 
-def action_for(flags: Sequence[Flag]) -> str:
-    """The action of the most specific rule among ``flags`` ("" without flags)."""
+def action_for(flags: Sequence[Flag], notebook: NotebookRecord | None = None) -> str:
+    """The action of the most specific rule among ``flags`` ("" without flags); for a
+    recompilation in a ``notebook`` whose kernel did not record JAX's explanations,
+    how to have them recorded."""
     rules = {flag.rule for flag in flags}
-    return next((ACTIONS[rule] for rule in ACTION_ORDER if rule in rules), "")
+    rule = next((rule for rule in ACTION_ORDER if rule in rules), None)
+    if rule is None:
+        return ""
+    if (rule in _RECOMPILATION_RULES and notebook is not None
+            and not notebook.environment.jax.recompilations_explained):
+        return ACTIONS[rule] + EXPLAIN_ADVICE
+    return ACTIONS[rule]
+
+
+def jax_says(cell: CellRecord, names: Sequence[str]) -> str:
+    """``" — JAX says for jit(q): seen another function defined on the same line; ..."``:
+    the reasons JAX gave in ``cell`` for the compiled functions ``names`` ("" if none)."""
+    if not cell.recompile_reasons:
+        return ""
+    said = []
+    for name in names:
+        function = _compiled_function(name)
+        reason = next((r.reason for r in cell.recompile_reasons if r.function == function),
+                      None)
+        if reason is not None:
+            said.append(f"for {name}: {reason}")
+    return f" — JAX says {'; '.join(said)}" if said else ""
 
 
 # -- rules a lecture can live with: import cells, slow-on-purpose cells, budgets -------
@@ -327,8 +355,9 @@ def recompile_hint(cell: CellRecord, notebook: NotebookRecord, threshold: int) -
     internal = len(recompiled) - len(users)
     if internal:
         listed += f", +{internal} JAX-internal"
-    return Flag("recompile", f"recompiled in this cell: {listed} — new shapes, dtypes or "
-                             "static arguments trigger a new compilation each time")
+    why = jax_says(cell, [name for name, _ in users]) or (
+        " — new shapes, dtypes or static arguments trigger a new compilation each time")
+    return Flag("recompile", f"recompiled in this cell: {listed}{why}")
 
 
 def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds,
@@ -517,7 +546,8 @@ def compiled_again_hint(cell: CellRecord, notebook: NotebookRecord,
     listed = ", ".join(f"{name} (first in {notebook.cell_name(earlier[name]).label})"
                        for name in again)
     return Flag("compiled_again", f"compiled again: {listed}, "
-                                  f"{format_seconds(cell.compile_seconds)} of compilation")
+                                  f"{format_seconds(cell.compile_seconds)} of compilation"
+                                  f"{jax_says(cell, again)}")
 
 
 @dataclasses.dataclass

@@ -51,7 +51,7 @@ class Finding(NamedTuple):
 
     @property
     def action(self) -> str:
-        return action_for(self.flags)
+        return action_for(self.flags, self.notebook)
 
     @property
     def timing(self) -> str:
