@@ -114,7 +114,7 @@ ACTION_ORDER = ("sequential_loop", "recompile", "compiled_again", "compile", "fl
 #: explanations (the option is off)
 EXPLAIN_ADVICE = ("; to record why JAX compiled it again, set gpu_explain_recompilations = "
                   "True (mystmd: explain_recompilations: true)")
-_RECOMPILATION_RULES = ("recompile", "compiled_again")
+RECOMPILATION_RULES = ("recompile", "compiled_again")
 
 
 def action_for(flags: Sequence[Flag], notebook: NotebookRecord | None = None) -> str:
@@ -125,14 +125,14 @@ def action_for(flags: Sequence[Flag], notebook: NotebookRecord | None = None) ->
     rule = next((rule for rule in ACTION_ORDER if rule in rules), None)
     if rule is None:
         return ""
-    if (rule in _RECOMPILATION_RULES and notebook is not None
+    if (rule in RECOMPILATION_RULES and notebook is not None
             and not notebook.environment.jax.recompilations_explained):
         return ACTIONS[rule] + EXPLAIN_ADVICE
     return ACTIONS[rule]
 
 
 def jax_says(cell: CellRecord, names: Sequence[str]) -> str:
-    """``" — JAX says for jit(q): seen another function defined on the same line; ..."``:
+    """``"JAX says for jit(q): seen another function defined on the same line; ..."``:
     the reasons JAX gave in ``cell`` for the compiled functions ``names`` ("" if none)."""
     if not cell.recompile_reasons:
         return ""
@@ -143,7 +143,7 @@ def jax_says(cell: CellRecord, names: Sequence[str]) -> str:
                       None)
         if reason is not None:
             said.append(f"for {name}: {reason}")
-    return f" — JAX says {'; '.join(said)}" if said else ""
+    return f"JAX says {'; '.join(said)}" if said else ""
 
 
 # -- rules a lecture can live with: import cells, slow-on-purpose cells, budgets -------
@@ -356,8 +356,8 @@ def recompile_hint(cell: CellRecord, notebook: NotebookRecord, threshold: int) -
     if internal:
         listed += f", +{internal} JAX-internal"
     why = jax_says(cell, [name for name, _ in users]) or (
-        " — new shapes, dtypes or static arguments trigger a new compilation each time")
-    return Flag("recompile", f"recompiled in this cell: {listed}{why}")
+        "new shapes, dtypes or static arguments trigger a new compilation each time")
+    return Flag("recompile", f"recompiled in this cell: {listed} — {why}")
 
 
 def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds,
@@ -545,9 +545,10 @@ def compiled_again_hint(cell: CellRecord, notebook: NotebookRecord,
         return None
     listed = ", ".join(f"{name} (first in {notebook.cell_name(earlier[name]).label})"
                        for name in again)
+    said = jax_says(cell, again)
     return Flag("compiled_again", f"compiled again: {listed}, "
                                   f"{format_seconds(cell.compile_seconds)} of compilation"
-                                  f"{jax_says(cell, again)}")
+                                  + (f" — {said}" if said else ""))
 
 
 @dataclasses.dataclass

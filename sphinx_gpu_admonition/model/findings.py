@@ -12,7 +12,16 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from .analysis import BuildAnalysis, Flag, action_for, first_call, run_time
+from .analysis import (
+    RECOMPILATION_RULES,
+    BuildAnalysis,
+    Flag,
+    action_for,
+    first_call,
+    jax_says,
+    run_time,
+    user_compilations,
+)
 from .formatting import format_ratio, format_seconds
 from .record import CACHE, EARLIER_BUILD, OK, CellName, CellRecord, NotebookRecord
 
@@ -52,6 +61,15 @@ class Finding(NamedTuple):
     @property
     def action(self) -> str:
         return action_for(self.flags, self.notebook)
+
+    @property
+    def jax_says(self) -> str:
+        """``"JAX says for jit(q): seen another function defined on the same line; ..."``:
+        why a recompilation hint's functions were compiled again, where the kernel
+        recorded JAX's explanation (``gpu_explain_recompilations``); "" otherwise."""
+        if self.cell is None or not any(f.rule in RECOMPILATION_RULES for f in self.flags):
+            return ""
+        return jax_says(self.cell, user_compilations(self.cell, self.notebook))
 
     @property
     def timing(self) -> str:
