@@ -9,12 +9,27 @@ was changed.  Rerun it after executing the
 ``tests/roots/diagnosis`` notebooks again:
 
     python tests/make_gpu_fixture.py _build/execution-status.json tests/data/gpu.json
+
+or let it execute them (the docs' GPU case page, docs/gpu-case.md, renders the
+result); it writes ``diagnosis-cpu-status.json`` (the CPU execution as it was
+recorded) and ``diagnosis-gpu-t4-status.json`` (the same, moved) into the folder:
+
+    PYTHONPATH=$PWD .venv/bin/python tests/make_gpu_fixture.py --diagnosis tests/data
+
+For that page the lecture runs its ``lax.scan`` for :data:`DOCS_STEPS` steps instead
+of the tests' 20,000, so that its two timed cells take seconds on a CPU as the real
+lecture's take on the GPU (a CPU runs such a loop at a few ns a step); both files
+say so in ``build.note``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +80,59 @@ def to_gpu(data: dict[str, Any]) -> dict[str, Any]:
     return moved
 
 
+#: the lecture's step count for the docs (tests/roots/diagnosis/lecture.md has 20,000)
+DOCS_STEPS = 1_500_000_000
+TESTS_STEPS_LINE = "n = 20_000"
+DIAGNOSIS = Path(__file__).resolve().parent / "roots" / "diagnosis"
+
+
+def _write(data: dict[str, Any], target: Path) -> None:
+    target.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def execute_diagnosis(folder: Path) -> dict[str, Any]:
+    """Build a copy of tests/roots/diagnosis on this machine's CPU (real kernels, the
+    lecture at :data:`DOCS_STEPS` steps) and return its status document; the build
+    stops at the killed kernel, as the tests' build does, and writes the file."""
+    # where it lies in this repository, so that the file names the sources as the
+    # repository does (tests/roots/diagnosis/lecture.md, relative to the build's folder)
+    source = folder / "tests" / "roots" / "diagnosis"
+    shutil.copytree(DIAGNOSIS, source)
+    lecture = source / "lecture.md"
+    text = lecture.read_text(encoding="utf-8")
+    assert TESTS_STEPS_LINE in text, "lecture.md's step count moved: update this script"
+    lecture.write_text(text.replace(TESTS_STEPS_LINE, f"n = {DOCS_STEPS:_}"), encoding="utf-8")
+    environ = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
+               "JAX_PLATFORMS": "cpu"}
+    environ.pop("JAX_COMPILATION_CACHE_DIR", None)
+    environ.pop("CI", None)
+    environ.pop("GITHUB_ACTIONS", None)
+    environ.pop("GITHUB_WORKSPACE", None)  # sources named from the build's folder
+    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-E", "-q", str(source),
+                    str(folder / "html")], env=environ, check=False, cwd=folder)
+    data = json.loads((folder / "html" / "execution-status.json").read_text(encoding="utf-8"))
+    data["build"]["note"] = (f"tests/roots/diagnosis executed on a CPU by "
+                             f"tests/make_gpu_fixture.py --diagnosis, the lecture's lax.scan "
+                             f"at {DOCS_STEPS:,} steps (the tests' copy: 20,000)")
+    return data
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--diagnosis":
+        target = Path(argv[1])
+        with tempfile.TemporaryDirectory() as folder:
+            cpu = execute_diagnosis(Path(folder))
+        gpu = to_gpu(cpu)
+        gpu["build"]["note"] = f"{NOTE}; {cpu['build']['note']}"
+        _write(cpu, target / "diagnosis-cpu-status.json")
+        _write(gpu, target / "diagnosis-gpu-t4-status.json")
+        return 0
     if len(argv) != 2:
-        print("usage: make_gpu_fixture.py STATUS_JSON OUTPUT_JSON", file=sys.stderr)
+        print("usage: make_gpu_fixture.py STATUS_JSON OUTPUT_JSON\n"
+              "       make_gpu_fixture.py --diagnosis FOLDER", file=sys.stderr)
         return 2
     source, target = (Path(arg) for arg in argv)
-    data = json.loads(source.read_text(encoding="utf-8"))
-    target.write_text(json.dumps(to_gpu(data), indent=1, sort_keys=True) + "\n",
-                      encoding="utf-8")
+    _write(to_gpu(json.loads(source.read_text(encoding="utf-8"))), target)
     return 0
 
 

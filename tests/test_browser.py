@@ -379,6 +379,29 @@ def test_phone_shows_every_notebooks_time_and_flags(browser, server):
         page.close()
 
 
+@pytest.mark.parametrize("width", [390, 1280])
+def test_each_findings_code_and_time_split_fit_the_screen(browser, server, width):
+    """Every finding's code line (monospace) and its compile/run split stay inside a
+    phone's and a laptop's width: a long line wraps, nothing scrolls sideways."""
+    page = Page(browser, f"{server}/status.html", viewport={"width": width, "height": 844})
+    try:
+        findings = page.page.locator("#gpu-status-1 li.gpu-status-finding")
+        codes = findings.locator(".gpu-status-finding-code code")
+        assert codes.count() == findings.count() > 0  # every flagged cell has code
+        assert page.page.locator("#gpu-status-1 .gpu-status-finding-timing").count() > 0
+        for locator in (codes, page.page.locator("#gpu-status-1 .gpu-status-finding-timing")):
+            for index in range(locator.count()):
+                element = locator.nth(index)
+                element.scroll_into_view_if_needed()
+                box = element.bounding_box()
+                assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+        font = codes.first.evaluate("e => getComputedStyle(e).fontFamily")
+        assert "mono" in font.lower(), font
+        assert page.page.evaluate("() => document.documentElement.scrollWidth") <= width
+    finally:
+        page.close()
+
+
 # -- accessibility: axe-core (vendored, tests/vendor/axe-core) ------------------------
 AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
 #: the extension's markup: the status page, the badges, the {gpu} notice

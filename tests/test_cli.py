@@ -624,10 +624,12 @@ def test_report_renderers_name_the_flagged_cell_its_device_and_the_action():
     assert any(line.split()[:3] == ["Device", "GPU:", "Tesla"] for line in text)
     markdown = render_report_markdown(summary, 5)
     rows = markdown[markdown.index("#### Flagged cells (1)") + 2:]
-    assert rows[0] == "| Time | Notebook | Cell | Where | First line | Why | What to do |"
-    assert rows[1] == "| ---: | --- | --- | --- | --- | --- | --- |"
+    assert rows[0] == ("| Time | Notebook | Cell | Where | Code | Compile, run | Why | "
+                       "What to do |")
+    assert rows[1] == "| ---: | --- | --- | --- | --- | --- | --- | --- |"
     assert rows[2].startswith("| 82.0 s | ar1\\_turningpts | cell 2 | "
                               "`lectures/ar1_turningpts.md:42` | `_, path = jax.lax.scan(")
+    assert f" | {cli.md_text(flagged['timing'])} | " in rows[2]
     assert rows[2].endswith(f" | {cli.md_text(flagged['action'])} |")
     assert rows[3] == ""  # one row: one flagged cell
     # an .ipynb notebook (no lines): the file

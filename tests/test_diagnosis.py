@@ -23,7 +23,7 @@ from conftest import ROOTS, ProjectBuild, sphinx_build
 
 from sphinx_gpu_admonition import cli
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
-from sphinx_gpu_admonition.model.code import link_loops, without_magics
+from sphinx_gpu_admonition.model.code import device_twins, link_loops, without_magics
 from sphinx_gpu_admonition.model.findings import Finding, findings
 from sphinx_gpu_admonition.model.record import StatusReport
 
@@ -147,6 +147,22 @@ def test_the_kernels_allocator_settings_are_recorded(cpu_build: ProjectBuild) ->
     data = json.loads(cpu_build.read("execution-status.json"))
     lecture = next(nb for nb in data["notebooks"] if nb["docname"] == "lecture")
     assert lecture["environment"]["allocator"] == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    # no persistent compilation cache in these kernels: said as a boolean, never a path
+    assert lecture["environment"]["jax"]["compilation_cache"] is False
+
+
+def test_the_probe_says_whether_a_persistent_compilation_cache_is_set(tmp_path: Path) -> None:
+    jax = pytest.importorskip("jax")
+    from sphinx_gpu_admonition.probe import kernel_probe
+
+    before = jax.config.jax_compilation_cache_dir
+    assert kernel_probe.jax_info()["compilation_cache"] is bool(before)
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path / "jax-cache"))
+    try:
+        info = kernel_probe.jax_info()
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
+    assert info["compilation_cache"] is True and str(tmp_path) not in json.dumps(info)
 
 
 def test_on_the_cpu_no_cell_is_a_gpu_loop(cpu_build: ProjectBuild) -> None:
@@ -226,6 +242,28 @@ def test_a_function_compiled_again_in_a_later_cell_is_a_finding_of_its_own(
     assert "jit(q) (first in cell 9)" in rows["cell 10"].reason
 
 
+def test_a_twin_pinned_to_the_cpu_is_not_compiled_again(gpu_data: dict[str, Any]) -> None:
+    """``jax.jit(qm_jax, device=cpu)`` compiles ``jit(qm_jax)`` again, for the CPU:
+    legitimately, so no ``compiled_again``, even at a limit its compilation reaches."""
+    report = StatusReport.from_dict(gpu_data)
+    twin = report.by_docname()["lecture"].cells[4]
+    assert twin.device_twins == ["qm_jax"] and "jit(qm_jax)" in twin.compilations
+    limits = Thresholds(slow_cell_min_seconds=min(twin.compile_seconds, 1.0))
+    rows = {row.name.label: row for row in findings(analyse(report, limits))}
+    assert "cell 5" not in rows or "compiled_again" not in rows["cell 5"].rules
+
+
+def test_device_twins_are_the_functions_a_cell_jits_for_a_device() -> None:
+    twins = device_twins([
+        (0, "import jax\ncpu = jax.devices('cpu')[0]"),
+        (1, "qm_cpu = jax.jit(qm_jax, static_argnums=(1,), device=cpu)"),
+        (2, "f2 = jit(f, backend='cpu')\ng2 = jax.jit(g)"),
+        (3, "%%time\nh = jax.jit(h, device=cpu)"),
+        (4, "jax.jit(("),  # does not parse: nothing, no error
+    ])
+    assert twins == {1: ["qm_jax"], 2: ["f"], 3: ["h"]}
+
+
 def test_float64_on_a_gpu_is_flagged_where_jax_code_ran(
         gpu_findings: dict[str, Finding]) -> None:
     with_float64 = {name for name, row in gpu_findings.items() if "float64" in row.rules}
@@ -240,6 +278,9 @@ def test_the_killed_kernel_names_its_cell_the_signal_and_the_stack(
     assert killed["status"] == "kernel_died"
     assert killed["error"]["signal"] == "SIGSEGV"
     assert any("in crash" in frame for frame in killed["error"]["stack"])
+    # the stack is public (status JSON, page): no frame shows the home or the checkout's folder
+    for frame in killed["error"]["stack"]:
+        assert str(Path.home()) + "/" not in frame and str(Path.cwd()) + "/" not in frame
     record = StatusReport.from_dict(gpu_data).by_docname()["zkilled"]
     dying = record.error_cell()
     assert dying is not None and record.cell_name(dying).label == "cell 2"

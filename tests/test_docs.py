@@ -20,3 +20,56 @@ def test_every_warning_subtype_is_documented() -> None:
     text = (DOCS / "warnings.md").read_text(encoding="utf-8")
     for subtype in SUBTYPES:
         assert f"`gpu_admonition.{subtype}`" in text, subtype
+
+
+def test_the_gpu_case_page_shows_the_timed_call_cell_first(tmp_path: Path) -> None:
+    """docs/gpu-case.md, built with this book's limit, on its real diagnosis data: the
+    first flagged cell is a timed call cell (not the cell that defines the loop), with
+    its code, compile and run time and the action; the reading guide quotes them."""
+    import json
+    import re
+    import shutil
+
+    import jsonschema
+    from bs4 import BeautifulSoup
+    from conftest import sphinx_build
+
+    schema = json.loads((DOCS.parent / "sphinx_gpu_admonition" / "schema"
+                         / "execution-status.schema.json").read_text(encoding="utf-8"))
+    for name, synthetic in (("diagnosis-gpu-t4", True), ("diagnosis-cpu", False)):
+        document = json.loads((DOCS.parent / "tests" / "data" / f"{name}-status.json")
+                              .read_text(encoding="utf-8"))
+        jsonschema.validate(document, schema)  # the committed files are valid files
+        assert document["build"].get("synthetic_device", False) is synthetic, name
+        assert "make_gpu_fixture.py --diagnosis" in document["build"]["note"], name
+    config = (DOCS / "_config.yml").read_text(encoding="utf-8")
+    limit = float(re.search(r"gpu_slow_cell_seconds: ([\d.]+)", config).group(1))
+    data = DOCS.parent / "tests" / "data"
+    shutil.copytree(data, tmp_path / "tests" / "data")
+    src = tmp_path / "docs"
+    src.mkdir()
+    shutil.copy(DOCS / "gpu-case.md", src / "index.md")
+    (src / "conf.py").write_text(
+        'extensions = ["myst_nb", "sphinx_gpu_admonition"]\n'
+        f"gpu_slow_cell_seconds = {limit}\nnb_execution_mode = 'off'\n", encoding="utf-8")
+    build = sphinx_build(src, tmp_path / "_build", "html", freshenv=True)
+    page = BeautifulSoup((build.outdir / "index.html").read_text(encoding="utf-8"), "lxml")
+    first = page.select_one("li.gpu-status-finding")
+    code = first.select_one(".gpu-status-finding-code").get_text()
+    assert code == "x = qm_jax(0.1, n).block_until_ready()"
+    assert "lecture" in first.select_one(".gpu-status-finding-where").get_text()
+    timing = first.select_one(".gpu-status-finding-timing").get_text()
+    assert timing.endswith(("(warm call)", "(first call)")) and "run " in timing
+    assert "sequential loop" in first.select_one(".gpu-status-flag-names").get_text()
+    assert "runs `qm_jax` (defined in cell 2)" in \
+        first.select_one(".gpu-status-finding-reason").get_text()
+    assert first.select_one(".gpu-status-finding-action").get_text().endswith(
+        "run the loop on the CPU device (with jax.default_device(jax.devices('cpu')[0])) "
+        "or restructure it (vectorise it, lax.associative_scan)")
+    # the reading guide's numbers are the file's: the first cell's time and split
+    guide = (DOCS / "gpu-case.md").read_text(encoding="utf-8")
+    time = first.select_one(".gpu-status-finding-time").get_text()
+    assert f"took {time}" in guide and timing.split(" (")[0] in " ".join(guide.split())
+    headline = page.select_one(".gpu-status-headline").get_text()
+    assert re.search(r"took ([\d.]+ s) against \1 in the baseline", headline)
+    assert headline.split(" in the baseline")[0].removeprefix("This build ") in guide

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.model.findings import findings
 from sphinx_gpu_admonition.model.record import CellRecord, ErrorInfo, NotebookRecord, StatusReport
 from sphinx_gpu_admonition.render import github
 
@@ -44,8 +45,22 @@ def test_failure_and_flagged_cells_are_annotated_at_their_lines() -> None:
                         "lectures/bad::error in cell 2: ValueError: bad: value")
     assert lines[1].startswith("::warning file=lectures/slow.md,line=8,title=Slow cell 1 of "
                                "lectures/slow (12")
-    assert lines[1].endswith("%0Astep_0()")
+    assert lines[1].endswith("%0Acode: step_0()")
     assert len(lines) == 2
+
+
+def test_a_cell_annotation_carries_the_code_and_compile_against_run() -> None:
+    """The lines the console gives under a finding: the code, then the split."""
+    slow = _notebook("lectures/slow", "lectures/slow.md", [(12.0, 8), (0.1, 20)])
+    slow.cells[0].compile_seconds = 5.0
+    slow.cells[0].compilations = {"jit(step)": 1}
+    report = StatusReport([slow])
+    analysis = analyse(report, Thresholds())
+    (line,) = github.annotations(report, analysis)
+    (finding,) = findings(analysis)
+    message = line.split("::", 2)[2]
+    assert message.endswith(f"%0Acode: step_0()%0A{finding.timing}")
+    assert finding.timing.startswith("compile ") and finding.timing.endswith("(first call)")
 
 
 def test_ipynb_sources_are_annotated_at_the_file() -> None:

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -195,11 +195,14 @@ def myst_build(book: Path, *options: str, user_startup: str | None = None,
 
 
 class Build:
-    def __init__(self, book: Path, completed: subprocess.CompletedProcess[str]):
+    def __init__(self, book: Path, completed: subprocess.CompletedProcess[str],
+                 name: str = "build"):
         assert completed.returncode == 0, completed.stdout + completed.stderr
+        self.book = book
         self.log = completed.stdout + completed.stderr
-        self.status_file = book / "_build" / "execution-status.json"
-        # read now: the book's next build writes the same files
+        # a copy, read now: the book's next build writes the same files
+        self.status_file = book.parent / f"{name}-execution-status.json"
+        shutil.copyfile(book / "_build" / "execution-status.json", self.status_file)
         self.junit = (book / "_build" / "execution-status.junit.xml").read_text(
             encoding="utf-8")
         self.report = read_status(self.status_file)
@@ -221,22 +224,39 @@ def requires_mystmd() -> None:
     pytest.importorskip("jupyter_server", reason="myst build --execute needs jupyter_server")
 
 
+class Builds(NamedTuple):
+    """One book built three times, each build a variant the tests assert on."""
+
+    #: executed, two pages at once
+    first: Build
+    #: a cache hit, with a user's PYTHONSTARTUP that does not exist: mystmd caches no
+    #: page that raised, so ``failing_page`` runs again, in a kernel that warns
+    second: Build
+    #: ``--strict`` with the same missing PYTHONSTARTUP (``failing_page`` runs again)
+    strict: subprocess.CompletedProcess[str]
+    missing_startup: str
+
+
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory) -> tuple[Build, Build]:
+def builds(tmp_path_factory) -> Builds:
+    """The book's builds, shared by the tests: one execution, then cache hits (a full
+    build costs a Jupyter server and a kernel per page; the cache hits run one kernel)."""
     requires_mystmd()
     book = tmp_path_factory.mktemp("mystmd") / "book"
     shutil.copytree(ROOT, book)
+    missing = str(book.parent / "no-such-startup.py")
     # two pages at once, as QuantEcon's fork does by default: each kernel's data
     # still lands in its own page's record
-    first = Build(book, myst_build(book, "--execute-parallel", "2"))
-    second = Build(book, myst_build(book))
-    return first, second
+    first = Build(book, myst_build(book, "--execute-parallel", "2"), "first")
+    second = Build(book, myst_build(book, user_startup=missing), "second")
+    strict = myst_build(book, "--strict", user_startup=missing)
+    return Builds(first, second, strict, missing)
 
 
 
 @pytest.mark.mystmd
 def test_the_status_json_holds_per_cell_times_measured_in_the_kernel(builds):
-    first, _ = builds
+    first = builds.first
     assert first.report.build["engine"] == "mystmd"
     record = first.record
     assert (record.status, record.capture, record.provenance) == ("ok", "ok", "executed")
@@ -252,7 +272,7 @@ def test_the_status_json_holds_per_cell_times_measured_in_the_kernel(builds):
 
 @pytest.mark.mystmd
 def test_pages_executed_in_parallel_keep_their_own_records(builds):
-    first, _ = builds
+    first = builds.first
     assert sorted(first.report.by_docname()) == ["failing_page", "jax_page", "second_page"]
     second_page = first.report.by_docname()["second_page"]
     assert [c.first_line for c in second_page.cells] == [
@@ -262,7 +282,7 @@ def test_pages_executed_in_parallel_keep_their_own_records(builds):
 
 @pytest.mark.mystmd
 def test_a_failing_notebook_names_its_cell_and_error(builds):
-    first, _ = builds
+    first = builds.first
     failed = first.report.by_docname()["failing_page"]
     assert failed.status == "error"
     assert failed.error.type == "ZeroDivisionError"
@@ -279,7 +299,7 @@ def test_a_failing_notebook_names_its_cell_and_error(builds):
 
 @pytest.mark.mystmd
 def test_the_notice_states_the_device_the_page_ran_on(builds):
-    first, _ = builds
+    first = builds.first
     text = text_of(first.notice())
     assert f"This page was executed on {first.record.environment.device_label}" in text
     assert "not on a GPU" in text
@@ -289,7 +309,7 @@ def test_the_notice_states_the_device_the_page_ran_on(builds):
 
 @pytest.mark.mystmd
 def test_the_notice_links_the_pages_notebook_in_colab_as_myst_yml_says(builds):
-    first, _ = builds
+    first = builds.first
     links = [n["url"] for n in walk(first.notice()) if n.get("type") == "link"]
     assert links == ["https://colab.research.google.com/github/example/lectures/blob/main/"
                      "jax_page.ipynb"]
@@ -297,7 +317,7 @@ def test_the_notice_links_the_pages_notebook_in_colab_as_myst_yml_says(builds):
 
 @pytest.mark.mystmd
 def test_the_status_page_names_the_slowest_cell_as_report_does(builds):
-    first, _ = builds
+    first = builds.first
     completed = subprocess.run(
         [sys.executable, "-m", "sphinx_gpu_admonition", "report", "--json", "--exit-zero",
          str(first.status_file)], capture_output=True, text=True, check=True, timeout=60,
@@ -317,7 +337,7 @@ def test_the_status_page_names_the_slowest_cell_as_report_does(builds):
 
 @pytest.mark.mystmd
 def test_the_environment_table_shows_the_machine_the_kernels_reported(builds):
-    first, _ = builds
+    first = builds.first
     table = next(n for n in walk(first.page("status")) if n.get("type") == "table"
                  and "gpu-environment-table" in n.get("class", ""))
     rows = {text_of(row["children"][0]): text_of(row["children"][1])
@@ -328,8 +348,86 @@ def test_the_environment_table_shows_the_machine_the_kernels_reported(builds):
 
 
 @pytest.mark.mystmd
+def test_the_status_page_and_machine_table_speak_the_books_language(builds):
+    """``language: zh_CN``: the status page and the machine table of this build's
+    records through the package's catalog (the texts of the Sphinx page)."""
+    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.mystmd import environment, settings, status
+    from sphinx_gpu_admonition.render.labels import Labels
+
+    catalog = settings.translator("zh_CN")
+    report = builds.first.report
+    page = {"type": "root", "children": [*status.placeholder(), *environment.placeholder()]}
+    labels = Labels.load(catalog.gettext, catalog.ngettext)
+    assert status.fill_placeholders(page, report, analyse(report, Thresholds()), labels)
+    assert environment.fill_placeholders(page, report, catalog.gettext) == []
+    text = text_of(page)
+    assert "最慢的单元格：" in text and "执行环境：" in text
+    tables = {n["class"]: n for n in walk(page) if n.get("type") == "table"}
+    assert [text_of(c) for c in tables["gpu-status-table"]["children"][0]["children"]] == [
+        "笔记本", "时间", "状态", "设备", "最慢的单元格"]
+    failed = next([text_of(c) for c in row["children"]]
+                  for row in tables["gpu-status-table"]["children"]
+                  if text_of(row["children"][0]) == "failing_page")
+    assert failed[2] == "错误：单元格 2 引发 ZeroDivisionError"
+    rows = {text_of(row["children"][0]): text_of(row["children"][1])
+            for row in tables["gpu-environment-table"]["children"]}
+    assert rows["JAX 后端"] == "cpu" and rows["笔记本（3）"] == (
+        "failing_page, jax_page, second_page")
+    # English without a language: the page the build wrote
+    english = {"type": "root", "children": status.placeholder()}
+    status.fill_placeholders(english, report, analyse(report, Thresholds()))
+    assert text_of(english) == text_of(next(
+        n for n in walk(builds.first.page("status"))
+        if n.get("type") == "div" and "gpu-execution-status" in n.get("class", "")))
+
+
+def packages_of(page: dict[str, Any]) -> dict[str, Any]:
+    [listed] = [n for n in walk(page) if n.get("type") == "details"
+                and "gpu-environment-packages" in n.get("class", "")]
+    return listed
+
+
+@pytest.mark.mystmd
+def test_the_environment_lists_the_kernels_packages_and_a_cache_hit_keeps_them(builds):
+    """``:packages:``: every distribution of the kernel's environment (``!conda
+    list``), read once after the execution by the kernel's own Python, collapsed;
+    a cache hit shows the list of the run that produced its outputs."""
+    from importlib.metadata import version
+
+    first, second = builds.first, builds.second
+    kept = first.record.packages
+    assert kept is not None and kept.executable == sys.executable  # the kernel's Python
+    assert kept.distributions["jax"] == version("jax")
+    listed = packages_of(first.page("status"))
+    assert text_of(listed["children"][0]) == (
+        f"Installed packages in the kernel's environment ({len(kept.distributions)}): "
+        f"{sys.executable}")
+    assert f"jax {version('jax')}" in text_of(listed["children"][1]).split(", ")
+    assert second.record.provenance == "cache" and second.record.packages == kept
+    assert text_of(packages_of(second.page("status"))) == text_of(listed)
+    # one listing per build and executable, kept for its pages (earlier builds' removed)
+    listings = list((first.book / "_build" / capture.DEFAULT_CAPTURE.name
+                     / "packages").glob("*.json"))
+    assert len(listings) == 1
+
+
+def test_packages_that_cannot_be_listed_say_why():
+    from sphinx_gpu_admonition.model.record import NotebookRecord
+    from sphinx_gpu_admonition.mystmd import environment
+
+    executed = NotebookRecord(docname="a", status="ok", provenance="executed")
+    cached = NotebookRecord(docname="b", status="ok", provenance="cache")
+    assert environment.machine_packages([executed], ["/x/python exited with 1"]) == (
+        "No package list: /x/python exited with 1.")
+    assert "mystmd's execution cache" in environment.machine_packages([cached], [])
+    [note] = environment.packages_nodes(environment.machine_packages([cached], []))
+    assert note["type"] == "paragraph"
+
+
+@pytest.mark.mystmd
 def test_a_cache_hit_keeps_the_measurements_of_the_execution(builds):
-    first, second = builds
+    first, second = builds.first, builds.second
     assert "Adding cached notebook outputs" in second.log
     assert second.record.provenance == "cache"
     assert [c.seconds for c in second.record.cells] == [c.seconds for c in first.record.cells]
@@ -338,8 +436,8 @@ def test_a_cache_hit_keeps_the_measurements_of_the_execution(builds):
 
 @pytest.mark.mystmd
 def test_the_sidecar_is_named_like_mystmds_cache_entry(builds):
-    first, _ = builds
-    book = first.status_file.parents[1]
+    first = builds.first
+    book = first.book
     cached = {path.stem for path in (book / "_build" / "execute").glob("*.json")}
     sidecars = {path.stem for path in (book / "_build" / capture.DEFAULT_CAPTURE.name
                                        / capture.SIDECARS_FOLDER).glob("*.json")}
@@ -349,7 +447,7 @@ def test_the_sidecar_is_named_like_mystmds_cache_entry(builds):
 
 @pytest.mark.mystmd
 def test_the_build_records_how_many_pages_it_executed_at_once(builds):
-    first, second = builds
+    first, second = builds.first, builds.second
     assert first.report.build["execute_parallel"] == 2
     assert second.report.build["execute_parallel"] == 1  # mystmd's default
 
@@ -364,7 +462,7 @@ def test_the_junit_file_is_the_sphinx_builds_and_fails_only_on_the_failed_notebo
     from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
     from sphinx_gpu_admonition.render.junit import junit_xml
 
-    first, _ = builds
+    first = builds.first
     report = first.report
     assert first.junit == junit_xml(report, analyse(report, Thresholds()))
     text = first.junit
@@ -394,7 +492,7 @@ def test_the_runtime_roles_state_this_builds_time_and_device(builds):
     the abbreviation's title."""
     from sphinx_gpu_admonition.render import runtime_text
 
-    first, second = builds
+    first, second = builds.first, builds.second
     record = first.record
     measurement = runtime_text.Measurement(record)
     own = runtime_nodes(first.page("jax-page"))
@@ -451,7 +549,9 @@ def test_jupyter_book_2_builds_the_book_with_the_plugin(tmp_path):
     pytest.importorskip("jupyter_server", reason="the build's kernels need jupyter_server")
     book = tmp_path / "book"
     shutil.copytree(ROOT, book)
-    built = Build(book, myst_build(book, command=(str(JUPYTER_BOOK_2), "build")))
+    # two pages at once (its option too): the build's wall time is mostly kernels starting
+    built = Build(book, myst_build(book, "--execute-parallel", "2",
+                                   command=(str(JUPYTER_BOOK_2), "build")))
     assert "Building Jupyter Book" in built.log
     assert built.report.build["engine"] == "mystmd"
     assert sorted(built.report.by_docname()) == ["failing_page", "jax_page", "second_page"]
@@ -570,28 +670,26 @@ def test_the_status_json_follows_the_schema(builds):
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads((PROJECT / "sphinx_gpu_admonition" / "schema"
                          / "execution-status.schema.json").read_text())
-    _, cache_hit = builds  # the book's last build wrote the file
+    cache_hit = builds.second
     data = json.loads(cache_hit.status_file.read_text())
     jsonschema.validate(data, schema)
     assert data["build"]["engine"] == "mystmd"
 
 
 @pytest.mark.mystmd
-def test_a_capture_warning_fails_a_strict_build_only(tmp_path):
+def test_a_capture_warning_fails_a_strict_build_only(builds):
     """The probe warns about a user's PYTHONSTARTUP that does not exist: the page is
     built either way; ``myst build --strict`` fails on the warning, as ``-W`` does."""
-    requires_mystmd()
-    missing = str(tmp_path / "no-such-startup.py")
-    strict, relaxed = tmp_path / "strict", tmp_path / "relaxed"
-    shutil.copytree(ROOT, strict)
-    shutil.copytree(ROOT, relaxed)
-    failed = myst_build(strict, "--strict", user_startup=missing)
+    failed = builds.strict
     assert failed.returncode != 0
     # mystmd shows a plugin's stderr only when it exited non-zero: the plugin failed it
     # (offline, a strict build would fail later anyway, on the unresolved Colab link)
-    assert f"the PYTHONSTARTUP file {missing} does not exist" in failed.stdout + failed.stderr
-    built = Build(relaxed, myst_build(relaxed, user_startup=missing))
-    assert built.record.capture == "ok"
+    assert (f"the PYTHONSTARTUP file {builds.missing_startup} does not exist"
+            in failed.stdout + failed.stderr)
+    # the build without --strict executed a page with the same startup: captured
+    rerun = builds.second.report.by_docname()["failing_page"]
+    assert (rerun.capture, rerun.provenance) == ("ok", "executed")
+    assert "Executing notebook (failing_page.md)" in builds.second.log
 
 
 def test_the_kernel_startup_names_the_pages_file_and_leaves_no_trace(tmp_path):

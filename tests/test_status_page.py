@@ -23,6 +23,7 @@ from conftest import ROOTS, STATUS_BOOK_CONFIG, StatusBook, gpu_baseline, sphinx
 
 from sphinx_gpu_admonition.ext.support import html_tree_may_hold
 from sphinx_gpu_admonition.model.analysis import HINT_RULES, NOTE_RULES, Thresholds, analyse
+from sphinx_gpu_admonition.model.findings import findings
 from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
 from sphinx_gpu_admonition.render.status_html import cells_data, render_html
 from sphinx_gpu_admonition.render.status_rows import MANY_ROWS, StatusOptions, parse_options, row_id
@@ -177,8 +178,9 @@ def test_links_point_to_existing_pages(status_book: StatusBook, table):
 
 
 def test_per_cell_details_come_from_the_data_file(status_html, table, cell_data):
-    raw = str(status_html.select_one(".gpu-status"))
-    # one row per notebook in the page, the cells only in the data file
+    raw = str(status_html.select_one(".gpu-status table"))
+    # one row per notebook in the page, the cells only in the data file (a flagged
+    # cell's code is in the findings above the table, not in it)
     assert "time.sleep(0.5)" not in raw and "gpu-status-cell-table" not in raw
     for row in rows(table):
         docname = docname_of(row)
@@ -487,6 +489,38 @@ def test_render_html_escapes_everything():
     assert (cell_entry["l"], cell_entry["e"]) == (hostile, "<i>Bad</i>")
     # the script takes the cell's name and anchor from the data, as the page names them
     assert cell_entry["m"] == "cell 1"
+
+
+def test_a_finding_shows_its_code_and_compile_against_run():
+    """The findings box gives, for each cell, its code line (monospace, escaped, cut
+    when long) and the compile/run split with first call or warm, as the console."""
+    long_call = "x = run_everything(" + ", ".join(f"arg{i}" for i in range(60)) + ")"
+    record = NotebookRecord.from_dict({
+        "docname": "lecture", "status": "ok", "provenance": "executed",
+        "executed_at": "2026-01-01T00:00:00+00:00", "runtime_seconds": 30.0,
+        "capture": "ok",
+        "cells": [
+            {"index": 0, "execution_count": 1, "seconds": 12.0, "first_line": long_call,
+             "compilations": {"jit(step)": 1}, "compile_seconds": 4.0},
+            {"index": 1, "execution_count": 2, "seconds": 11.0, "first_line": "<b>y</b>"},
+        ]})
+    analysis = analyse(StatusReport([record]), Thresholds())
+    soup = BeautifulSoup(render_html(analysis, StatusOptions(), lambda d: None), "lxml")
+    first, second = soup.select("li.gpu-status-finding")
+    code = first.select_one(".gpu-status-finding-code code").get_text()
+    assert code.startswith("x = run_everything(arg0") and code.endswith("…")
+    assert len(code) < len(long_call)
+    timing = first.select_one(".gpu-status-finding-timing").get_text()
+    assert re.fullmatch(r"compile \S+ s, run \S+ s \(first call\)", timing)
+    assert timing == findings(analysis)[0].timing  # the console's words
+    # in the order of the console: where, facts, code, timing, why, what to do
+    assert [p["class"][0] for p in first.find_all("p")] == [
+        "gpu-status-finding-where", "gpu-status-finding-facts", "gpu-status-finding-code",
+        "gpu-status-finding-timing", "gpu-status-finding-reason", "gpu-status-finding-action"]
+    # a cell that compiled nothing has no split; its code is text, not markup
+    assert second.select_one(".gpu-status-finding-timing") is None
+    assert second.select_one(".gpu-status-finding-code code").get_text() == "<b>y</b>"
+    assert second.find("b") is None
 
 
 @pytest.mark.parametrize("columns", [("name", "status", "time", "device", "flags"),

@@ -59,7 +59,12 @@ def test_junit_has_a_passing_case_per_flagged_cell(built):
     assert [c[2] for c in cells] == ["alpha.md", "beta.md"]  # not the machine's path
     assert suite.get("failures") == "0"  # the build does not fail on its warnings
     beta = next(c for c in suite.iter("testcase") if c.get("classname") == "beta")
-    assert "what to do: " in beta.find("system-out").text
+    text = beta.find("system-out").text
+    assert "what to do: " in text
+    # the code line the console shows under the finding, the same words
+    code = next(line.strip() for line in built.status.splitlines()
+                if line.strip().startswith("code: "))
+    assert code in text.splitlines()
 
 
 def test_no_public_file_holds_the_machines_absolute_path(built):

@@ -30,19 +30,17 @@ from typing import Any
 from ..mystmd.__main__ import PLUGIN_FILE, PLUGIN_TEXT
 from .migrate_rules import (
     _MYST_OPEN,
-    _TOP_KEY,
     CONFIG_FILE,
     FileChange,
     MigrationError,
     MigrationResult,
     _closes,
-    _indent,
     _inside,
-    _is_content,
     _literal_end,
     _load_yaml,
     _myst_block_end,
     _newline,
+    append_to_yaml_list,
     apply,
     plan,
     read_source,
@@ -63,9 +61,6 @@ _MACHINE_CODE = re.compile(
     r"^[ \t]*!\s*(?:nvidia-smi|python3?\s+--version|conda\s+list|pip3?\s+(?:list|freeze)"
     r"|nvcc\b|lscpu|free\b)|\bjax\.(?:devices|default_backend|print_environment_info)\(",
     re.MULTILINE)
-# plugins: [a.mjs, b.py]   (one line; mappings inside are not edited)
-_FLOW_LIST = re.compile(r"^(?P<head>[ \t]*plugins:[ \t]*\[)(?P<items>[^\[\]#{}]*?)"
-                        r"(?P<tail>[ \t]*\][ \t]*(?:#.*)?)(?P<end>\r?\n)$")
 
 
 def is_mystmd_book(book: Path) -> bool:
@@ -129,63 +124,13 @@ def rewrite_status_page(text: str) -> tuple[str, list[str], list[int]]:
 
 
 # -- myst.yml ---------------------------------------------------------------------------
-def _entry_lines(pad: str, newline: str) -> list[str]:
-    return [f"{pad}- type: {PLUGIN_ENTRY['type']}{newline}",
-            f"{pad}  path: {PLUGIN_ENTRY['path']}{newline}"]
-
-
 def add_plugin(text: str) -> str | None:
-    """``myst.yml`` with the plugin at the end of ``project: plugins:``; None when the
-    file's shape is not one this text edit handles (a mapping on one line, a flow list
-    over several lines or holding mappings)."""
-    bom = "\ufeff" if text.startswith("\ufeff") else ""
-    text = text[len(bom):]
-    newline = _newline(text)
-    lines = text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += newline
-    project = next((i for i, line in enumerate(lines)
-                    if (m := _TOP_KEY.match(line)) and m["key"] == "project"), None)
-    if project is None:
-        return (bom + "".join(lines) + f"project:{newline}  plugins:{newline}"
-                + "".join(_entry_lines("    ", newline)))
-    if _TOP_KEY.match(lines[project])["rest"].split("#")[0].strip():
-        return None  # project: {...} on one line
-    end = next((i for i in range(project + 1, len(lines))
-                if _is_content(lines[i]) and _indent(lines[i]) == 0), len(lines))
-    block = range(project + 1, end)
-    child = next((_indent(lines[i]) for i in block if _is_content(lines[i])), 2)
-    plugins = next((i for i in block if _indent(lines[i]) == child
-                    and lines[i].strip().startswith("plugins:")), None)
-    if plugins is None:  # a new key, at the end of the project block
-        last = max((i for i in block if _is_content(lines[i])), default=project)
-        pad = " " * child
-        lines[last + 1:last + 1] = [f"{pad}plugins:{newline}",
-                                    *_entry_lines(pad + "  ", newline)]
-        return bom + "".join(lines)
-    if lines[plugins].split(":", 1)[1].split("#")[0].strip():
-        flow = _FLOW_LIST.match(lines[plugins])
-        if flow is None:
-            return None
-        entry = f"{{type: {PLUGIN_ENTRY['type']}, path: {PLUGIN_ENTRY['path']}}}"
-        items = flow["items"].rstrip().rstrip(",")
-        items = f"{items}, {entry}" if items.strip() else entry
-        lines[plugins] = f"{flow['head']}{items}{flow['tail']}{flow['end']}"
-        return bom + "".join(lines)
-    last, item_indent = plugins, None
-    for i in (i for i in range(plugins + 1, end) if _is_content(lines[i])):
-        indent = _indent(lines[i])
-        if item_indent is None:
-            if not lines[i].lstrip().startswith("- ") or indent < child:
-                break
-            item_indent = indent
-        elif indent < item_indent or (indent == item_indent
-                                      and not lines[i].lstrip().startswith("- ")):
-            break
-        last = i  # an item, or a line of an item's mapping
-    pad = " " * (item_indent if item_indent is not None else child + 2)
-    lines[last + 1:last + 1] = _entry_lines(pad, newline)
-    return bom + "".join(lines)
+    """``myst.yml`` with the plugin at the end of ``project: plugins:`` (see
+    :func:`.migrate_rules.append_to_yaml_list`)."""
+    return append_to_yaml_list(
+        text, "project", "plugins",
+        [f"- type: {PLUGIN_ENTRY['type']}", f"  path: {PLUGIN_ENTRY['path']}"],
+        f"{{type: {PLUGIN_ENTRY['type']}, path: {PLUGIN_ENTRY['path']}}}")
 
 
 def _plugins(data: Any) -> list[Any] | None:

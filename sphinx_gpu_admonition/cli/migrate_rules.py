@@ -295,8 +295,10 @@ def source_files(book: Path, suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> Ite
 # -- _config.yml -------------------------------------------------------------------------
 _TOP_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w-]*):[ \t]*(?P<rest>.*)$")
 # extra_extensions: [a, b]  # a comment    (one line; QuantEcon's own config)
-_FLOW_LIST = re.compile(r"^(?P<head>[ \t]*extra_extensions:[ \t]*\[)(?P<items>[^\[\]#{}]*?)"
-                        r"(?P<tail>[ \t]*\][ \t]*(?:#.*)?)(?P<end>\r?\n)$")
+def _flow_list(key: str) -> re.Pattern[str]:
+    # key: [a, b]   (one line; mappings inside are not edited)
+    return re.compile(r"^(?P<head>[ \t]*" + re.escape(key) + r":[ \t]*\[)"
+                      r"(?P<items>[^\[\]#{}]*?)(?P<tail>[ \t]*\][ \t]*(?:#.*)?)(?P<end>\r?\n)$")
 
 
 def _indent(line: str) -> int:
@@ -307,53 +309,76 @@ def _is_content(line: str) -> bool:
     return bool(line.strip()) and not line.lstrip().startswith("#")
 
 
-def add_extension(text: str) -> str | None:
-    """``_config.yml`` with the extension in ``sphinx: extra_extensions:``; None when
-    the file's shape is not one this text edit handles (multi-line flow lists, tabs,
-    anchors).  A byte-order mark and CRLF line endings are kept."""
+def append_to_yaml_list(text: str, top: str, key: str, item: list[str], flow_item: str,
+                        new_key_first: bool = False) -> str | None:
+    """``text`` (a YAML file) with ``item`` at the end of the list ``top: key:``, edited
+    as text so that its comments, order, byte-order mark and CRLF line endings stay;
+    None when the file's shape is not one this edit handles (``top: {...}`` on one line,
+    a flow list over several lines or holding mappings, ``key: null``).
+
+    ``item``: the item's lines as a block list writes them, unindented (``["- x"]``, or
+    ``["- type: a", "  path: b"]``); ``flow_item``: the item in a one-line list. A
+    missing ``key`` goes first in ``top``'s block with ``new_key_first``, else last."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     text = text[len(bom):]
     newline = _newline(text)
+
+    def item_lines(pad: str) -> list[str]:
+        return [f"{pad}{line}{newline}" for line in item]
+
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += newline
-    sphinx = next((i for i, line in enumerate(lines)
-                   if (m := _TOP_KEY.match(line)) and m["key"] == "sphinx"), None)
-    if sphinx is None:
-        return (bom + "".join(lines) + f"sphinx:{newline}  extra_extensions:{newline}"
-                f"    - {EXTENSION}{newline}")
-    if _TOP_KEY.match(lines[sphinx])["rest"].split("#")[0].strip():
-        return None  # sphinx: {...} on one line
-    end = next((i for i in range(sphinx + 1, len(lines))
+    head = next((i for i, line in enumerate(lines)
+                 if (m := _TOP_KEY.match(line)) and m["key"] == top), None)
+    if head is None:
+        return bom + "".join(lines) + f"{top}:{newline}  {key}:{newline}" + \
+            "".join(item_lines("    "))
+    if _TOP_KEY.match(lines[head])["rest"].split("#")[0].strip():
+        return None  # top: {...} on one line
+    end = next((i for i in range(head + 1, len(lines))
                 if _is_content(lines[i]) and _indent(lines[i]) == 0), len(lines))
-    block = range(sphinx + 1, end)
+    block = range(head + 1, end)
     child = next((_indent(lines[i]) for i in block if _is_content(lines[i])), 2)
-    extra = next((i for i in block if _indent(lines[i]) == child
-                  and lines[i].strip().startswith("extra_extensions:")), None)
-    if extra is None:
+    found = next((i for i in block if _indent(lines[i]) == child
+                  and lines[i].strip().startswith(f"{key}:")), None)
+    if found is None:
+        at = head if new_key_first else max(
+            (i for i in block if _is_content(lines[i])), default=head)
         pad = " " * child
-        lines[sphinx + 1:sphinx + 1] = [f"{pad}extra_extensions:{newline}",
-                                        f"{pad}  - {EXTENSION}{newline}"]
+        lines[at + 1:at + 1] = [f"{pad}{key}:{newline}", *item_lines(pad + "  ")]
         return bom + "".join(lines)
-    if lines[extra].split(":", 1)[1].split("#")[0].strip():
-        flow = _FLOW_LIST.match(lines[extra])
+    if lines[found].split(":", 1)[1].split("#")[0].strip():
+        flow = _flow_list(key).match(lines[found])
         if flow is None:
-            return None  # extra_extensions: null, or a list over several lines
+            return None  # key: null, or a list over several lines
         items = flow["items"].rstrip().rstrip(",")
-        items = f"{items}, {EXTENSION}" if items.strip() else EXTENSION
-        lines[extra] = f"{flow['head']}{items}{flow['tail']}{flow['end']}"
+        items = f"{items}, {flow_item}" if items.strip() else flow_item
+        lines[found] = f"{flow['head']}{items}{flow['tail']}{flow['end']}"
         return bom + "".join(lines)
-    last = extra
-    item_indent = None  # every item at the first one's indent: the key's, or deeper
-    for i in (i for i in range(extra + 1, end) if _is_content(lines[i])):
+    # the items: at the first one's indent (the key's, or deeper), with the lines of an
+    # item's mapping deeper still
+    last, item_indent = found, None
+    for i in (i for i in range(found + 1, end) if _is_content(lines[i])):
         indent = _indent(lines[i])
-        if (not lines[i].lstrip().startswith("- ") or indent < child
-                or (item_indent is not None and indent != item_indent)):
+        if item_indent is None:
+            if not lines[i].lstrip().startswith("- ") or indent < child:
+                break
+            item_indent = indent
+        elif indent < item_indent or (indent == item_indent
+                                      and not lines[i].lstrip().startswith("- ")):
             break
-        item_indent, last = indent, i
+        last = i
     pad = " " * (item_indent if item_indent is not None else child + 2)
-    lines.insert(last + 1, f"{pad}- {EXTENSION}{newline}")
+    lines[last + 1:last + 1] = item_lines(pad)
     return bom + "".join(lines)
+
+
+def add_extension(text: str) -> str | None:
+    """``_config.yml`` with the extension in ``sphinx: extra_extensions:`` (see
+    :func:`append_to_yaml_list`; tabs and anchors are not handled either)."""
+    return append_to_yaml_list(text, "sphinx", "extra_extensions", [f"- {EXTENSION}"],
+                               EXTENSION, new_key_first=True)
 
 
 def _load_yaml(text: str) -> Any:

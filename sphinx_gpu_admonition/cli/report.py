@@ -85,6 +85,9 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
             where = f" ({one_line(row['location'])})" if row["location"] else ""
             lines.append(f"  {style(fmt_seconds(row['seconds']), 'yellow')}  "
                          f"{one_line(row['docname'])}{where}: {one_line(row['reason'])}")
+    for flag in summary["build_findings"]:  # the build's, not a cell's
+        lines += ["", f"{style('Build:', 'bold')} {one_line(flag['reason'])}",
+                  f"      {style('what to do:', 'bold')} {one_line(flag['action'])}"]
     lines += ["", style(f"Failures ({len(summary['failures'])})", "bold")]
     if summary["failures"]:
         rows = [[f["docname"], (f["status"], ("red",)), f["error_type"] or "-",

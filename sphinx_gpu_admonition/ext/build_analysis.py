@@ -10,6 +10,8 @@ status table, the badges and the reports read that one analysis.  The opt-in
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,13 +24,16 @@ from ..model.analysis import (
     NotebookAnalysis,
     Thresholds,
     analyse,
+    is_ci,
 )
+from ..model.device import is_gpu, parallel_preallocation_warning
 from ..model.files import read_status
 from ..model.findings import budget_findings, findings
 from ..model.formatting import format_seconds
 from ..model.record import CellRecord, StatusReport
 from ..model.schema import SchemaError
 from ..render.junit import NEVER_FAIL, FailOn
+from . import _mystnb
 from .capture import all_records
 from .config import PAGE_BUDGET_KEY, get_config
 from .state import build_state
@@ -36,6 +41,42 @@ from .warnings import warn
 
 logger = logging.getLogger(__name__)
 
+
+# -- at the build's start: several kernels on one GPU ---------------------------------
+def _gpu_expected(app: Sphinx) -> str | None:
+    """Why the kernels of this build would run on a GPU (the start of the warning),
+    from what is known before any notebook runs; None: nothing says so."""
+    if shutil.which("nvidia-smi"):
+        return "a GPU driver is on this machine (nvidia-smi)"
+    previous = next((record for record in all_records(app.env)
+                     if is_gpu(record.environment.backend)), None)
+    if previous is not None:
+        return (f"{previous.docname} ran on {previous.device_label or 'a GPU'} in the "
+                "previous build")
+    # set by the book, not the default ("gpu", which every book has unless it says)
+    config = app.config
+    name = "gpu_expected_backend"
+    if name in getattr(config, "_raw_config", {}) or name in getattr(config, "_overrides", {}):
+        backend = get_config(config).expected_backend
+        if is_gpu(backend):
+            return f"{name} is {backend!r}"
+    return None
+
+
+def warn_parallel_preallocation(app: Sphinx) -> None:
+    """With ``-j N`` MyST-NB executes notebooks in N reader processes at once: on one
+    GPU with JAX's preallocation on, the second kernel runs out of memory. Warned
+    here, before any kernel starts (:func:`..model.device.parallel_preallocation_warning`:
+    the rule mystmd's build warns by too)."""
+    parallel = app.parallel or 1
+    if parallel < 2 or _mystnb.execution_mode(app.env) == "off":
+        return
+    gpu = _gpu_expected(app)
+    message = gpu and parallel_preallocation_warning(
+        parallel, gpu, f"Sphinx reads {parallel} notebooks at once (-j {parallel})",
+        "-j 1", os.environ)
+    if message:
+        warn(logger, message, "preallocation")
 
 
 # -- the baseline ----------------------------------------------------------------------
@@ -102,8 +143,9 @@ def _analysed_build(app: Sphinx) -> _AnalysedBuild:
     state = build_state(app)
     memo = state.analysis
     if memo is None:
-        analysis = analyse(StatusReport(all_records(app.env)), thresholds(app),
-                           get_baseline(app))
+        # build.ci as the status file will say it: the compilation-cache rule needs it
+        report = StatusReport(all_records(app.env), build={"ci": is_ci(os.environ)})
+        analysis = analyse(report, thresholds(app), get_baseline(app))
         memo = _AnalysedBuild(analysis, {a.notebook.docname: a for a in analysis.notebooks})
         state.analysis = memo
     return memo

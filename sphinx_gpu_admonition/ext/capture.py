@@ -32,7 +32,7 @@ from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
 from ..model.analysis import is_imports_only, is_shell_or_magic
-from ..model.code import defined_functions, link_loops
+from ..model.code import defined_functions, device_twins, link_loops
 from ..model.files import SIDECAR_FOLDER, atomic_write, read_sidecar, repository_path, sidecar_dict
 from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
 from ..model.probe_output import (
@@ -266,6 +266,7 @@ def _link_loops(folder: Path, doctree: nodes.document, record: NotebookRecord) -
     module_source = functools.partial(_local_module_source, folder)
     try:
         runs = link_loops(cells, module_source)
+        twins = device_twins(cells)
         record.user_functions = defined_functions(cells, module_source)
     except Exception as error:  # a hint less; the record (its times, failure) is kept
         warn(logger, f"could not follow the notebook's calls to its loops: "
@@ -273,6 +274,7 @@ def _link_loops(folder: Path, doctree: nodes.document, record: NotebookRecord) -
         return
     for cell in record.cells:
         cell.runs = runs.get(cell.index, []) if cell.index is not None else []
+        cell.device_twins = twins.get(cell.index, []) if cell.index is not None else []
 
 
 def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,

@@ -48,6 +48,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from ..model.distributions import sorted_packages
 from ..model.files import public_path
 from ..model.record import (
     CACHE,
@@ -162,10 +163,6 @@ def _records_of(report: StatusReport, docnames: list[str]) -> list[NotebookRecor
 
 
 # -- the kernel's installed distributions (the `!conda list` replacement) ------------------
-def _sorted_packages(distributions: dict[str, str]) -> Packages:
-    return tuple(sorted(distributions.items(), key=lambda item: item[0].lower()))
-
-
 #: the package list of a machine, or why the page shows none
 MachinePackages = tuple[str, Packages] | str
 
@@ -185,7 +182,7 @@ def build_machine_packages(env: BuildEnvironment, report: StatusReport,
     for record in report.notebooks:
         if record.capture == "ok" and record.packages is not None:
             kept.setdefault(record.environment.machine_id, (
-                record.packages.executable, _sorted_packages(record.packages.distributions)))
+                record.packages.executable, sorted_packages(record.packages.distributions)))
     for record in report.notebooks:
         if record.capture != "ok":
             continue

@@ -19,14 +19,19 @@ from sphinx.config import Config
 from sphinx.util import logging
 
 from .._version import __version__
-from ..model.analysis import BuildAnalysis, analyse
+from ..model.analysis import BuildAnalysis, analyse, is_ci
 from ..model.files import atomic_write, build_time, repository_path, status_json_text
 from ..model.record import BUILD_FAILED, BUILD_SUCCEEDED, EXECUTED, NotebookRecord, StatusReport
 from ..render import github
 from ..render.console import summary_lines
 from ..render.junit import junit_xml
 from . import _mystnb, calibration
-from .build_analysis import get_baseline, junit_fail_on, thresholds
+from .build_analysis import (
+    get_baseline,
+    junit_fail_on,
+    thresholds,
+    warn_parallel_preallocation,
+)
 from .capture import all_records
 from .config import get_config
 from .outcome import failure_text, records_of_stopped_build
@@ -71,6 +76,7 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
             "generator": f"sphinx-gpu-admonition {__version__}",
             "outcome": BUILD_FAILED if failure is not None else BUILD_SUCCEEDED,
             "failure": failure_text(failure) if failure is not None else None,
+            "ci": is_ci(os.environ),
         },
     )
     # the machine's speed matters only for what this build executed (a cache hit
@@ -153,4 +159,6 @@ def _remove_previous_reports(app: Sphinx) -> None:
 
 def setup_reports(app: Sphinx) -> Any:
     app.connect("builder-inited", _remove_previous_reports)
+    # before any notebook executes (they do while the pages are read)
+    app.connect("builder-inited", warn_parallel_preallocation)
     app.connect("build-finished", write_reports)

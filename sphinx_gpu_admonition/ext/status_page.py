@@ -283,6 +283,9 @@ def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
     if summary is not None:
         result.append(nodes.paragraph(text=summary.text(lb.translate, lb.ngettext),
                                      classes=["gpu-status-headline"]))
+    for flag in analysis.build_flags:
+        result.append(nodes.paragraph(text=f"{lb.whole_build} {flag.reason}"))
+        result.append(nodes.paragraph(text=f"{lb.action} {flag.action}"))
     items = nodes.enumerated_list(classes=["gpu-status-flagged-cells"])
     for finding in findings(analysis):
         record = finding.notebook
@@ -292,6 +295,10 @@ def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
                  f"{names}.")
         item = nodes.list_item()
         item += nodes.paragraph(text=where)
+        if finding.code:  # as the HTML findings: the code, then compile against run
+            item += nodes.paragraph("", "", nodes.literal(text=finding.code_text()))
+        if finding.timing:
+            item += nodes.paragraph(text=finding.timing_text(lb.translate))
         item += nodes.paragraph(text=f"{lb.why} {finding.reason}")
         if finding.action:  # a slow-ok cell has none: no empty "What to do:"
             item += nodes.paragraph(text=f"{lb.action} {finding.action}")

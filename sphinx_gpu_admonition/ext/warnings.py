@@ -34,6 +34,9 @@ SUBTYPES = {
     "or the page's gpu_budget_seconds), or a page's gpu_budget_seconds is not a number",
     "output": "a status file (JSON, JUnit, the status page's per-cell data, the GitHub "
     "Actions job summary or step outputs) could not be written",
+    "preallocation": "with -j N, notebooks would execute N at once on one GPU with JAX's "
+    "memory preallocation on (XLA_PYTHON_CLIENT_PREALLOCATE not false): warned at the "
+    "build's start",
     "runtime": "a page's run time cannot be stated (not executed yet, no such page, no "
     "capture data), or a gpu_runtime_sources file is missing or unreadable",
 }

@@ -21,6 +21,7 @@ from .machine import (
     notebook_machine_factor,
 )
 from .record import (
+    EXECUTED,
     SLOW_OK_TAG,
     CellRecord,
     CompiledLoop,
@@ -39,11 +40,17 @@ class Thresholds(NamedTuple):
     compile_share: float = 0.5
     recompile_threshold: int = 3
     regression_ratio: float = 1.5
+    #: ``compilation_cache``: a CI build's JAX compilation without a persistent cache,
+    #: flagged from this share of the executed cells' time and this many seconds
+    cache_compile_share: float = 0.2
+    cache_compile_seconds: float = 30.0
 
     @classmethod
     def from_config(cls, config: Any) -> Thresholds:
-        """From a :class:`~.config.GpuConfig` (or anything with these attributes)."""
-        return cls(**{name: getattr(config, name) for name in cls._fields})
+        """From a :class:`~.config.GpuConfig` (or anything with these attributes; the
+        ones it lacks, such as the cache rule's, keep their defaults)."""
+        return cls(**{name: getattr(config, name) for name in cls._fields
+                      if hasattr(config, name)})
 
 
 class Flag(NamedTuple):
@@ -77,7 +84,8 @@ class Flag(NamedTuple):
 
 
 SLOW_RULES = ("slow", "share", "regression")
-HINT_RULES = ("compile", "recompile", "compiled_again", "sequential_loop", "float64")
+HINT_RULES = ("compile", "recompile", "compiled_again", "sequential_loop", "float64",
+              "compilation_cache")
 #: the rules a lecture lives with (:func:`lecture_cell_rules`): a slow cell tagged
 #: ``slow-ok`` (slow on purpose) and an import cell past the slow limit are shown,
 #: but never warned about, so they never fail a ``-W`` build
@@ -97,6 +105,10 @@ ACTIONS = {
     "compile": "compile once and reuse: hoist the jit out of loops and functions and call "
                "it with the same shapes; on CI, keep compilations between builds with JAX's "
                "persistent compilation cache (jax_compilation_cache_dir)",
+    "compilation_cache": "set JAX_COMPILATION_CACHE_DIR (or jax.config.update("
+                         "\"jax_compilation_cache_dir\", ...)) to a folder in the workspace "
+                         "and keep that folder between CI runs (actions/cache): later builds "
+                         "then load compiled programs instead of compiling them again",
     "compiled_again": "jit the function once at the top level (not inside another function "
                       "around a new lambda) and reuse it: a second call with the same shapes "
                       "then skips compilation",
@@ -109,7 +121,7 @@ ACTIONS = {
     "slow_ok": "",
 }
 ACTION_ORDER = ("sequential_loop", "recompile", "compiled_again", "compile", "float64",
-                "regression", "slow", "share", "imports")
+                "compilation_cache", "regression", "slow", "share", "imports")
 #: added to the action of a recompilation whose notebook's kernel did not record JAX's
 #: explanations (the option is off)
 EXPLAIN_ADVICE = ("; to record why JAX compiled it again, set gpu_explain_recompilations = "
@@ -433,6 +445,8 @@ def describe_run(run: LoopCall, notebook: NotebookRecord, run_seconds: float | N
 
 
 def _per_step(seconds: float) -> str:
+    if seconds < 1e-6:  # a CPU's loop (a few ns a step): not "0.0 µs"
+        return f"{seconds * 1e9:.1f} ns"
     if seconds < 1e-3:
         return f"{seconds * 1e6:.1f} µs" if seconds < 1e-5 else f"{seconds * 1e6:.0f} µs"
     return format_seconds(seconds)
@@ -539,8 +553,10 @@ def compiled_again_hint(cell: CellRecord, notebook: NotebookRecord,
             break
         for name in other.compilations:
             earlier.setdefault(name, other)
-    # every lambda is "<lambda>": two of them are not one function compiled twice
-    again = [name for name in names if name in earlier and "<lambda>" not in name]
+    # every lambda is "<lambda>": two of them are not one function compiled twice; a
+    # twin pinned to another device (jax.jit(f, device=cpu)) compiles f for that device
+    again = [name for name in names if name in earlier and "<lambda>" not in name
+             and _compiled_function(name) not in cell.device_twins]
     if not again:
         return None
     listed = ", ".join(f"{name} (first in {notebook.cell_name(earlier[name]).label})"
@@ -648,6 +664,8 @@ class BuildAnalysis:
     baseline: StatusReport | None
     #: the new machine's speed relative to the baseline's (None without a baseline)
     machine: MachineFactor | None = None
+    #: findings about the whole build, not a cell (:func:`compilation_cache_hint`)
+    build_flags: list[Flag] = dataclasses.field(default_factory=list)
 
     @property
     def regressed(self) -> list[NotebookAnalysis]:
@@ -675,4 +693,34 @@ def analyse(report: StatusReport, thresholds: Thresholds,
     if baseline is not None:
         present = {nb.docname for nb in report.notebooks}
         gone = [nb for nb in baseline.notebooks if nb.docname not in present]
-    return BuildAnalysis(analyses, gone, baseline, machine)
+    cache = compilation_cache_hint(report, thresholds)
+    return BuildAnalysis(analyses, gone, baseline, machine, [cache] if cache else [])
+
+
+def is_ci(environ: dict[str, str] | Any) -> bool:
+    """A CI build: ``CI`` (set by GitHub Actions, GitLab, CircleCI ...) or
+    ``GITHUB_ACTIONS`` is true (``build.ci`` of the status file)."""
+    return (environ.get("CI", "").lower() in ("true", "1")
+            or environ.get("GITHUB_ACTIONS") == "true")
+
+
+def compilation_cache_hint(report: StatusReport, thresholds: Thresholds) -> Flag | None:
+    """A CI build (``build.ci``) whose notebooks executed now without a persistent
+    compilation cache compiled for ``cache_compile_seconds`` or more and for
+    ``cache_compile_share`` or more of the executed cells' time: every CI run pays
+    the compilations again.  Not known whether a cache was set (older records): no
+    flag."""
+    if not report.build.get("ci"):
+        return None
+    executed = [nb for nb in report.notebooks if nb.executed and nb.provenance == EXECUTED]
+    uncached = [nb for nb in executed if nb.environment.jax.compilation_cache is False]
+    compile_seconds = sum(nb.compile_seconds for nb in uncached)
+    total = sum(nb.cells_seconds for nb in executed)
+    if (not uncached or total <= 0 or compile_seconds < thresholds.cache_compile_seconds
+            or compile_seconds / total < thresholds.cache_compile_share):
+        return None
+    count = len(uncached)
+    return Flag("compilation_cache", f"JAX compilation took {format_seconds(compile_seconds)}"
+                f" ({compile_seconds / total:.0%} of the executed cells' time) in {count} "
+                f"notebook{'s' if count != 1 else ''} run on CI without a persistent "
+                "compilation cache")

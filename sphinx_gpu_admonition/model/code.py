@@ -495,3 +495,28 @@ def _definitions(tree: ast.Module) -> set[str]:
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
             found |= {target.id for target in node.targets if isinstance(target, ast.Name)}
     return found
+
+
+def device_twins(cells: Sequence[tuple[int, str]]) -> dict[int, list[str]]:
+    """Cell index -> the functions the cell wraps in a ``jit`` pinned to a device
+    (``jax.jit(qm_jax, device=cpu)``, ``jit(f, backend="cpu")``): JAX compiles the
+    function again for that device, under the same name, which is no compilation
+    again of the function an earlier cell compiled (``compiled_again``)."""
+    result: dict[int, list[str]] = {}
+    for index, source in cells:
+        tree = _parse(source) if "jit" in source else None
+        if tree is None:
+            continue
+        names = sorted({node.args[0].id for node in ast.walk(tree)
+                        if isinstance(node, ast.Call) and _is_jit(node.func) and node.args
+                        and isinstance(node.args[0], ast.Name)
+                        and any(keyword.arg in ("device", "backend")
+                                for keyword in node.keywords)})
+        if names:
+            result[index] = names
+    return result
+
+
+def _is_jit(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "jit") or (
+        isinstance(node, ast.Attribute) and node.attr == "jit")

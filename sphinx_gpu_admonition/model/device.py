@@ -97,3 +97,38 @@ def device_with_jax(environment: Environment) -> str:
     if environment.jax.backend and environment.jax.version:
         label += f" (JAX {environment.jax.version})"
     return label
+
+
+# -- several kernels on one GPU ----------------------------------------------------------
+#: JAX's variable that turns its GPU memory preallocation (75 % of the GPU) on or off
+PREALLOCATE = "XLA_PYTHON_CLIENT_PREALLOCATE"
+#: JAX's variables that size the pool instead: a fraction each kernel fits in, or the
+#: platform allocator (no pool)
+MEMORY_SETTINGS = ("XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION",
+                   "XLA_PYTHON_CLIENT_ALLOCATOR")
+
+
+def preallocates(environ: Any) -> bool:
+    """Whether kernels started with ``environ`` (they inherit the build's) take JAX's
+    default 75 % of the GPU's memory at their first computation."""
+    if environ.get(PREALLOCATE, "").strip().lower() in ("false", "0"):
+        return False
+    return not any(environ.get(name) for name in MEMORY_SETTINGS)
+
+
+def parallel_preallocation_warning(parallel: int, gpu: str, running: str,
+                                   one_at_a_time: str, environ: Any) -> str | None:
+    """The one rule, for both engines: ``parallel`` kernels at once on a GPU (``gpu``
+    says why one is expected) with preallocation on; the second kernel on that GPU
+    runs out of memory (QuantEcon's runner: three JAX notebooks on one T4, the
+    second died with an XLA error and no traceback).  ``running``: how the engine
+    runs them ("Sphinx reads 2 notebooks at once (-j 2)"); ``one_at_a_time``: the
+    engine's option that runs one at a time.  None when it does not apply."""
+    if parallel < 2 or not preallocates(environ):
+        return None
+    fraction = f"{0.9 / parallel:.2f}".rstrip("0")
+    return (f"{gpu} while {running} with JAX's GPU memory preallocation on: each "
+            f"kernel takes 75% of the GPU's memory, so kernels sharing it run out of "
+            f"memory; set {PREALLOCATE}=false for the build (or "
+            f"XLA_PYTHON_CLIENT_MEM_FRACTION={fraction}, a share each of {parallel} "
+            f"kernels fits in), or use {one_at_a_time}")

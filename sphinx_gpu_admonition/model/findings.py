@@ -22,7 +22,7 @@ from .analysis import (
     run_time,
     user_compilations,
 )
-from .formatting import format_ratio, format_seconds
+from .formatting import format_ratio, format_seconds, one_line
 from .record import CACHE, EARLIER_BUILD, OK, CellName, CellRecord, NotebookRecord
 
 
@@ -74,12 +74,32 @@ class Finding(NamedTuple):
     @property
     def timing(self) -> str:
         """``"compile 4.6 s, run 12.0 s (first call)"``: JAX compilation set against the
-        rest of the cell's time; empty for a cell that compiled nothing."""
-        if not self.compile_seconds:
+        rest of the cell's time; ``"no compilation, run 12.0 s (warm call)"`` for a cell
+        that ran compiled code; empty for a cell that neither compiled nor ran JAX code."""
+        return self.timing_text()
+
+    def timing_text(self, translate: Callable[[str], str] = str) -> str:
+        """:attr:`timing` through ``translate`` (the status page's language): the one
+        formatter of the split, for the page, the console, ``report``, JUnit and GitHub."""
+        run = format_seconds(self.run_seconds)
+        if self.compile_seconds:
+            text = translate("compile {compile}, run {run}").format(
+                compile=format_seconds(self.compile_seconds), run=run)
+        elif self.first_call is False:  # a warm call of code compiled before
+            text = translate("no compilation, run {run}").format(run=run)
+        else:
             return ""
-        call = {True: " (first call)", False: " (warm call)"}.get(self.first_call, "")
-        return (f"compile {format_seconds(self.compile_seconds)}, "
-                f"run {format_seconds(self.run_seconds)}{call}")
+        if self.first_call is None:
+            return text
+        call = translate("{timing} (first call)") if self.first_call else translate(
+            "{timing} (warm call)")
+        return call.format(timing=text)
+
+    def code_text(self, limit: int = 120) -> str:
+        """:attr:`code` on one line, cut at ``limit`` characters: a finding shows where
+        the cell is and what it calls, not the whole statement."""
+        code = one_line(self.code).strip()
+        return code if len(code) <= limit else code[:limit - 1].rstrip() + "…"
 
     @property
     def rules(self) -> list[str]:

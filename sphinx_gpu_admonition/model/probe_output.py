@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .files import public_path
 from .record import CellRecord
 from .schema import SchemaError
 
@@ -215,5 +216,17 @@ def kernel_crash(output: Path) -> tuple[str | None, list[str]]:
             reason = stripped.split(":", 1)[1].strip()
             signal = _FATAL_SIGNALS.get(reason, reason or None)
         elif stripped.startswith("File ") and len(frames) < _STACK_FRAMES:
-            frames.append(stripped)
+            frames.append(_public_frame(stripped))
     return signal, frames
+
+
+_FRAME_FILE = re.compile(r'^File "([^"]+)"')
+
+
+def _public_frame(frame: str) -> str:
+    """A frame as public files show it: its file named as :func:`.files.public_path` names
+    the build machine's files (the stack goes into the status JSON and page)."""
+    match = _FRAME_FILE.match(frame)
+    if match is None:
+        return frame
+    return f'File "{public_path(match.group(1))}"' + frame[match.end():]

@@ -102,6 +102,9 @@ class JaxInfo(Loadable):
     #: the probe captured JAX's explanations of recompilations (the book asked for them:
     #: ``gpu_explain_recompilations``); None: not known (an older record)
     recompilations_explained: bool | None = None
+    #: a persistent compilation cache was configured (``jax_compilation_cache_dir``)
+    #: when the backend was initialised (None: not known); never its path
+    compilation_cache: bool | None = None
     plugins: dict[str, str] = dataclasses.field(default_factory=dict)
     devices: list[Device] = dataclasses.field(default_factory=list)
 
@@ -238,6 +241,9 @@ class CellRecord(Loadable):
     #: why JAX traced functions again in the cell, one per function (only when the book
     #: asked: ``gpu_explain_recompilations``; see ``JaxInfo.recompilations_explained``)
     recompile_reasons: list[RecompileReason] = dataclasses.field(default_factory=list)
+    #: the user functions the cell wraps in a ``jit`` pinned to a device
+    #: (:func:`.code.device_twins`): compiling them here is for that device, not again
+    device_twins: list[str] = dataclasses.field(default_factory=list)
     #: resident memory of the kernel process after the cell (peak so far)
     peak_memory_mb: float | None = None
     #: GPU memory in use after the cell (MiB, the fullest device, JAX's

@@ -10,12 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from ..model.device import is_gpu
+from ..model.device import is_gpu, parallel_preallocation_warning
 from ..model.record import NotebookRecord
-
-#: JAX's variables that size its GPU memory pool (preallocation is on by default)
-PREALLOCATE = "XLA_PYTHON_CLIENT_PREALLOCATE"
-MEMORY_SETTINGS = ("XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR")
 
 
 def parent_arguments(pid: int | None = None) -> list[str]:
@@ -48,14 +44,11 @@ def preallocation_warning(record: NotebookRecord, parallel: int,
     """A page that ran on a GPU while several pages run at once, each kernel with JAX's
     default preallocation (75 % of the GPU's memory): the next kernel on that GPU
     runs out of memory (QuantEcon's first failure on mystmd, three JAX notebooks
-    on one T4)."""
-    if parallel < 2 or not is_gpu(record.environment.backend):
-        return None
-    if environ.get(PREALLOCATE, "").strip().lower() in ("false", "0") or \
-            any(environ.get(name) for name in MEMORY_SETTINGS):
+    on one T4): :func:`..model.device.parallel_preallocation_warning`, the rule the
+    Sphinx build warns by at its start."""
+    if not is_gpu(record.environment.backend):
         return None
     gpu = record.environment.jax.device_summary or "the GPU"
-    return (f"{record.docname} ran on {gpu} while mystmd executes {parallel} pages at once "
-            f"with JAX's memory preallocation on: each kernel takes 75% of the GPU's memory, "
-            f"so kernels sharing it run out of memory; set {PREALLOCATE}=false for the build "
-            "or use --execute-parallel 1")
+    return parallel_preallocation_warning(
+        parallel, f"{record.docname} ran on {gpu}", f"mystmd executes {parallel} pages at once",
+        "--execute-parallel 1", environ)

@@ -40,6 +40,7 @@ from ..model.record import (
 )
 from ..model.schema import SchemaError
 from ..probe import kernel_probe
+from . import packages
 from .mdast import walk
 
 #: the capture folder, set for the build (and so for its kernels and the plugin)
@@ -141,8 +142,11 @@ class KernelOutput(ProbeOutput):
     def __init__(self, path: Path):
         super().__init__(probe_lines(path))
         self.path = path
-        page = self.other.get(KIND_PAGE, {}).get("page")
+        named = self.other.get(KIND_PAGE, {})
+        page, executable = named.get("page"), named.get("executable")
         self.page: str | None = None if page is None else str(page)
+        #: the kernel's Python executable (whose packages the build lists)
+        self.executable: str | None = executable if isinstance(executable, str) else None
 
     def matches(self, cells: list[CodeCell]) -> bool:
         """The kernel ran these cells, in order (all, or the first ones: an error or a
@@ -234,6 +238,8 @@ def page_record(tree: dict[str, Any], folder: Path | None = None,
     warnings: list[str] = []
     if output is not None:
         record = record_from_kernel(output, cells, root, _title(tree))
+        # kept in the sidecar too: a cache hit lists the packages of the run it reuses
+        record.packages = packages.kernel_packages(output.executable, folder)
         warnings += [f"in-kernel capture: {message}" for message in output.warnings]
         if output.errors:
             warnings.append(f"the in-kernel capture failed: {output.errors[0]} "

@@ -10,6 +10,7 @@ def _sphinx_gpu_admonition_mystmd_start():
     import hashlib
     import json
     import os
+    import sys
 
     environ = os.environ
     # popped: kernels the notebook starts itself must not write into its record
@@ -25,8 +26,9 @@ def _sphinx_gpu_admonition_mystmd_start():
     output = os.path.join(folder, name)
     # one kernel per page and build: an earlier build's lines must not be read as this one's
     with open(output, "w", encoding="utf-8") as stream:
+        # the kernel's Python: the build lists its environment's packages (:packages:)
         stream.write(json.dumps({"kind": "mystmd_page", "page": os.path.abspath(page),
-                                 "pid": os.getpid()}) + "\n")
+                                 "pid": os.getpid(), "executable": sys.executable}) + "\n")
     environ["SPHINX_GPU_ADMONITION_OUTPUT"] = output
     environ["SPHINX_GPU_ADMONITION_PROBE"] = os.path.join(probe_folder, "kernel_probe.py")
     return os.path.join(probe_folder, "startup.py")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +19,20 @@ def paragraph(*children: Node | str, css: str | None = None) -> Node:
     if css:
         node["class"] = css
     return node
+
+
+def sentence(template: str, **parts: Node | str) -> list[Node]:
+    """``template`` (a translated ``"Slowest cell: {cell} ..."``) as nodes: its text,
+    and each ``{name}`` replaced by ``parts[name]``, a node or a string; so that a
+    translation may put the parts in its own order."""
+    nodes: list[Node] = []
+    for literal, name, _spec, _conversion in string.Formatter().parse(template):
+        if literal:
+            nodes.append(text(literal))
+        if name is not None:
+            part = parts[name]
+            nodes.append(text(part) if isinstance(part, str) else part)
+    return nodes
 
 
 def link(url: str, label: str) -> Node:

@@ -30,8 +30,9 @@ from ..model.findings import findings
 from ..model.formatting import format_seconds
 from ..model.record import EXECUTED, NotebookRecord, StatusReport
 from ..render.junit import FailOn
+from ..render.labels import Labels
 from ..render.runtime_text import ROLES
-from . import build_options, capture, environment, notice, runtime, settings, status
+from . import build_options, capture, environment, notice, packages, runtime, settings, status
 
 PLUGIN_SPEC: dict[str, Any] = {
     "name": "sphinx-gpu-admonition",
@@ -43,7 +44,9 @@ PLUGIN_SPEC: dict[str, Any] = {
         {"name": "execution-status",
          "doc": "The build's execution status: flagged cells, then every notebook."},
         {"name": "execution-environment",
-         "doc": "The machine(s) the notebooks ran on, as their kernels reported them."},
+         "doc": "The machine(s) the notebooks ran on, as their kernels reported them.",
+         "options": {"packages": {"type": "boolean",
+                                  "doc": "Also list the kernel environment's packages."}}},
     ],
     "roles": [{"name": name, "body": {"type": "string"},
                "doc": "How long a page takes to run (this page, or a page's path)"}
@@ -63,7 +66,7 @@ def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     if name == "execution-status":
         return status.placeholder()
     if name == "execution-environment":
-        return environment.placeholder()
+        return environment.placeholder(bool((data.get("options") or {}).get("packages")))
     raise SystemExit(f"unknown directive {name!r}")
 
 
@@ -135,10 +138,12 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
             capture.build_records(folder),
             execute_parallel=build_options.execute_parallel(arguments),
             thresholds=options.thresholds)
-        environment.fill_placeholders(tree, report)
+        warnings += environment.fill_placeholders(tree, report, options.translate,
+                                                  packages.problems(folder))
         warnings += runtime.resolve(tree, report.by_docname().get, lambda _target: [], texts,
                                     this_page_only=False)
-        if status.fill_placeholders(tree, report, analysis) or report.notebooks:
+        labels = Labels.load(options.translate, options.ngettext)
+        if status.fill_placeholders(tree, report, analysis, labels) or report.notebooks:
             status.write_status_file(report, folder.parent)
             # a flagged cell's case fails where its warning fails the build (as on Sphinx)
             fail_on = FailOn(slow_cells=options.config.warn_slow_cells

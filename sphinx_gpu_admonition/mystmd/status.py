@@ -3,26 +3,31 @@
 Findings first (the same rows as the Sphinx page, the console and ``report``: the
 model's :func:`~..model.findings.findings`), then one table row per page, slowest
 first, naming its slowest cell as ``report`` does (``jax_page cell 3``). Plain MyST
-nodes (paragraphs, lists, a table): no JavaScript.
+nodes (paragraphs, lists, a table): no JavaScript. The texts are the Sphinx status
+page's (:class:`~..render.labels.Labels`), in the book's language (``language`` in
+``myst.yml``); the findings' reasons and actions are English, as on Sphinx.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .._version import __version__
-from ..model.analysis import BuildAnalysis, Thresholds, analyse
+from ..model.analysis import BuildAnalysis, Thresholds, analyse, is_ci
 from ..model.files import atomic_write, build_time, status_json_text
 from ..model.findings import findings
 from ..model.formatting import format_seconds
 from ..model.record import (
     BUILD_SUCCEEDED,
     CACHE,
+    CellName,
     NotebookRecord,
     StatusReport,
     sorted_slowest_first,
 )
 from ..render.junit import NEVER_FAIL, FailOn, junit_xml
+from ..render.labels import Labels
 from . import mdast
 
 STATUS_CLASS = "gpu-execution-status"
@@ -54,6 +59,7 @@ def build_report(records: list[NotebookRecord], project: str | None = None,
         "outcome": BUILD_SUCCEEDED,
         "failure": None,
         "execute_parallel": execute_parallel,
+        "ci": is_ci(os.environ),
     })
     analysis = analyse(report, thresholds or Thresholds())
     report.analysis = analysis.to_dict()
@@ -84,62 +90,82 @@ def _page_name(record: NotebookRecord) -> str:
     return record.docname
 
 
-def _slowest(record: NotebookRecord) -> str:
+def _cell(name: CellName, labels: Labels) -> str:
+    """``jax_page cell 3 (jax_page.md:21)`` (:attr:`CellName.full`, translated)."""
+    where = name.location
+    return f"{name.docname} {labels.cell_label(name)}" + (f" ({where})" if where else "")
+
+
+def _slowest(record: NotebookRecord, labels: Labels) -> str:
     cell = record.slowest_cell()
     if cell is None:
         return "–"
-    name = record.cell_name(cell)
-    return f"{name.label} ({format_seconds(cell.seconds)}): {cell.first_line}"
+    name = labels.cell_label(record.cell_name(cell))
+    return f"{name} ({format_seconds(cell.seconds)}): {cell.first_line}"
 
 
-def _status(record: NotebookRecord) -> str:
-    status = record.status.replace("_", " ")
+def _status(record: NotebookRecord, labels: Labels) -> str:
+    status = labels.status_text.get(record.status, record.status.replace("_", " "))
     failing = record.error_cell()
     if record.error is not None and failing is not None:
-        status += f": {record.cell_name(failing).label} raised {record.error.type}"
-    return f"{status} (from cache)" if record.provenance == CACHE else status
+        status = labels.translate("{status}: {cell} raised {error}").format(
+            status=status, cell=labels.cell_label(record.cell_name(failing)),
+            error=record.error.type)
+    return f"{status} ({labels.cache})" if record.provenance == CACHE else status
 
 
-def status_nodes(report: StatusReport, analysis: BuildAnalysis) -> list[mdast.Node]:
+def status_nodes(report: StatusReport, analysis: BuildAnalysis,
+                 labels: Labels | None = None) -> list[mdast.Node]:
+    labels = labels or Labels.load()
+    translate = labels.translate
     rows = findings(analysis)
-    nodes: list[mdast.Node] = [mdast.heading("Findings", 2)]
+    nodes: list[mdast.Node] = [mdast.heading(translate("Findings"), 2)]
     if rows:
-        nodes.append(mdast.list_node([[mdast.paragraph(
-            mdast.strong(f"{row.name.full}"), f" {format_seconds(row.seconds)}"
-            f"{' on ' + row.device if row.device else ''}: {row.reason}"
-            + (f". {row.action}" if row.action else ""))] for row in rows]))
+        items = []
+        for row in rows:
+            seconds = format_seconds(row.seconds)
+            where = (translate("{time} on {device}").format(time=seconds, device=row.device)
+                     if row.device else seconds)
+            items.append([mdast.paragraph(
+                mdast.strong(_cell(row.name, labels)), f" {where}: {row.reason}"
+                + (f". {row.action}" if row.action else ""))])
+        nodes.append(mdast.list_node(items))
     else:
-        nodes.append(mdast.paragraph("No flagged cells."))
+        nodes.append(mdast.paragraph(labels.no_flagged))
     executed = [nb for nb in report.notebooks if nb.executed]
     cells = [(nb, cell) for nb in executed for cell in nb.cells]
     if cells:
         nb, cell = max(cells, key=lambda item: item[1].seconds)
-        nodes.append(mdast.paragraph(
-            "Slowest cell: ", mdast.strong(nb.cell_name(cell).full),
-            f" ({format_seconds(cell.seconds)} on {nb.device_label or 'an unknown device'}): ",
-            mdast.inline_code(cell.first_line or "")))
-    nodes.append(mdast.heading("Notebooks", 2))
+        # Translators: the build's slowest cell, on the mystmd status page
+        nodes.append(mdast.paragraph(*mdast.sentence(
+            translate("Slowest cell: {cell} ({time} on {device}): {code}"),
+            cell=mdast.strong(_cell(nb.cell_name(cell), labels)),
+            time=format_seconds(cell.seconds),
+            device=nb.device_label or translate("an unknown device"),
+            code=mdast.inline_code(cell.first_line or ""))))
+    nodes.append(mdast.heading(translate("Notebooks"), 2))
     table_rows: list[list[mdast.Node | str]] = [
-        [_page_name(nb), format_seconds(nb.seconds), _status(nb), nb.device_label or "–",
-         _slowest(nb)]
+        [_page_name(nb), format_seconds(nb.seconds), _status(nb, labels),
+         nb.device_label or "–", _slowest(nb, labels)]
         for nb in sorted_slowest_first(report.notebooks)]
     if table_rows:
-        nodes.append(mdast.table(["Notebook", "Time", "Status", "Device", "Slowest cell"],
-                                 table_rows, css="gpu-status-table"))
+        nodes.append(mdast.table(
+            [labels.notebook, labels.time, labels.status, translate("Device"),
+             labels.slowest], table_rows, css="gpu-status-table"))
     else:
-        nodes.append(mdast.paragraph(
+        nodes.append(mdast.paragraph(translate(
             "No executed notebooks with capture data: build with myst build --execute and "
-            "the environment of python -m sphinx_gpu_admonition.mystmd env."))
+            "the environment of python -m sphinx_gpu_admonition.mystmd env.")))
     return nodes
 
 
 def fill_placeholders(tree: mdast.Node, report: StatusReport,
-                      analysis: BuildAnalysis) -> bool:
+                      analysis: BuildAnalysis, labels: Labels | None = None) -> bool:
     """Replace every placeholder in ``tree``; False when there was none."""
     found = False
     for node in mdast.walk(tree):
         if node.get("type") == "div" and mdast.has_class(node, PLACEHOLDER_CLASS):
             node["class"] = STATUS_CLASS
-            node["children"] = status_nodes(report, analysis)
+            node["children"] = status_nodes(report, analysis, labels)
             found = True
     return found

@@ -17,9 +17,8 @@ Rules, because this runs in every cell of every notebook:
   (formatted directly; the source's first line and loop calls are bounded
   string scans, the peak memory one ``getrusage``). Expensive facts (host,
   GPU, JAX devices, library versions) are read once, or only when they
-  changed; the device sync is compiled once. A compiled program's loops are read
-  while JAX compiles it, a GPU's memory per cell only on a GPU, JAX's explanations
-  of recompilations only when asked for (jax_inspect.py).
+  changed; the device sync is compiled once. A compiled program's loops, a GPU's
+  memory and, when asked for, JAX's reasons for recompiling: jax_inspect.py.
 
 The line protocol (kinds and keys below, ``PROBE_VERSION``) is imported by the
 Sphinx side (``capture.ProbeOutput``) from this file, so it is defined once.
@@ -208,13 +207,10 @@ def gpu_info() -> list[dict]:
     """NVIDIA GPUs of this machine; empty (and cheap) where there is no NVIDIA driver."""
     if not (os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidiactl")):
         return []
-    try:
-        return _nvml_gpus()
-    except Exception:
-        try:
-            return _nvidia_smi_gpus()
-        except Exception:
-            return []
+    for read in (_nvml_gpus, _nvidia_smi_gpus):  # NVML, else nvidia-smi, else none
+        with contextlib.suppress(Exception):
+            return read()
+    return []
 
 
 def _jax_backends_initialised() -> bool:
@@ -270,9 +266,15 @@ def jax_info() -> dict:
         devices[key] = devices.get(key, 0) + 1
     jaxlib = sys.modules.get("jaxlib")
     plugins = jax_plugins()
-    x64 = getattr(getattr(jax, "config", None), "jax_enable_x64", None)
+    config = getattr(jax, "config", None)
+    x64 = getattr(config, "jax_enable_x64", None)
+    # whether a persistent compilation cache is set (JAX_COMPILATION_CACHE_DIR or
+    # jax_compilation_cache_dir), not its path: that may name the user's home folder
+    cache_dir = getattr(config, "jax_compilation_cache_dir", False)  # False: no such option
     return {"backend": jax.default_backend(), "version": getattr(jax, "__version__", None),
             "x64": x64 if isinstance(x64, bool) else None,
+            "compilation_cache": bool(cache_dir) if cache_dir is None
+            or isinstance(cache_dir, str) else None,
             "jaxlib_version": getattr(jaxlib, "__version__", None) if jaxlib else None,
             "plugins": plugins,
             "devices": [{"platform": p, "kind": k, "count": n} for (p, k), n in devices.items()]}
@@ -363,8 +365,7 @@ class _DeviceSync:
 
     def __init__(self, jax) -> None:
         # with jax_log_compiles on, compiling would log into the cell's output
-        quiet = jax.log_compiles(False) if hasattr(jax, "log_compiles") else \
-            contextlib.nullcontext()
+        quiet = getattr(jax, "log_compiles", lambda _: contextlib.nullcontext())(False)
         with quiet:
             self._programs = [
                 jax.jit(_scalar_zero, out_shardings=jax.sharding.SingleDeviceSharding(device))
@@ -426,8 +427,7 @@ class Probe:
         self._jax_listening = False
         self._inspect = None  # jax_inspect.py, loaded with JAX
         self._compiled_loops: list[dict] = []
-        self._explain, self._explaining = explain_recompilations, False  # asked, and done
-        self._recompile_reasons: list[dict] = []  # why JAX traced a function again
+        self._explain, self._explaining, self._recompile_reasons = explain_recompilations, False, []
         #: the GPUs whose memory is read after each cell; [] on the CPU (nothing read)
         self._memory_devices: list | None = None
         self._device_peak_mb = 0.0
@@ -502,7 +502,7 @@ class Probe:
         )
 
     def _jax_fields(self) -> str:
-        """The cell's compiled loops and device memory (a GPU's), where there are any."""
+        """The cell's compiled loops, recompile reasons and a GPU's memory, where known."""
         loops = self._compiled_loops
         fields = f',"compiled_loops":{self._encode(loops)}' if loops else ""
         if self._recompile_reasons:
@@ -659,8 +659,7 @@ class Probe:
 
     # -- end of the kernel ----------------------------------------------------------
     def callbacks_registered(self) -> bool:
-        events = getattr(self._ipython, "events", None)
-        callbacks = getattr(events, "callbacks", {})
+        callbacks = getattr(getattr(self._ipython, "events", None), "callbacks", {})
         return (self.pre_run_cell in callbacks.get("pre_run_cell", ())
                 and self.post_run_cell in callbacks.get("post_run_cell", ()))
 

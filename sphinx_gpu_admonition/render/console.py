@@ -68,6 +68,9 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
             where = f" ({one_line(row.notebook.source)})" if row.notebook.source else ""
             lines.append(f"  {_time(row.seconds)}  {one_line(row.notebook.docname)}{where}: "
                          f"{row.reason}")
+    for flag in analysis.build_flags:  # the build's, not a cell's
+        lines.append(f"build: {flag.reason}")
+        lines.append(f"{' ' * (_TIME_WIDTH + 4)}what to do: {flag.action}")
     for nb in notebooks:
         if nb.failed:
             error = one_line(nb.error.type) if nb.error else ""

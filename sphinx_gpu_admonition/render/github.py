@@ -99,6 +99,11 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
     flagged = [finding for finding in findings(analysis) if not finding.is_note]
     ranked = [f for f in flagged if f.is_regression] + [f for f in flagged
                                                         if not f.is_regression]
+    # the whole build's findings (no file): a warning each, before the cells', so
+    # that the limit of ten never drops them
+    warnings += [command("warning", f"{flag.reason}\nwhat to do: {flag.action}",
+                         title=f"Whole build: {flag.rule.replace('_', ' ')}")
+                 for flag in analysis.build_flags]
     warnings += [_cell_annotation(finding, workspace) for finding in ranked]
     left = max(0, len(errors) - MAX_PER_KIND) + max(0, len(warnings) - MAX_PER_KIND)
     commands = errors[:MAX_PER_KIND] + warnings[:MAX_PER_KIND]
@@ -150,9 +155,12 @@ def _cell_annotation(finding: Finding, workspace: str | None) -> str:
     assert cell is not None
     reasons = [f.reason for f in finding.flags if not f.is_hint]
     hints = [f"hint: {f.text}" for f in finding.flags if f.is_hint]
+    # the console's lines under the reasons: the code, then compile against run
+    details = [f"code: {finding.code}"] if finding.code else []
+    if finding.timing:
+        details.append(finding.timing)
     return command(
-        "warning", "; ".join(reasons + hints) + (f"\n{cell.first_line}"
-                                                 if cell.first_line else ""),
+        "warning", "\n".join(["; ".join(reasons + hints), *details]),
         file=annotation_file(nb.source, workspace), line=cell.line,
         title=f"Slow {finding.name.label} of {nb.docname} ({format_seconds(cell.seconds)})")
 

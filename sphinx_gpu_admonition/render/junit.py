@@ -74,8 +74,10 @@ def _cell_case(suite: ElementTree.Element, finding: Finding, fail_on: FailOn) ->
     text = f"{finding.name.full} ({format_seconds(finding.seconds)}): flagged: {finding.reason}"
     if finding.action:  # a slow-ok cell has none
         text += f"\nwhat to do: {finding.action}"
-    if cell is not None and cell.first_line:
-        text += f"\nfirst line: {cell.first_line}"
+    if finding.code:  # the console's lines, in its order
+        text += f"\ncode: {finding.code}"
+    if finding.timing:
+        text += f"\n{finding.timing}"
     # a note (slow-ok, imports) is never warned about, so its case passes like the build
     slow_cell = fail_on.slow_cells and not finding.is_note
     failing = slow_cell or (fail_on.regressions and finding.is_regression)

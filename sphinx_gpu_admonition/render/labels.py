@@ -88,6 +88,7 @@ class Labels(NamedTuple):
     error_in: str
     why: str
     action: str
+    whole_build: str
     details: str
     share_of_cells: str
     device_changed: str
@@ -145,6 +146,10 @@ class Labels(NamedTuple):
                 "regression": translate("regression"),
                 "compile": translate("compilation"), "recompile": translate("recompilation"),
                 "sequential_loop": translate("sequential loop"),
+                # Translators: a function compiled again in a later cell
+                "compiled_again": translate("compiled again"),
+                "float64": translate("float64 on the GPU"),
+                "compilation_cache": translate("no persistent compilation cache"),
                 # Translators: a cell tagged slow-ok: a demonstration, slow by design
                 "slow_ok": translate("slow on purpose"),
                 # Translators: a cell of only imports past the slow limit
@@ -161,6 +166,8 @@ class Labels(NamedTuple):
             error_in=translate("in {cell}"),
             why=translate("Why:"),
             action=translate("What to do:"),
+            # Translators: a finding about the whole build, not one cell
+            whole_build=translate("This build:"),
             details=translate("details"),
             share_of_cells=translate("{share} of the notebook's cell time"),
             device_changed=translate("device changed"),

@@ -135,11 +135,12 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
             right=(0, 1))
     if summary["flagged_cells"]:
         lines += ["", f"#### Flagged cells ({len(summary['flagged_cells'])})", ""]
-        lines += md_table(["Time", "Notebook", "Cell", "Where", "First line", "Why",
-                           "What to do"], [
+        # the code and the compile/run split, as the console and the page show them
+        lines += md_table(["Time", "Notebook", "Cell", "Where", "Code", "Compile, run",
+                           "Why", "What to do"], [
             [fmt_seconds(c["seconds"]), md_text(c["docname"]),
              md_text(c["cell"]), md_code(c["location"] or ""),
-             md_code(shorten(c["first_line"])),
+             md_code(shorten(c["code"] or c["first_line"])), md_text(c["timing"] or "-"),
              md_text("; ".join(c["reasons"] + [f"hint: {h}" for h in c["causes"]])),
              md_text(c["action"])]
             for c in summary["flagged_cells"]], right=(0,))
@@ -149,6 +150,9 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
             [fmt_seconds(row["seconds"]), md_text(row["docname"]),
              md_code(row["location"] or ""), fmt_seconds(row["budget_seconds"])]
             for row in summary["over_budget"]], right=(0, 3))
+    for flag in summary["build_findings"]:  # the build's, not a cell's
+        lines += ["", f"**This build:** {md_text(flag['reason'])}. "
+                      f"**What to do:** {md_text(flag['action'])}."]
     lines += ["", "#### Machines", ""]
     lines += machines_markdown(summary["machines"])
     return capped(lines)

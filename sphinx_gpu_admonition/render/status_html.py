@@ -126,6 +126,7 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
             "flags": lb.flag_names(finding.rules),
             "row_href": ("#" + flagged_cell_id(record.docname, name.number)
                          if row_ids else None),
+            "code": finding.code_text(), "timing": finding.timing_text(lb.translate),
             "reason": finding.reason, "action": finding.action,
         })
     top = FINDINGS_SHOWN
@@ -135,7 +136,9 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
                     time=format_seconds(row.seconds), budget=format_seconds(row.budget_seconds)),
                 "href": page_uri(row.notebook.docname)}
                for row in budget_findings(analysis)]
-    if not rows and summary is None and not budgets:
+    build_flags = [{"reason": flag.reason, "action": flag.action}
+                   for flag in analysis.build_flags]
+    if not rows and summary is None and not budgets and not build_flags:
         return ""
     title = (ngettext("%d flagged cell, slowest first", "%d flagged cells, slowest first",
                       len(every)) % len(every)) if rows else lb.no_flagged
@@ -149,7 +152,8 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
                           unlisted) % unlisted if unlisted else "",
         headline=summary.text(lb.translate, lb.ngettext) if summary else None,
         headline_device_changed=bool(summary and summary.device_changed),
-        budgets=budgets, budget_title=lb.budget_title(len(budgets)))
+        budgets=budgets, budget_title=lb.budget_title(len(budgets)),
+        build_flags=build_flags)
 
 
 # -- per-cell data, loaded by the script when a row's details open ----------------

@@ -158,6 +158,9 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
         "slowest_cells": [cell_entry(nb, cell) for nb, cell in cells[:top]],
         "flagged_cells": flagged_cells,
         "over_budget": over_budget,
+        #: findings about the whole build (a CI build compiling without a cache)
+        "build_findings": [flag._asdict() | {"action": flag.action}
+                           for flag in analysis.build_flags],
         "failures": [_failure(nb) for nb in report.notebooks if nb.failed],
         "machines": report_machines(report),
     }

@@ -55,7 +55,7 @@ def test_each_flagged_cell_is_a_passing_case_under_its_notebook():
     # the name, reason and action every other view gives
     assert text.startswith("intro cell 2 (lectures/intro.md:20) (12.0 s): flagged: ")
     assert finding.reason in text and f"what to do: {finding.action}" in text
-    assert "first line: step(2)" in text
+    assert "code: step(2)" in text
     # the notebook's own case no longer carries the cell
     notebook = next(c for c in suite.iter("testcase") if c.get("name") == "intro")
     assert notebook.find("system-out") is None
