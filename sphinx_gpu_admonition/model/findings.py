@@ -12,16 +12,8 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from .analysis import (
-    RECOMPILATION_RULES,
-    BuildAnalysis,
-    Flag,
-    action_for,
-    first_call,
-    jax_says,
-    run_time,
-    user_compilations,
-)
+from .analysis import BuildAnalysis, Flag, action_for, first_call, run_time
+from .compilations import RECOMPILATION_RULES, jax_says, user_compilations
 from .formatting import format_ratio, format_seconds, one_line
 from .record import CACHE, EARLIER_BUILD, OK, CellName, CellRecord, NotebookRecord
 

@@ -5,12 +5,12 @@ IPython shell) and the recompile / compiled_again findings that show them."""
 from __future__ import annotations
 
 from sphinx_gpu_admonition.model.analysis import (
-    EXPLAIN_ADVICE,
     Thresholds,
     action_for,
     compiled_again_hint,
     recompile_hint,
 )
+from sphinx_gpu_admonition.model.compilations import EXPLAIN_ADVICE
 from sphinx_gpu_admonition.model.record import (
     CellRecord,
     Environment,
