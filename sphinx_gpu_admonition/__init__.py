@@ -11,9 +11,9 @@ from typing import Any
 from ._version import __version__
 
 #: Bump when the shape of data stored in the Sphinx environment changes.
-#: 5: compiled loops, device memory; 4: records with new fields (runs, signal, ...);
-#: 3: the pages with a status table of a file; 2: the records themselves
-ENV_VERSION = 5
+#: 6: recompile reasons; 5: compiled loops, device memory; 4: records with new fields
+#: (runs, signal, ...); 3: the pages with a status table of a file; 2: the records themselves
+ENV_VERSION = 6
 
 
 def setup(app: Any) -> dict[str, Any]:

@@ -23,6 +23,7 @@ WRONG = {
     "expected_backend": "quantum",
     "colab_url": "https://colab.research.google.com/github/o/r/blob/main/lecture.ipynb",
     "capture": "yes",
+    "explain_recompilations": "on",
     "slow_cell_seconds": -1,
     "slow_cell_share": 1.5,
     "slow_cell_min_seconds": "1 s",
@@ -105,6 +106,7 @@ FROM_THE_COMMAND_LINE = {
     "expected_backend": ("", None),  # empty: the check off
     "colab_url": (COLAB, COLAB),
     "capture": ("0", False),
+    "explain_recompilations": ("1", True),
     "slow_cell_seconds": ("30", 30.0),
     "slow_cell_share": ("0.25", 0.25),
     "slow_cell_min_seconds": ("0.5", 0.5),

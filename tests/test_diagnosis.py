@@ -304,3 +304,79 @@ def test_report_json_flags_the_call_cells_with_the_loop_rule(
     hinted = {c["cell"] for c in summary["flagged_cells"] if c["docname"] == "lecture"
               and any("`qm_jax` (defined in cell 2)" in hint for hint in c["hints"])}
     assert hinted == {"cell 3", "cell 4"}
+
+
+# -- why JAX compiled again (gpu_explain_recompilations), on and off ---------------------
+#: what JAX 0.4.36+ says when a function jitted inside another is traced again
+REDEFINED = "maybe the function is being re-defined repeatedly, preventing caching?"
+
+
+@pytest.fixture(scope="module")
+def recompile_builds(tmp_path_factory: pytest.TempPathFactory) -> dict[bool, ProjectBuild]:
+    """The one-notebook root built with the option on and off; every cell is "slow", so
+    that the hints show (the CPU's compile times are small)."""
+    builds = {}
+    for explain in (True, False):
+        dest = tmp_path_factory.mktemp(f"recompile-{explain}")
+        shutil.copytree(ROOTS / "recompile", dest / "src")
+        builds[explain] = sphinx_build(
+            dest / "src", dest / "_build", "html",
+            {"gpu_explain_recompilations": explain, "gpu_slow_cell_seconds": 0,
+             "gpu_slow_cell_min_seconds": 0}, freshenv=True)
+    return builds
+
+
+def cell_outputs(build: ProjectBuild) -> list[str]:
+    from docutils import nodes
+
+    doctree = build.app.env.get_doctree("index")
+    return [node.astext() for node in doctree.findall(nodes.container)
+            if "cell_output" in node["classes"]]
+
+
+def test_with_the_option_the_reason_jax_gave_is_recorded_and_shown(
+        recompile_builds: dict[bool, ProjectBuild], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    build = recompile_builds[True]
+    data = json.loads(build.read("execution-status.json"))
+    jsonschema.validate(data, SCHEMA)
+    (notebook,) = data["notebooks"]
+    assert notebook["environment"]["jax"]["recompilations_explained"] is True
+    cells = notebook["cells"]
+    assert "recompile_reasons" not in cells[1] or not any(  # the first call: nothing to say
+        r["function"] == "q" for r in cells[1]["recompile_reasons"])
+    (again,) = [r for r in cells[2]["recompile_reasons"] if r["function"] == "q"]
+    assert again["reason"].endswith(REDEFINED)
+    assert any(r["function"] == "<lambda>" and r["reason"].endswith(REDEFINED)
+               for r in cells[3]["recompile_reasons"])
+    # the build's console summary and the command line's JSON report say it
+    assert f"JAX says for jit(q): seen another function defined on the same line; " \
+           f"{REDEFINED}" in build.status
+    status = tmp_path / "status.json"
+    status.write_text(json.dumps(data), encoding="utf-8")
+    cli.main(["report", str(status), "--json", "--exit-zero", "--min-seconds", "0",
+              "--slow-cell-seconds", "0"])
+    flagged = {c["cell"]: c for c in json.loads(capsys.readouterr().out)["flagged_cells"]}
+    assert any("compiled again: jit(q)" in hint and "JAX says for jit(q)" in hint
+               for hint in flagged["cell 3"]["hints"])
+    assert "gpu_explain_recompilations" not in flagged["cell 3"]["action"]
+
+
+def test_without_the_option_nothing_is_recorded_and_the_action_names_it(
+        recompile_builds: dict[bool, ProjectBuild]) -> None:
+    data = json.loads(recompile_builds[False].read("execution-status.json"))
+    (notebook,) = data["notebooks"]
+    assert notebook["environment"]["jax"]["recompilations_explained"] is False
+    assert not any(cell.get("recompile_reasons") for cell in notebook["cells"])
+    report = StatusReport.from_dict(data)
+    rows = {row.name.label: row for row in findings(analyse(report, EVERY_CELL))}
+    assert "compiled_again" in rows["cell 3"].rules
+    assert "JAX says" not in rows["cell 3"].reason
+    assert "gpu_explain_recompilations = True" in rows["cell 3"].action
+
+
+def test_the_option_changes_no_output(recompile_builds: dict[bool, ProjectBuild]) -> None:
+    on, off = (cell_outputs(recompile_builds[explain]) for explain in (True, False))
+    assert on == off and len(on) == 3  # the two roots printed and the total
+    assert not any("TRACING CACHE MISS" in text or "WARNING" in text for text in on)
+    assert "TRACING CACHE MISS" not in recompile_builds[True].warnings

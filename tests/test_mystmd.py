@@ -108,6 +108,14 @@ def test_env_prints_the_kernel_environment(tmp_path):
     assert mystmd_cli.main(["env", str(tmp_path / "missing")]) == 2
 
 
+def test_env_asks_the_kernels_for_jaxs_explanations_when_the_book_does(tmp_path):
+    from sphinx_gpu_admonition.probe import ENV_EXPLAIN_RECOMPILATIONS
+
+    assert not any(ENV_EXPLAIN_RECOMPILATIONS in line for line in mystmd_cli.env_lines(tmp_path))
+    write_settings(tmp_path, "      explain_recompilations: true\n")
+    assert f"export {ENV_EXPLAIN_RECOMPILATIONS}=1" in mystmd_cli.env_lines(tmp_path)
+
+
 def test_env_chains_the_users_own_pythonstartup(tmp_path, monkeypatch):
     from sphinx_gpu_admonition.probe import ENV_USER_STARTUP
 
@@ -768,7 +776,7 @@ def test_wrong_settings_warn_and_their_defaults_apply(tmp_path):
         where + "'cell_badges' does nothing on mystmd; ignored",
         where + "unknown setting 'colour'; ignored (known: expected_backend, colab_url, "
                 "slow_cell_seconds, slow_cell_share, slow_cell_min_seconds, compile_share, "
-                "recompile_threshold, warn_slow_cells, language)",
+                "recompile_threshold, warn_slow_cells, explain_recompilations, language)",
         where + "invalid value -1 for slow_cell_seconds: must be a finite number >= 0; using "
                 f"the default {settings.DEFAULTS.thresholds.slow_cell_seconds!r}",
         where + "no translation for language 'xx' (there are: en, zh_CN); the texts are "

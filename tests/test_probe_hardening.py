@@ -22,6 +22,7 @@ from test_capture import notebooks, only
 from sphinx_gpu_admonition.ext import capture
 from sphinx_gpu_admonition.model import probe_output
 from sphinx_gpu_admonition.probe import (
+    ENV_EXPLAIN_RECOMPILATIONS,
     ENV_OUTPUT,
     ENV_PROBE,
     ENV_USER_STARTUP,
@@ -143,7 +144,8 @@ def test_removed_callbacks_mean_capture_failed_with_one_warning(
 def test_startup_file_names_agree_with_the_package() -> None:
     """startup.py cannot import the package; its copies of the names must agree."""
     text = STARTUP_FILE.read_text(encoding="utf-8")
-    for name in (ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, kernel_probe.KIND_ERROR,
+    for name in (ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, ENV_EXPLAIN_RECOMPILATIONS,
+                 kernel_probe.KIND_ERROR,
                  kernel_probe.KIND_WARNING):
         assert f'"{name}"' in text
 

@@ -130,3 +130,44 @@ def test_a_device_without_memory_figures_records_nothing() -> None:
 def test_the_cpu_backend_has_no_devices_to_read() -> None:
     assert jax.default_backend() == "cpu"
     assert jax_inspect.memory_devices(jax) == []
+
+
+# -- JAX's explanations of recompilations (gpu_explain_recompilations) --------------------
+def newton(f: Callable[[Any], Any], x0: float) -> Any:
+    def q(x: Any) -> Any:
+        return x - f(x) / jax.grad(f)(x)
+    step = jax.jit(q)  # jitted inside the function: traced again at every call
+    for _ in range(3):
+        x0 = step(x0)
+    return x0
+
+
+def test_explanations_are_captured_out_of_sight_and_a_users_own_setting_is_left_alone(
+        caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    loggers = [logging.getLogger(name) for name in
+               (jax_inspect.EXPLAIN_LOGGER, *jax_inspect._PERSISTENT_CACHE_LOGGERS)]
+    before = [list(logger.filters) for logger in loggers]
+    try:
+        jax.config.update("jax_explain_cache_misses", True)  # the user's own setting
+        assert jax_inspect.explain_recompilations(jax, [], lambda: True) is False
+        assert [list(logger.filters) for logger in loggers] == before  # nothing added
+        jax.config.update("jax_explain_cache_misses", False)
+        reasons: list[dict] = []
+        in_cell = [False]
+        assert jax_inspect.explain_recompilations(jax, reasons, lambda: in_cell[0])
+        assert jax.config.jax_explain_cache_misses  # what the notebook then reads
+        first = newton(lambda x: x**2 - 2.0, 1.0)  # outside a cell: dropped, not kept
+        in_cell[0] = True
+        again = newton(lambda x: x**2 - 2.0, 1.0)
+        assert float(first) == float(again)
+        assert reasons == [{"function": "q", "reason": (
+            "seen another function defined on the same line; maybe the function is being "
+            "re-defined repeatedly, preventing caching?")}]
+        assert not [r for r in caplog.records if "CACHE MISS" in r.getMessage()]
+    finally:
+        jax.config.update("jax_explain_cache_misses", False)
+        for logger, filters in zip(loggers, before, strict=True):
+            for added in logger.filters[len(filters):]:
+                logger.removeFilter(added)

@@ -63,7 +63,14 @@ from ..model.record import (
     NotebookRecord,
 )
 from ..model.schema import SchemaError
-from ..probe import ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, KERNEL_PROBE_FILE, STARTUP_FILE
+from ..probe import (
+    ENV_EXPLAIN_RECOMPILATIONS,
+    ENV_OUTPUT,
+    ENV_PROBE,
+    ENV_USER_STARTUP,
+    KERNEL_PROBE_FILE,
+    STARTUP_FILE,
+)
 from . import _mystnb, calibration
 from .config import get_config, page_budget
 from .kernel_packages import kernel_packages
@@ -543,16 +550,22 @@ def page_metadata(record: NotebookRecord) -> dict[str, Any]:
 
 def _start_capture(app: Sphinx) -> None:
     _forget_leaked_capture()
-    if not get_config(app.config).capture:
+    config = get_config(app.config)
+    if not config.capture:
         return
     saved = {name: os.environ.get(name) for name in
-             ("PYTHONSTARTUP", ENV_PROBE, ENV_USER_STARTUP, ENV_OUTPUT)}
+             ("PYTHONSTARTUP", ENV_PROBE, ENV_USER_STARTUP, ENV_OUTPUT,
+              ENV_EXPLAIN_RECOMPILATIONS)}
     build_state(app).saved_environ = saved
     user_startup = os.environ.get("PYTHONSTARTUP")
     if user_startup and Path(user_startup) != STARTUP_FILE:
         os.environ[ENV_USER_STARTUP] = user_startup
     os.environ["PYTHONSTARTUP"] = str(STARTUP_FILE)
     os.environ[ENV_PROBE] = str(KERNEL_PROBE_FILE)
+    if config.explain_recompilations:
+        os.environ[ENV_EXPLAIN_RECOMPILATIONS] = "1"
+    else:  # one left by the user's shell must not turn it on
+        os.environ.pop(ENV_EXPLAIN_RECOMPILATIONS, None)
     capture_folder(app).mkdir(parents=True, exist_ok=True)
 
 
@@ -570,7 +583,7 @@ def _forget_leaked_capture() -> None:
             os.environ["PYTHONSTARTUP"] = user_startup
         else:
             os.environ.pop("PYTHONSTARTUP")
-    for name in (ENV_PROBE, ENV_OUTPUT):
+    for name in (ENV_PROBE, ENV_OUTPUT, ENV_EXPLAIN_RECOMPILATIONS):
         os.environ.pop(name, None)
 
 

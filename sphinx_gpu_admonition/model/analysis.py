@@ -12,6 +12,14 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from .compilations import (
+    EXPLAIN_ADVICE,
+    RECOMPILATION_RULES,
+    compiled_function,
+    is_user_compilation,
+    jax_says,
+    user_compilations,
+)
 from .device import is_gpu
 from .formatting import format_seconds
 from .machine import (
@@ -124,10 +132,18 @@ ACTION_ORDER = ("sequential_loop", "recompile", "compiled_again", "compile", "fl
                 "compilation_cache", "regression", "slow", "share", "imports")
 
 
-def action_for(flags: Sequence[Flag]) -> str:
-    """The action of the most specific rule among ``flags`` ("" without flags)."""
+def action_for(flags: Sequence[Flag], notebook: NotebookRecord | None = None) -> str:
+    """The action of the most specific rule among ``flags`` ("" without flags); for a
+    recompilation in a ``notebook`` whose kernel did not record JAX's explanations,
+    how to have them recorded."""
     rules = {flag.rule for flag in flags}
-    return next((ACTIONS[rule] for rule in ACTION_ORDER if rule in rules), "")
+    rule = next((rule for rule in ACTION_ORDER if rule in rules), None)
+    if rule is None:
+        return ""
+    if (rule in RECOMPILATION_RULES and notebook is not None
+            and not notebook.environment.jax.recompilations_explained):
+        return ACTIONS[rule] + EXPLAIN_ADVICE
+    return ACTIONS[rule]
 
 
 # -- rules a lecture can live with: import cells, slow-on-purpose cells, budgets -------
@@ -289,43 +305,6 @@ def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
     )
 
 
-#: functions JAX compiles for its own operations (``jnp.ones(n)`` compiles ``iota``,
-#: ``broadcast_in_dim`` ... for each new shape): counted apart from the user's, since
-#: what to change is the user's code that calls them
-JAX_INTERNAL_FUNCTIONS = frozenset({
-    "abs", "add", "and", "argmax", "argmin", "broadcast_in_dim", "ceil", "clamp",
-    "concatenate", "convert_element_type", "copy", "cos", "cumsum", "div", "dot_general",
-    "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims", "floor", "gather",
-    "ge", "gt", "integer_pow", "iota", "le", "log", "lt", "matmul", "max", "min", "mul",
-    "multiply", "ne", "neg", "not", "or", "pow", "reduce_max", "reduce_min", "reduce_sum",
-    "remainder", "reshape", "round", "rsqrt", "scatter", "select_n", "sign", "sin", "sort",
-    "sqrt", "squeeze", "sub", "subtract", "tanh", "transpose", "true_divide", "xor",
-})
-
-
-def is_jax_internal(name: str) -> bool:
-    """``jit(convert_element_type)``, ``jit(_where)``: a function of JAX itself, told by
-    its name (for a record that does not know the notebook's own functions)."""
-    inner = _compiled_function(name)
-    return inner.startswith("_") or inner in JAX_INTERNAL_FUNCTIONS
-
-
-def _compiled_function(name: str) -> str:
-    """``jit(qm_jax)`` -> ``qm_jax``; ``pjit(f)`` -> ``f``; a plain name as it is."""
-    head, paren, rest = name.partition("(")
-    return rest[:-1] if paren and rest.endswith(")") and head.isidentifier() else name
-
-
-def is_user_compilation(name: str, notebook: NotebookRecord) -> bool:
-    """A compilation of the user's code: of a function or lambda the notebook defines
-    (``NotebookRecord.user_functions``), not of JAX's own operations (``jit(iota)``);
-    a record that does not know its functions tells JAX's own by their names."""
-    if notebook.user_functions is None:
-        return not is_jax_internal(name)
-    inner = _compiled_function(name)
-    return inner == "<lambda>" or inner in notebook.user_functions
-
-
 def recompile_hint(cell: CellRecord, notebook: NotebookRecord, threshold: int) -> Flag | None:
     """The user's functions compiled ``threshold`` times or more in this cell (a loop
     calling them with new shapes), those of JAX itself only counted."""
@@ -339,8 +318,9 @@ def recompile_hint(cell: CellRecord, notebook: NotebookRecord, threshold: int) -
     internal = len(recompiled) - len(users)
     if internal:
         listed += f", +{internal} JAX-internal"
-    return Flag("recompile", f"recompiled in this cell: {listed} — new shapes, dtypes or "
-                             "static arguments trigger a new compilation each time")
+    why = jax_says(cell, [name for name, _ in users]) or (
+        "new shapes, dtypes or static arguments trigger a new compilation each time")
+    return Flag("recompile", f"recompiled in this cell: {listed} — {why}")
 
 
 def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds,
@@ -434,7 +414,7 @@ def library_loops(cell: CellRecord, notebook: NotebookRecord) -> list[CompiledLo
               for name in (run.function, run.loop_function) if name}
     backend = notebook.environment.backend
     return [loop for loop in cell.compiled_loops if is_gpu(loop.platform or backend)
-            and _compiled_function(loop.function) not in parsed]
+            and compiled_function(loop.function) not in parsed]
 
 
 def describe_compiled(loops: Sequence[CompiledLoop], run_seconds: float | None) -> str:
@@ -461,7 +441,7 @@ def _steps_from_program(run: LoopCall, cell: CellRecord) -> LoopCall:
         return run
     names = {name.rpartition(".")[2] for name in (run.function, run.loop_function) if name}
     counts = {loop.steps for loop in cell.compiled_loops
-              if loop.steps and _compiled_function(loop.function) in names}
+              if loop.steps and compiled_function(loop.function) in names}
     return dataclasses.replace(run, steps=counts.pop()) if len(counts) == 1 else run
 
 
@@ -493,11 +473,6 @@ def run_time(cell: CellRecord) -> float:
     return max(cell.seconds - cell.compile_seconds, 0.0)
 
 
-def user_compilations(cell: CellRecord, notebook: NotebookRecord) -> list[str]:
-    """The user's functions JAX compiled in ``cell`` (JAX's own operations left out)."""
-    return [name for name in cell.compilations if is_user_compilation(name, notebook)]
-
-
 def first_call(cell: CellRecord, notebook: NotebookRecord) -> bool | None:
     """True: the cell compiled a function of the user's (its first call, or a call
     with new shapes); False: it ran JAX code compiled before (a warm call); None: no
@@ -527,13 +502,15 @@ def compiled_again_hint(cell: CellRecord, notebook: NotebookRecord,
     # every lambda is "<lambda>": two of them are not one function compiled twice; a
     # twin pinned to another device (jax.jit(f, device=cpu)) compiles f for that device
     again = [name for name in names if name in earlier and "<lambda>" not in name
-             and _compiled_function(name) not in cell.device_twins]
+             and compiled_function(name) not in cell.device_twins]
     if not again:
         return None
     listed = ", ".join(f"{name} (first in {notebook.cell_name(earlier[name]).label})"
                        for name in again)
+    said = jax_says(cell, again)
     return Flag("compiled_again", f"compiled again: {listed}, "
-                                  f"{format_seconds(cell.compile_seconds)} of compilation")
+                                  f"{format_seconds(cell.compile_seconds)} of compilation"
+                                  + (f" — {said}" if said else ""))
 
 
 @dataclasses.dataclass

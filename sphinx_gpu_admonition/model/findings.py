@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from .analysis import BuildAnalysis, Flag, action_for, first_call, run_time
+from .compilations import RECOMPILATION_RULES, jax_says, user_compilations
 from .formatting import format_ratio, format_seconds, one_line
 from .record import CACHE, EARLIER_BUILD, OK, CellName, CellRecord, NotebookRecord
 
@@ -51,7 +52,16 @@ class Finding(NamedTuple):
 
     @property
     def action(self) -> str:
-        return action_for(self.flags)
+        return action_for(self.flags, self.notebook)
+
+    @property
+    def jax_says(self) -> str:
+        """``"JAX says for jit(q): seen another function defined on the same line; ..."``:
+        why a recompilation hint's functions were compiled again, where the kernel
+        recorded JAX's explanation (``gpu_explain_recompilations``); "" otherwise."""
+        if self.cell is None or not any(f.rule in RECOMPILATION_RULES for f in self.flags):
+            return ""
+        return jax_says(self.cell, user_compilations(self.cell, self.notebook))
 
     @property
     def timing(self) -> str:

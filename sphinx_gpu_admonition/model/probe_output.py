@@ -146,6 +146,12 @@ class ProbeOutput:
                 {**loop, "function": recorded_text(loop["function"])}
                 if isinstance(loop, dict) and isinstance(loop.get("function"), str) else loop
                 for loop in loops]
+        reasons = item.get("recompile_reasons")
+        if isinstance(reasons, list):  # names and JAX's words: one line each, no surrogate
+            item["recompile_reasons"] = [
+                {key: recorded_text(value) if isinstance(value, str) else value
+                 for key, value in reason.items()} if isinstance(reason, dict) else reason
+                for reason in reasons]
         try:
             self.cells.append(CellRecord.from_dict(item))
         except SchemaError as error:

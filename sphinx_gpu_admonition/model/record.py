@@ -99,6 +99,9 @@ class JaxInfo(Loadable):
     jaxlib_version: str | None = None
     #: ``jax_enable_x64`` when the backend was initialised (None: not known)
     x64: bool | None = None
+    #: the probe captured JAX's explanations of recompilations (the book asked for them:
+    #: ``gpu_explain_recompilations``); None: not known (an older record)
+    recompilations_explained: bool | None = None
     #: a persistent compilation cache was configured (``jax_compilation_cache_dir``)
     #: when the backend was initialised (None: not known); never its path
     compilation_cache: bool | None = None
@@ -197,6 +200,18 @@ class CompiledLoop(Loadable):
 
 
 @dataclasses.dataclass
+class RecompileReason(Loadable):
+    """Why JAX traced a function again in the cell, as JAX explained it
+    (``jax_explain_cache_misses``, captured when the book asks for it)."""
+
+    #: the Python function as JAX names it (``q``, ``<lambda>``; compiled as ``jit(q)``)
+    function: str
+    #: JAX's reason, one line: "seen another function defined on the same line; maybe
+    #: the function is being re-defined repeatedly, preventing caching?"
+    reason: str
+
+
+@dataclasses.dataclass
 class CellRecord(Loadable):
     """One executed code cell."""
 
@@ -223,6 +238,9 @@ class CellRecord(Loadable):
     runs: list[LoopCall] = dataclasses.field(default_factory=list)
     #: the loops of the programs JAX compiled during the cell (the probe's reading)
     compiled_loops: list[CompiledLoop] = dataclasses.field(default_factory=list)
+    #: why JAX traced functions again in the cell, one per function (only when the book
+    #: asked: ``gpu_explain_recompilations``; see ``JaxInfo.recompilations_explained``)
+    recompile_reasons: list[RecompileReason] = dataclasses.field(default_factory=list)
     #: the user functions the cell wraps in a ``jit`` pinned to a device
     #: (:func:`.code.device_twins`): compiling them here is for that device, not again
     device_twins: list[str] = dataclasses.field(default_factory=list)

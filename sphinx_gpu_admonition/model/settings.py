@@ -226,6 +226,11 @@ class GpuConfig:
     capture: bool = _option(
         True, (bool,), _flag,
         "Measure cells, backend and device inside each kernel.")
+    explain_recompilations: bool = _option(
+        False, (bool,), _flag,
+        "Record why JAX compiled a function again (JAX's own explanation: the kernel turns "
+        "jax_explain_cache_misses on and keeps its messages out of the outputs); the "
+        "recompile and compiled_again findings then say why.")
     slow_cell_seconds: float = _option(
         _RULES.slow_cell_seconds, (int, float), _non_negative_number,
         "A cell that runs at least this long is flagged slow.")

@@ -15,7 +15,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..probe import ENV_USER_STARTUP
+from ..probe import ENV_EXPLAIN_RECOMPILATIONS, ENV_USER_STARTUP
+from . import settings
 from .capture import DEFAULT_CAPTURE, ENV_CAPTURE
 
 KERNEL_STARTUP = Path(__file__).resolve().parent / "kernel_startup.py"
@@ -35,6 +36,10 @@ def env_lines(book: Path, environ: Mapping[str, str] = os.environ) -> list[str]:
     user_startup = environ.get("PYTHONSTARTUP")
     if user_startup and Path(user_startup) != KERNEL_STARTUP:
         values[ENV_USER_STARTUP] = user_startup  # the probe's startup chains it
+    # the kernels learn it from their environment (mystmd gives the plugin no say there);
+    # the build's own plugin calls report a bad value
+    if settings.load(book)[0].config.explain_recompilations:
+        values[ENV_EXPLAIN_RECOMPILATIONS] = "1"
     return [f"export {name}={shlex.quote(value)}" for name, value in values.items()]
 
 

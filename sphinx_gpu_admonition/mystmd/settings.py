@@ -39,7 +39,8 @@ LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"
 CATALOG = "sphinx_gpu_admonition"
 #: the Sphinx options that mean something on mystmd
 USED = ("expected_backend", "colab_url", "slow_cell_seconds", "slow_cell_share",
-        "slow_cell_min_seconds", "compile_share", "recompile_threshold", "warn_slow_cells")
+        "slow_cell_min_seconds", "compile_share", "recompile_threshold", "warn_slow_cells",
+        "explain_recompilations")
 
 
 @dataclasses.dataclass(frozen=True)

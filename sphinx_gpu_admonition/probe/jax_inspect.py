@@ -201,3 +201,108 @@ def memory_fields(devices, peak_before: float) -> tuple[str, float]:
     return (f',"device_memory_mb":{"null" if in_use is None else repr(in_use)},'
             f'"device_peak_memory_mb":{"null" if cell_peak is None else repr(cell_peak)}',
             peak_before)
+
+
+# -- why JAX traced a function again (opt-in: gpu_explain_recompilations) ------------------
+#: the logger of JAX's explanations of tracing-cache misses (``jax_explain_cache_misses``)
+EXPLAIN_LOGGER = "jax._src.interpreters.partial_eval"
+#: the loggers whose persistent-cache messages that option raises from DEBUG to WARNING
+_PERSISTENT_CACHE_LOGGERS = ("jax._src.compiler", "jax._src.compilation_cache")
+_PERSISTENT_CACHE_MESSAGES = ("PERSISTENT COMPILATION CACHE MISS", "Not writing persistent",
+                              "Writing %s to persistent", "_get_cache: Unsupported")
+#: reasons kept per cell (``recompile_reasons``), and the length of one
+MAX_REASONS = 8
+REASON_LENGTH = 160
+
+
+def explain_recompilations(jax, reasons: list[dict], in_cell) -> bool:
+    """Turn on ``jax_explain_cache_misses`` and capture its explanations into ``reasons``
+    (while ``in_cell()``), so that none reaches the cell's output or stderr; False, and
+    nothing changed, when the notebook's environment turned it on itself (its
+    explanations are the user's to see).  Called once, right after ``import jax``."""
+    import logging
+
+    if jax.config.jax_explain_cache_misses:
+        return False
+
+    def capture(record) -> bool:
+        if in_cell():
+            with _suppress():
+                note_reason(reasons, record.getMessage())
+        return False  # dropped: never reaches a handler
+
+    def back_to_debug(record) -> bool:
+        # what the option raised to WARNING goes out at DEBUG, as without it
+        if record.levelno == logging.WARNING and str(record.msg).startswith(
+                _PERSISTENT_CACHE_MESSAGES):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        return True
+
+    logging.getLogger(EXPLAIN_LOGGER).addFilter(capture)
+    for name in _PERSISTENT_CACHE_LOGGERS:
+        logging.getLogger(name).addFilter(back_to_debug)
+    jax.config.update("jax_explain_cache_misses", True)
+    return True
+
+
+class _suppress:
+    """``contextlib.suppress(Exception)`` without importing contextlib here."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace) -> bool:
+        return kind is not None and issubclass(kind, Exception)
+
+
+def note_reason(reasons: list[dict], message: str) -> None:
+    """Add the reason of one explanation to the cell's ``reasons``: one per function,
+    at most :data:`MAX_REASONS`."""
+    found = recompile_reason(message)
+    if found is None or len(reasons) >= MAX_REASONS:
+        return
+    function, reason = found
+    if all(item["function"] != function for item in reasons):
+        reasons.append({"function": function, "reason": reason})
+
+
+def recompile_reason(message: str) -> tuple[str, str] | None:
+    """(function, why) from JAX's explanation of a tracing-cache miss; None for a first
+    trace (JAX says only "never seen function") or a text this JAX writes otherwise.
+
+    The two forms (JAX 0.4.36 to 0.10)::
+
+        TRACING CACHE MISS at /tmp/ipykernel_1/2.py:5 (newton):
+          never seen function:
+            q id=140 defined at /tmp/ipykernel_1/2.py:2
+          but seen another function defined on the same line; maybe the function is
+          being re-defined repeatedly, preventing caching?
+
+        TRACING CACHE MISS at /tmp/ipykernel_1/3.py:2 (<module>):
+          for f defined at /tmp/ipykernel_1/3.py:1
+          all previously seen cache keys differ. For the closest previous key:
+          different input types:
+          * at x, now f32[20] and before f32[10]
+    """
+    lines = [line.strip() for line in message.split("\n")]
+    if len(lines) < 3 or not lines[0].startswith("TRACING CACHE MISS"):
+        return None
+    if lines[1] == "never seen function:":
+        function, why = lines[2].split(" ", 1)[0], " ".join(lines[3:])
+        if why.startswith("but "):
+            why = why[4:]
+    elif lines[1].startswith("for ") and len(lines) > 3:
+        function = lines[1].split(" ", 2)[1]
+        details = [line[2:] if line.startswith("* ") else line for line in lines[3:] if line]
+        why = details[0] if details else ""
+        if len(details) > 1:
+            why = f"{why.rstrip(':')}: {details[1]}"
+            if len(details) > 2:
+                why += f" (+{len(details) - 2} more)"
+    else:
+        return None
+    if not function or not why:
+        return None
+    return function[:REASON_LENGTH], (why if len(why) <= REASON_LENGTH
+                                      else why[: REASON_LENGTH - 1] + "…")

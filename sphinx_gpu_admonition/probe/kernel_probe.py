@@ -17,8 +17,8 @@ Rules, because this runs in every cell of every notebook:
   (formatted directly; the source's first line and loop calls are bounded
   string scans, the peak memory one ``getrusage``). Expensive facts (host,
   GPU, JAX devices, library versions) are read once, or only when they
-  changed; the device sync is compiled once. A compiled program's loops are read
-  while JAX compiles it, a GPU's memory per cell only on a GPU (jax_inspect.py).
+  changed; the device sync is compiled once. A compiled program's loops, a GPU's
+  memory and, when asked for, JAX's reasons for recompiling: jax_inspect.py.
 
 The line protocol (kinds and keys below, ``PROBE_VERSION``) is imported by the
 Sphinx side (``capture.ProbeOutput``) from this file, so it is defined once.
@@ -152,13 +152,8 @@ def host_info() -> dict:
     memory_gb = None
     with contextlib.suppress(ValueError, OSError, AttributeError):
         memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "memory_gb": memory_gb,
-        "os": f"{platform.system()} {platform.release()}",
-        "machine": platform.machine(),
-    }
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": memory_gb,
+            "os": f"{platform.system()} {platform.release()}", "machine": platform.machine()}
 
 
 def _nvml_gpus() -> list[dict]:
@@ -202,10 +197,7 @@ def _nvidia_smi_gpus(timeout: float | None = None) -> list[dict]:
     for line in completed.stdout.splitlines():
         parts = [p.strip() for p in line.split(",")]
         if len(parts) == 3:
-            try:
-                memory = float(parts[1])
-            except ValueError:
-                memory = None
+            memory = float(parts[1]) if parts[1].replace(".", "", 1).isdigit() else None  # N/A
             gpus.append({"name": parts[0], "memory_mb": memory, "driver": parts[2],
                          "source": "nvidia-smi"})
     return gpus
@@ -215,13 +207,10 @@ def gpu_info() -> list[dict]:
     """NVIDIA GPUs of this machine; empty (and cheap) where there is no NVIDIA driver."""
     if not (os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidiactl")):
         return []
-    try:
-        return _nvml_gpus()
-    except Exception:
-        try:
-            return _nvidia_smi_gpus()
-        except Exception:
-            return []
+    for read in (_nvml_gpus, _nvidia_smi_gpus):  # NVML, else nvidia-smi, else none
+        with contextlib.suppress(Exception):
+            return read()
+    return []
 
 
 def _jax_backends_initialised() -> bool:
@@ -282,16 +271,13 @@ def jax_info() -> dict:
     # whether a persistent compilation cache is set (JAX_COMPILATION_CACHE_DIR or
     # jax_compilation_cache_dir), not its path: that may name the user's home folder
     cache_dir = getattr(config, "jax_compilation_cache_dir", False)  # False: no such option
-    return {
-        "backend": jax.default_backend(),
-        "version": getattr(jax, "__version__", None),
-        "x64": x64 if isinstance(x64, bool) else None,
-        "compilation_cache": bool(cache_dir) if cache_dir is None or isinstance(cache_dir, str)
-        else None,
-        "jaxlib_version": getattr(jaxlib, "__version__", None) if jaxlib else None,
-        "plugins": plugins,
-        "devices": [{"platform": p, "kind": k, "count": n} for (p, k), n in devices.items()],
-    }
+    return {"backend": jax.default_backend(), "version": getattr(jax, "__version__", None),
+            "x64": x64 if isinstance(x64, bool) else None,
+            "compilation_cache": bool(cache_dir) if cache_dir is None
+            or isinstance(cache_dir, str) else None,
+            "jaxlib_version": getattr(jaxlib, "__version__", None) if jaxlib else None,
+            "plugins": plugins,
+            "devices": [{"platform": p, "kind": k, "count": n} for (p, k), n in devices.items()]}
 
 
 def _library_versions() -> dict:
@@ -379,8 +365,7 @@ class _DeviceSync:
 
     def __init__(self, jax) -> None:
         # with jax_log_compiles on, compiling would log into the cell's output
-        quiet = jax.log_compiles(False) if hasattr(jax, "log_compiles") else \
-            contextlib.nullcontext()
+        quiet = getattr(jax, "log_compiles", lambda _: contextlib.nullcontext())(False)
         with quiet:
             self._programs = [
                 jax.jit(_scalar_zero, out_shardings=jax.sharding.SingleDeviceSharding(device))
@@ -426,7 +411,7 @@ def _cell_error(error: BaseException | None) -> BaseException | None:
 
 
 class Probe:
-    def __init__(self, output: str, ipython=None):
+    def __init__(self, output: str, ipython=None, explain_recompilations: bool = False):
         # one write(2) per line, straight to the file: a line is in the file when the
         # cell ends (a kernel that dies later loses nothing), and appends of whole
         # lines never interleave; no text and buffer layers on the per-cell path
@@ -442,6 +427,7 @@ class Probe:
         self._jax_listening = False
         self._inspect = None  # jax_inspect.py, loaded with JAX
         self._compiled_loops: list[dict] = []
+        self._explain, self._explaining, self._recompile_reasons = explain_recompilations, False, []
         #: the GPUs whose memory is read after each cell; [] on the CPU (nothing read)
         self._memory_devices: list | None = None
         self._device_peak_mb = 0.0
@@ -502,6 +488,7 @@ class Probe:
         compilations = self._compilations
         loops = _loops(source)
         peak = _peak_memory_mb()
+        jax_fields = self._compiled_loops or self._memory_devices or self._recompile_reasons
         return (
             f'{self._cell_prefix}"execution_count":'
             f'{"null" if execution_count is None else int(execution_count)},'
@@ -511,13 +498,15 @@ class Probe:
             f'{_json_counts(compilations) if compilations else "{}"},'
             f'"loops":{_json_strings(loops) if loops else "[]"},'
             f'"peak_memory_mb":{"null" if peak is None else repr(peak)}'
-            f'{self._jax_fields() if self._compiled_loops or self._memory_devices else ""}}}\n'
+            f'{self._jax_fields() if jax_fields else ""}}}\n'
         )
 
     def _jax_fields(self) -> str:
-        """The cell's compiled loops and device memory (a GPU's), where there are any."""
+        """The cell's compiled loops, recompile reasons and a GPU's memory, where known."""
         loops = self._compiled_loops
         fields = f',"compiled_loops":{self._encode(loops)}' if loops else ""
+        if self._recompile_reasons:
+            fields += f',"recompile_reasons":{self._encode(self._recompile_reasons)}'
         if self._memory_devices:  # never raises
             memory, self._device_peak_mb = self._inspect.memory_fields(
                 self._memory_devices, self._device_peak_mb)
@@ -537,6 +526,9 @@ class Probe:
             self._fail("jax.monitoring", error)
         with contextlib.suppress(Exception):  # else loops and device memory stay unknown
             self._inspect = _load_beside("jax_inspect.py")
+            if self._explain:  # asked for: JAX's explanations are captured, never shown
+                self._explaining = self._inspect.explain_recompilations(
+                    sys.modules["jax"], self._recompile_reasons, lambda: self._started is not None)
 
     def _on_jax_duration(self, event: str, duration: float, **kwargs) -> None:
         if event in _COMPILE_EVENTS and self._started is not None:
@@ -578,6 +570,8 @@ class Probe:
                     self._compilations = {}
                 if self._compiled_loops:
                     self._compiled_loops = []
+                if self._recompile_reasons:  # the list JAX's explanations go to: kept
+                    self._recompile_reasons.clear()
                 first_line = self._first_line = _first_line(source)
                 # written before the cell runs: a kernel killed in it still names it.
                 # IPython counts the cell before it triggers pre_run_cell (7.0 to 9.x),
@@ -643,7 +637,8 @@ class Probe:
             if self._device_sync is None and _jax_backends_initialised():
                 if not self._jax_recorded:
                     self._jax_recorded = True
-                    self._write({KEY_KIND: KIND_JAX, "jax": jax_info()})
+                    self._write({KEY_KIND: KIND_JAX, "jax": {
+                        **jax_info(), "recompilations_explained": self._explaining}})
                     with contextlib.suppress(Exception):
                         self._memory_devices = self._inspect.memory_devices(modules["jax"])
                 if self._device_sync_attempts < _DEVICE_SYNC_ATTEMPTS:
@@ -664,8 +659,7 @@ class Probe:
 
     # -- end of the kernel ----------------------------------------------------------
     def callbacks_registered(self) -> bool:
-        events = getattr(self._ipython, "events", None)
-        callbacks = getattr(events, "callbacks", {})
+        callbacks = getattr(getattr(self._ipython, "events", None), "callbacks", {})
         return (self.pre_run_cell in callbacks.get("pre_run_cell", ())
                 and self.post_run_cell in callbacks.get("post_run_cell", ()))
 
@@ -692,9 +686,9 @@ def _trace_fatal_signals(output: str) -> None:
         pass  # the kernel runs the same; only its death would be untraced
 
 
-def install(ipython, output: str) -> Probe:
+def install(ipython, output: str, explain_recompilations: bool = False) -> Probe:
     _trace_fatal_signals(output)
-    probe = Probe(output, ipython)
+    probe = Probe(output, ipython, explain_recompilations)
     ipython.events.register("pre_run_cell", probe.pre_run_cell)
     ipython.events.register("post_run_cell", probe.post_run_cell)
     atexit.register(probe.at_exit)

@@ -14,6 +14,7 @@ def _sphinx_gpu_admonition_start(namespace, run_user_startup):
     probe_file = environ.pop("SPHINX_GPU_ADMONITION_PROBE", None)
     output = environ.pop("SPHINX_GPU_ADMONITION_OUTPUT", None)
     user_startup = environ.pop("SPHINX_GPU_ADMONITION_USER_STARTUP", None)
+    explain = environ.pop("SPHINX_GPU_ADMONITION_EXPLAIN_RECOMPILATIONS", None) == "1"
     if probe_file is None:
         return
     # Kernels this notebook starts itself (nbclient, papermill, nbconvert
@@ -46,7 +47,7 @@ def _sphinx_gpu_admonition_start(namespace, run_user_startup):
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module
             spec.loader.exec_module(module)
-            warn = module.install(shell, output).warn
+            warn = module.install(shell, output, explain).warn
         except Exception as error:  # never break the kernel
             append_line("probe_error", f"{type(error).__name__}: {error}")
     if warn is None:

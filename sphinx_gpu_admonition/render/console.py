@@ -57,6 +57,8 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
                 lines.append(f"{indent}code: {one_line(finding.code)}")
             if finding.timing:
                 lines.append(f"{indent}{finding.timing}")
+            if finding.jax_says:  # a recompilation's reason (gpu_explain_recompilations)
+                lines.append(f"{indent}{one_line(finding.jax_says)}")
             if finding.action:  # a slow-ok cell has none
                 lines.append(f"{indent}what to do: {finding.action}")
     over_budget = budget_findings(analysis)  # the budget warnings', furthest over first
