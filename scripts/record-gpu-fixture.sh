@@ -40,6 +40,6 @@ sed -i 's/^prefilled$/prefilled\nscan/' "$work/src/index.md"
 cp "$work/html/execution-status.json" "$out/gpu-recorded-status.json"
 /tmp/gpu-venv/bin/sphinx-gpu-admonition check --json >"$out/gpu-recorded-check.json" || true
 # per-cell probe cost in a real IPython shell, the JAX rows on the GPU
-/tmp/gpu-venv/bin/python benchmarks/bench_probe.py --quick --json "$out/gpu-probe-cost.json" \
+/tmp/gpu-venv/bin/python benchmarks/bench_probe.py --quick --kernel --json "$out/gpu-probe-cost.json" \
     | tee "$out/gpu-probe-cost.txt" || true
 echo "saved $out/gpu-recorded-status.json, $out/gpu-recorded-check.json and $out/gpu-probe-cost.*"
