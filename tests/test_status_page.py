@@ -513,10 +513,13 @@ def test_a_finding_shows_its_code_and_compile_against_run():
     timing = first.select_one(".gpu-status-finding-timing").get_text()
     assert re.fullmatch(r"compile \S+ s, run \S+ s \(first call\)", timing)
     assert timing == findings(analysis)[0].timing  # the console's words
-    # in the order of the console: where, facts, code, timing, why, what to do
+    # in the order of the console: where, facts, code and timing (one line), why, what to do
     assert [p["class"][0] for p in first.find_all("p")] == [
-        "gpu-status-finding-where", "gpu-status-finding-facts", "gpu-status-finding-code",
-        "gpu-status-finding-timing", "gpu-status-finding-reason", "gpu-status-finding-action"]
+        "gpu-status-finding-where", "gpu-status-finding-facts", "gpu-status-finding-run",
+        "gpu-status-finding-reason", "gpu-status-finding-action"]
+    run = first.select_one(".gpu-status-finding-run")
+    assert [span["class"][0] for span in run.find_all("span", recursive=False)] == [
+        "gpu-status-finding-code", "gpu-status-finding-timing"]
     # a cell that compiled nothing has no split; its code is text, not markup
     assert second.select_one(".gpu-status-finding-timing") is None
     assert second.select_one(".gpu-status-finding-code code").get_text() == "<b>y</b>"
