@@ -12,6 +12,7 @@ changes only the device fields to a Tesla T4's, as the GPU views need.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -304,6 +305,55 @@ def test_report_json_flags_the_call_cells_with_the_loop_rule(
     hinted = {c["cell"] for c in summary["flagged_cells"] if c["docname"] == "lecture"
               and any("`qm_jax` (defined in cell 2)" in hint for hint in c["hints"])}
     assert hinted == {"cell 3", "cell 4"}
+
+
+def test_the_page_the_console_and_the_annotations_flag_the_same_loop_cells(
+        gpu_data: dict[str, Any]) -> None:
+    """The done-when of issue 22 in every view of one analysis: the two timed call cells
+    and the library call with the loop rule, the loop-free matrix product (cell 6) and the
+    CPU-pinned twin (cell 5) without it, the killed kernel with its cell and signal."""
+    from bs4 import BeautifulSoup
+
+    from sphinx_gpu_admonition.render import github
+    from sphinx_gpu_admonition.render.console import summary_lines
+    from sphinx_gpu_admonition.render.status_html import render_html
+    from sphinx_gpu_admonition.render.status_rows import StatusOptions
+
+    report = StatusReport.from_dict(gpu_data)
+    analysis = analyse(report, EVERY_CELL)
+    loop_cells = {"cell 3", "cell 4", "cell 7", "cell 11"}
+    page = BeautifulSoup(render_html(analysis, StatusOptions(), lambda d: None), "lxml")
+    on_page = {item.select_one(".gpu-status-finding-where").get_text(" ", strip=True)
+               .split(", ")[-1].split()[0:2] and " ".join(
+                   item.select_one(".gpu-status-finding-where").get_text(" ", strip=True)
+                   .split(", ")[-1].split()[0:2])
+               for item in page.select("li.gpu-status-finding")
+               if "sequential loop" in item.select_one(".gpu-status-flag-names").get_text()
+               and "lecture" in item.select_one(".gpu-status-finding-where").get_text()}
+    assert on_page == loop_cells
+    # the console lists the slowest flagged cells, each a block of lines: those of
+    # lecture's cells that it lists say "runs" exactly for the loop cells
+    blocks: dict[str, str] = {}
+    name = None
+    for line in summary_lines(report, analysis):
+        match = re.match(r"^\s+\S+ (?:ms|s)\s+(\w+) (cell \d+)", line)
+        if match:
+            name = match.group(2) if match.group(1) == "lecture" else None
+            blocks[name] = ""
+        elif name is not None:
+            blocks[name] += line + "\n"
+    blocks.pop(None, None)
+    assert blocks, "the console lists no cell of the lecture"
+    assert {cell for cell, text in blocks.items() if "runs " in text} == \
+        loop_cells & set(blocks)
+    commands = github.annotations(report, analysis)
+    looping = {match.group(1) for line in commands
+               if "sequential loop" in line or "runs " in line
+               for match in [re.search(r"lecture (cell \d+)", line)] if match}
+    # at most 10 cell warnings a kind reach the runner: the loop cells are among the slowest
+    assert looping <= loop_cells and "cell 6" not in looping and "cell 5" not in looping
+    killed = next(line for line in commands if line.startswith("::error") and "zkilled" in line)
+    assert "SIGSEGV" in killed and "cell 2" in killed
 
 
 # -- why JAX compiled again (gpu_explain_recompilations), on and off ---------------------

@@ -53,6 +53,9 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
             lines.append(f"  {_time(finding.seconds)}  {one_line(finding.name.full)}: "
                          f"{one_line(reasons)}")
             indent = " " * (_TIME_WIDTH + 4)
+            # why it is slow (the loop it runs, its compilation), as `report` says it
+            for hint in (f for f in finding.flags if f.is_hint):
+                lines.append(f"{indent}hint: {one_line(hint.reason)}")
             if finding.code:
                 lines.append(f"{indent}code: {one_line(finding.code)}")
             if finding.timing:
