@@ -29,14 +29,29 @@ def running_sampler(monkeypatch: pytest.MonkeyPatch) -> Iterator[calibration._Sa
         sampler.join(timeout=5)
 
 
+def wait_for_samples(sampler: calibration._Sampler, docname: str, count: int,
+                     longest: float = 10.0) -> None:
+    """Until ``docname`` has ``count`` samples (at most ``longest`` seconds): a loaded
+    machine (the two test environments run at once) takes longer for each sample, and
+    a test that slept a fixed time then saw one sample instead of two."""
+    deadline = time.monotonic() + longest
+    while time.monotonic() < deadline:
+        with sampler.condition:
+            reading = sampler.reading.get(docname)
+            if reading is None or len(reading.times) >= count:
+                return
+        time.sleep(0.02)
+
+
 def test_the_sampler_samples_a_long_page_and_not_a_quick_one(
         monkeypatch: pytest.MonkeyPatch) -> None:
     with running_sampler(monkeypatch) as sampler:
         time.sleep(0.12)  # idle first: a page that starts then is not woken up for
         sampler.begin("quick")  # a cache hit: read at once
         quick = sampler.stop("quick")
-        sampler.begin("long")  # a notebook executing for eight intervals
+        sampler.begin("long")  # a notebook executing for eight intervals, or more
         time.sleep(0.4)
+        wait_for_samples(sampler, "long", 2)
         long = sampler.stop("long")
     assert quick is not None and quick.times == []
     assert long is not None and len(long.times) >= 2
@@ -54,6 +69,7 @@ def test_the_sampler_waits_for_the_kernel_of_the_page(
         time.sleep(0.3)  # six intervals: the kernel starts late
         kernel_file.touch()
         time.sleep(0.3)
+        wait_for_samples(sampler, "executed", 2)
         hit = sampler.stop("hit")
         executed = sampler.stop("executed")
     assert hit is not None and hit.times == []
