@@ -104,9 +104,12 @@ def build_project(
 @pytest.fixture(scope="session", autouse=True)
 def _outside_github_actions() -> Any:
     """The suite's builds never write annotations or summaries into the GitHub Actions
-    run that tests them (tests that want GitHub output set the variables themselves)."""
+    run that tests them (tests that want GitHub output set the variables themselves),
+    and are not CI builds (``CI``: ``build.ci``, the compilation-cache finding) unless a
+    test says so: the suite behaves the same on a laptop and in CI."""
     patch = pytest.MonkeyPatch()
-    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_WORKSPACE"):
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_WORKSPACE",
+                 "CI"):
         patch.delenv(name, raising=False)
     yield
     patch.undo()
