@@ -297,6 +297,15 @@ def _inside(box: dict | None, width: int, height: int) -> bool:
             and box["x"] + box["width"] <= width and box["y"] + box["height"] <= height)
 
 
+def assert_nothing_scrolls_sideways(page: Page) -> None:
+    """Neither the page nor the status table's scroll box is wider than its view."""
+    widths = page.page.evaluate(
+        "() => { const s = document.querySelector('#gpu-status-1 .gpu-status-scroll');"
+        " return [document.documentElement.scrollWidth, document.documentElement.clientWidth,"
+        " s.scrollWidth, s.clientWidth]; }")
+    assert widths[0] <= widths[1] and widths[2] <= widths[3], widths
+
+
 def test_first_screen_answers_at_1280(browser, server):
     """At 1280x800 in sphinx-book-theme, the first screen shows the flagged cell's
     notebook, cell, time, device, reason and action, and nothing scrolls sideways."""
@@ -318,11 +327,7 @@ def test_first_screen_answers_at_1280(browser, server):
         assert "CPU" in parts["device"].inner_text()
         assert "What to do:" in parts["action"].inner_text()
         # no horizontal scrolling: neither the page nor the table
-        widths = page.page.evaluate(
-            "() => { const s = document.querySelector('#gpu-status-1 .gpu-status-scroll');"
-            " return [document.documentElement.scrollWidth, document.documentElement.clientWidth,"
-            " s.scrollWidth, s.clientWidth]; }")
-        assert widths[0] <= widths[1] and widths[2] <= widths[3], widths
+        assert_nothing_scrolls_sideways(page)
         assert our_errors(page) == []
     finally:
         page.close()
@@ -350,11 +355,7 @@ def test_row_details_and_cells_fit_1280(browser, server):
                     new Set([...range.getClientRects()].map(x => Math.round(x.top))).size : 0;
             }))""")
         assert heights and all(count == 1 for cells in heights for count in cells), heights
-        widths = page.page.evaluate(
-            "() => { const s = document.querySelector('#gpu-status-1 .gpu-status-scroll');"
-            " return [document.documentElement.scrollWidth, document.documentElement.clientWidth,"
-            " s.scrollWidth, s.clientWidth]; }")
-        assert widths[0] <= widths[1] and widths[2] <= widths[3], widths
+        assert_nothing_scrolls_sideways(page)
         assert our_errors(page) == []
     finally:
         page.close()
