@@ -25,7 +25,7 @@ import pytest
 
 from sphinx_gpu_admonition.model.files import read_status
 from sphinx_gpu_admonition.mystmd import __main__ as mystmd_cli
-from sphinx_gpu_admonition.mystmd import capture, plugin
+from sphinx_gpu_admonition.mystmd import capture, cells, plugin
 
 PROJECT = Path(__file__).resolve().parents[1]
 ROOT = Path(__file__).parent / "roots" / "mystmd"
@@ -622,8 +622,8 @@ def test_a_page_finds_its_kernel_by_its_code_and_a_cache_hit_keeps_the_record(
     assert [(c.index, c.seconds, c.line) for c in record.cells] == [(1, 0.5, 3), (2, 0.25, 8)]
     assert record.cell_name(record.cells[1]).location == "lectures/intro.md:8"
     assert not mine.exists() and other.exists()  # read once; the other page's is left
-    assert (folder / capture.SIDECARS_FOLDER / f"{capture.cache_key(capture.code_cells(tree))}"
-            ".json").is_file()
+    assert (folder / capture.SIDECARS_FOLDER
+            / f"{cells.cache_key(cells.executable_nodes(tree))}.json").is_file()
 
     hit, _ = capture.page_record(tree, folder, tmp_path)  # no kernel ran: a cache hit
     assert hit.provenance == "cache"

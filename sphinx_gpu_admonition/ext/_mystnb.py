@@ -163,6 +163,24 @@ def cell_tags(doctree: nodes.document) -> dict[int, list[str]]:
     return tags
 
 
+#: the classes of MyST-NB's literal blocks of a cell's standard output and
+#: ``text/plain`` results (``render_stdout``, ``render_text_plain``)
+_TEXT_OUTPUT_CLASSES = ("stream", "text_plain")
+
+
+def cell_outputs(doctree: nodes.document) -> dict[int, str]:
+    """Cell index -> the text the cell printed and returned (its ``stream`` and
+    ``text/plain`` outputs as MyST-NB rendered them, joined by newlines)."""
+    outputs: dict[int, str] = {}
+    for node, index in code_cell_nodes(doctree):
+        texts = [block.astext() for block in node.findall(nodes.literal_block)
+                 if "output" in block["classes"]
+                 and any(name in block["classes"] for name in _TEXT_OUTPUT_CLASSES)]
+        if texts:
+            outputs[index] = "\n".join(texts)
+    return outputs
+
+
 def allows_errors(env: BuildEnvironment) -> bool:
     """Whether the book lets every cell raise (``nb_execution_allow_errors``)."""
     return bool(getattr(env.config, "nb_execution_allow_errors", False))

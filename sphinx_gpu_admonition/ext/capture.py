@@ -16,14 +16,11 @@ Flow for one notebook page:
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import hashlib
 import json
 import os
-import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -31,10 +28,16 @@ from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
-from ..model.analysis import is_imports_only, is_shell_or_magic
-from ..model.code import defined_functions, device_twins, link_loops
-from ..model.files import SIDECAR_FOLDER, atomic_write, read_sidecar, repository_path, sidecar_dict
-from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
+from ..model.enrich import PageCell, enrich
+from ..model.files import (
+    SIDECAR_FOLDER,
+    atomic_write,
+    local_module_reader,
+    read_sidecar,
+    repository_path,
+    sidecar_dict,
+)
+from ..model.formatting import error_message
 from ..model.probe_output import (
     ProbeOutput,
     device_memory_last_seen,
@@ -54,7 +57,6 @@ from ..model.record import (
     KERNEL_DIED,
     OK,
     OUTPUTS_PRESENT,
-    SLOW_OK_TAG,
     TIMEOUT,
     CacheMiss,
     CellRecord,
@@ -85,41 +87,6 @@ RECORDS_ATTRIBUTE = "gpu_execution_records"
 #: nbclient's exception names -> the status of the notebook whose execution raised
 #: them (anything else is an error); the one map, also for a build that stopped
 STATUS_OF_EXECUTION_ERROR = {"CellTimeoutError": TIMEOUT, "DeadKernelError": KERNEL_DIED}
-
-
-#: nbclient's own exception line, which MyST-NB's traceback of a failed cell ends with
-#: before the cell's source and the kernel's traceback
-_NBCLIENT_ERROR_LINE = ("nbclient.exceptions.CellExecutionError: "
-                        "An error occurred while executing the following cell:")
-#: the heading of IPython's traceback: "Boom       Traceback (most recent call last)"
-_IPYTHON_HEADING = re.compile(r"(?m)^[ \t]*(\S+)[ \t]+Traceback \(most recent call last\)")
-
-
-def exception_line(traceback: str | None, error_type: str | None) -> tuple[str | None, str]:
-    """(exception type, the line that says what went wrong) of a failed cell, for any
-    exception class: ``("Boom", "Boom: it went bang")``.
-
-    ``error_type`` is the type the probe recorded (None without capture data: then the
-    heading of IPython's traceback names it). The kernel's traceback ends with that
-    type's line (``Boom: ...``, ``mymodule.Boom: ...``); nbclient's own line is no
-    message of the notebook's. The type is None when the text does not name one.
-    """
-    text = plain_text(traceback or "")
-    wrapped = _NBCLIENT_ERROR_LINE in text
-    text = text.replace(_NBCLIENT_ERROR_LINE, "")
-    names = [error_type] if error_type else []
-    names += reversed(_IPYTHON_HEADING.findall(text))
-    for name in names:
-        # the recorded type is one line; the kernel wrote the name as it is
-        spelled = r"\s+".join(re.escape(part) for part in name.split())
-        line = re.compile(rf"(?m)^[ \t]*(?:[\w.]+\.)?{spelled}(?::[^\r\n]*)?[ \t]*$")
-        found = line.findall(text)
-        if found:
-            return recorded_text(name), recorded_text(found[-1])[:MESSAGE_LENGTH]
-    if wrapped:  # the kernel sent no traceback (or none naming the type)
-        return (recorded_text(error_type) if error_type else None), ""
-    return (recorded_text(error_type) if error_type else None), recorded_text(
-        error_message(text))
 
 
 # -- access to the stored records --------------------------------------------------
@@ -170,115 +137,48 @@ def _title(doctree: nodes.document) -> str:
     return ""
 
 
-def _cells(probe: ProbeOutput, doctree: nodes.document) -> list[CellRecord]:
-    index_of = {count: index for index, count, _ in _mystnb.code_cells(doctree)
-                if count is not None}
-    return _with_expected_errors(
-        [dataclasses.replace(cell, index=index_of.get(cell.execution_count))
-         for cell in probe.cells], doctree)
-
-
-def _with_expected_errors(cells: list[CellRecord],
-                          doctree: nodes.document) -> list[CellRecord]:
-    """``cells`` with ``error_expected`` set from the page: a cell tagged
-    ``raises-exception``, or any cell when the book allows errors, may raise."""
-    if not any(cell.error for cell in cells):
-        return cells
+def page_cells(doctree: nodes.document, source: Path) -> list[PageCell]:
+    """The page's code cells for :func:`..model.enrich.enrich`: each one's position is
+    its execution count less one (MyST-NB keeps the count of the cell's run, also for
+    a cache hit), its line that of its fence in a text notebook."""
     tags = _mystnb.cell_tags(doctree)
-    env = getattr(doctree.settings, "env", None)
-    allowed = env is not None and _mystnb.allows_errors(env)
-    return [dataclasses.replace(cell, error_expected=cell.error is not None and (
-                allowed or "raises-exception" in tags.get(cell.index, [])))  # type: ignore[arg-type]
-            for cell in cells]
-
-
-def _died_in(cells: list[CellRecord], doctree: nodes.document) -> int | None:
-    """Index of the code cell after the last finished one: the cell the kernel died in."""
-    done = {c.index for c in cells if c.index is not None}
-    last = max(done, default=-1)
-    for index, _, source in _mystnb.code_cells(doctree):
-        if index > last and index not in done and source.strip():
-            return index
-    return None
-
-
-def locate(env: BuildEnvironment, docname: str, doctree: nodes.document,
-            record: NotebookRecord) -> None:
-    """The record's source file and each cell's line in it, from this build's page
-    (a cache hit's saved lines may have moved since): every view, from the status
-    page to the annotations, names a cell by them."""
-    source = Path(env.doc2path(docname))
-    record.source = repository_path(source, Path(env.srcdir))
     lines = _mystnb.cell_start_lines(doctree, source)
-    for cell in record.cells:  # this record's own cells (parsed or made for it)
-        cell.line = lines.get(cell.index) if cell.index is not None else None
-
-
-def _mark_from_page(app: Sphinx, docname: str, doctree: nodes.document,
-                    record: NotebookRecord) -> None:
-    """What this build's page says about the cells and the notebook (a cache hit's
-    saved marks may have changed since): the cells tagged ``slow-ok``, those of only
-    imports, those of only shell commands or magics, and the notebook's time budget
-    (the page's ``gpu_budget_seconds``, else ``gpu_notebook_budget_seconds``)."""
-    tags = _mystnb.cell_tags(doctree)
-    sources = {index: source for index, _, source in _mystnb.code_cells(doctree)}
-    for cell in record.cells:
-        if cell.index is not None:
-            cell.slow_ok = SLOW_OK_TAG in tags.get(cell.index, [])
-            cell.imports_only = is_imports_only(sources.get(cell.index, ""))
-            cell.shell = is_shell_or_magic(sources.get(cell.index, ""))
-    record.budget_seconds = page_budget(app, docname)
+    outputs = _mystnb.cell_outputs(doctree)
+    return [PageCell(position=count - 1 if isinstance(count, int) and count >= 1 else None,
+                     index=index, source=code, tags=tuple(tags.get(index, ())),
+                     line=lines.get(index), outputs=outputs.get(index, ""))
+            for index, count, code in _mystnb.code_cells(doctree)]
 
 
 def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
                  doctree: nodes.document) -> NotebookRecord:
-    record = _build_record(app, env, docname, doctree)
-    locate(env, docname, doctree, record)
-    _link_loops(Path(env.doc2path(docname)).parent, doctree, record)
-    _mark_from_page(app, docname, doctree, record)
+    """The page's record: the execution's (MyST-NB's result, the probe's cells, or a
+    cache hit's sidecar), then what this build's page says about its cells (a cache
+    hit's saved marks and lines may have changed since)."""
+    record, traceback, sidecar = _build_record(app, env, docname, doctree)
+    source = Path(env.doc2path(docname))
+    record.source = repository_path(source, Path(env.srcdir))
+    for message in enrich(record, page_cells(doctree, source), local_module_reader(
+            source.parent), errors_allowed=_mystnb.allows_errors(env), traceback=traceback):
+        warn(logger, message, "capture", location=docname)
+    record.budget_seconds = page_budget(app, docname)
+    if sidecar is not None:
+        _save_sidecar(sidecar, docname, record)
     return record
 
 
-#: the largest local module read to follow a notebook's calls into it
-_MODULE_SOURCE_BYTES = 2**20
+class _Execution(NamedTuple):
+    """A page's record as its execution left it, before the page's cells enrich it."""
 
-
-def _local_module_source(folder: Path, name: str) -> str | None:
-    """The text of the module ``name`` beside the notebook (``mylib.py`` or a
-    package's ``__init__.py``), the kernel's working folder; None for anything else."""
-    base = folder.joinpath(*name.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        try:
-            if path.is_file() and path.stat().st_size <= _MODULE_SOURCE_BYTES:
-                return path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
-    return None
-
-
-def _link_loops(folder: Path, doctree: nodes.document, record: NotebookRecord) -> None:
-    """Each cell's ``runs`` (the JAX loops it runs through the functions it calls) and
-    the functions the notebook defines, from this build's page (also on a cache hit:
-    sidecars before version 4 did not save them, and the code is the page's)."""
-    if not any(cell.index is not None for cell in record.cells):
-        return
-    cells = [(index, source) for index, _, source in _mystnb.code_cells(doctree)]
-    module_source = functools.partial(_local_module_source, folder)
-    try:
-        runs = link_loops(cells, module_source)
-        twins = device_twins(cells)
-        record.user_functions = defined_functions(cells, module_source)
-    except Exception as error:  # a hint less; the record (its times, failure) is kept
-        warn(logger, f"could not follow the notebook's calls to its loops: "
-                     f"{type(error).__name__}: {error}", "capture", location=record.docname)
-        return
-    for cell in record.cells:
-        cell.runs = runs.get(cell.index, []) if cell.index is not None else []
-        cell.device_twins = twins.get(cell.index, []) if cell.index is not None else []
+    record: NotebookRecord
+    #: MyST-NB's text of the execution's failure (None: it succeeded, or did not run)
+    traceback: str | None = None
+    #: where the record is saved beside the jupyter-cache once enriched (a cache miss)
+    sidecar: Path | None = None
 
 
 def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
-                  doctree: nodes.document) -> NotebookRecord:
+                  doctree: nodes.document) -> _Execution:
     result = _mystnb.execution_result(env, docname)
     record = NotebookRecord(docname=docname, status=OK, title=_title(doctree))
     if result is None:
@@ -290,7 +190,7 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
             record.status = EXCLUDED
         else:
             record.status = OUTPUTS_PRESENT
-        return record
+        return _Execution(record)
 
     record.method = result.method
     record.runtime_seconds = result.runtime
@@ -307,8 +207,6 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
     if hit_key:
         _restore_from_sidecar(cache_path / SIDECAR_FOLDER / f"{hit_key}.json", docname, record,
                               doctree, env)
-        # from the page, as for an execution (sidecars before version 3 did not say)
-        record.cells = _with_expected_errors(record.cells, doctree)
     else:
         fill_from_probe(probe, doctree, record, finished=result.succeeded)
         if probe.errors:
@@ -317,40 +215,27 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
         for message in probe.warnings:
             warn(logger, f"in-kernel capture: {message}", "capture", location=docname)
 
+    sidecar = None
     if not result.succeeded:
+        # the type and message of nbclient's failure; the page's failing cell refines
+        # them (:func:`..model.enrich.enrich`)
         record.status = STATUS_OF_EXECUTION_ERROR.get(result.error or "", ERROR)
-        # the cell that failed the notebook: the last that raised unexpectedly (a cell
-        # tagged raises-exception before it raised on purpose)
-        failing = next((c for c in reversed(record.cells)
-                        if c.error and not c.error_expected), None)
-        error_type = recorded_text(result.error or "Error")
-        message = recorded_text(error_message(result.traceback))
-        if record.status == ERROR:  # the cell's own exception, not nbclient's wrapper
-            own_type, message = exception_line(
-                result.traceback, failing.error if failing is not None else None)
-            error_type = own_type or error_type
-        record.error = ErrorInfo(
-            type=error_type,
-            message=message,
-            cell_index=failing.index if failing and record.status != KERNEL_DIED
-            else _died_in(record.cells, doctree),
-            execution_count=failing.execution_count if failing else None,
-        )
+        record.error = ErrorInfo(type=recorded_text(result.error or "Error"),
+                                 message=recorded_text(error_message(result.traceback)))
         if record.status == KERNEL_DIED:
             record.error.signal, record.error.stack = kernel_crash(output_file(app, docname))
             record.error.device_memory_mb = device_memory_last_seen(record.cells)
             died_in = None if hit_key else died_in_cell(probe, output_file(app, docname))
             if died_in is not None:  # named by every view, as a cell that raised is
-                record.cells.append(dataclasses.replace(died_in, index=record.error.cell_index))
-                record.error.execution_count = died_in.execution_count
+                record.cells.append(died_in)
     elif cache_path is not None and not hit_key:
         key = _mystnb.newest_record_key(cache_path, env.doc2path(docname))
         if key:
             _note_cache_miss(env, docname, cache_path, key, record)
-            _save_sidecar(cache_path / SIDECAR_FOLDER / f"{key}.json", docname, record)
+            sidecar = cache_path / SIDECAR_FOLDER / f"{key}.json"
     if cache_path is not None and not hit_key and not result.succeeded:
         _note_cache_miss(env, docname, cache_path, None, record)  # not cached: no sidecar
-    return record
+    return _Execution(record, result.traceback if not result.succeeded else None, sidecar)
 
 
 def _note_cache_miss(env: BuildEnvironment, docname: str, cache_path: Path,
@@ -380,7 +265,7 @@ def fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
         record.environment = Environment.from_dict(probe.environment)
     except SchemaError as error:
         probe.warnings.append(f"the kernel's environment was dropped: {error}")
-    record.cells = _cells(probe, doctree)
+    record.cells = list(probe.cells)
     ran = sum(1 for _, count, _ in _mystnb.code_cells(doctree) if count is not None)
     if not finished:
         ran -= 1  # the cell the kernel died or stopped in

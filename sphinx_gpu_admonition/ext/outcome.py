@@ -30,7 +30,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
-from ..model.files import atomic_write
+from ..model.files import atomic_write, repository_path
 from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
 from ..model.probe_output import (
     ProbeOutput,
@@ -47,6 +47,7 @@ from ..model.record import (
     KERNEL_DIED,
     ErrorInfo,
     NotebookRecord,
+    cell_positions,
 )
 from ..model.schema import SchemaError
 from . import _mystnb
@@ -54,7 +55,6 @@ from .capture import (
     STATUS_OF_EXECUTION_ERROR,
     capture_folder,
     fill_from_probe,
-    locate,
     output_file,
     stored_records,
 )
@@ -165,10 +165,13 @@ def _from_probe(app: Sphinx, docname: str, status: str, error_type: str,
                             method=_mystnb.execution_mode(app.env))
     page = nodes.document("", None)  # the build stopped before the page was read
     fill_from_probe(probe, page, record)
-    locate(app.env, docname, page, record)  # its source; no page, so no cell lines
+    record.source = repository_path(Path(app.env.doc2path(docname)), Path(app.env.srcdir))
     died_in = died_in_cell(probe, output_file(app, docname)) if status == KERNEL_DIED else None
     if died_in is not None:
         record.cells.append(died_in)  # so that every view names the cell it died in
+    # no page to enrich them from (it was never read): named by the kernel's counts
+    for cell, position in zip(record.cells, cell_positions(record.cells), strict=True):
+        cell.position = position
     last = max((c.execution_count or 0 for c in record.cells if c is not died_in), default=0)
     record.error = ErrorInfo(type=error_type, message=message, execution_count=last + 1)
     if status == KERNEL_DIED:

@@ -197,8 +197,9 @@ def executed_on_sentence(record: NotebookRecord) -> str:
 
 
 def _make_notices_truthful(record: NotebookRecord, admonitions: list[nodes.Element]) -> None:
-    """A standard notice must not claim a GPU for a copy that ran without one."""
-    if record.capture != "ok" or ran_on_gpu(record):
+    """A standard notice must not claim a GPU for a copy that ran without one, or whose
+    kernel ran but could not be measured (:func:`notice_text.claims_gpu_machine`)."""
+    if notice_text.claims_gpu_machine(record):
         return
     for admonition in admonitions:
         for paragraph in list(admonition.findall(nodes.paragraph)):

@@ -222,7 +222,7 @@ def over_budget(notebook: NotebookRecord) -> BudgetExcess | None:
 
 @dataclasses.dataclass
 class CellComparison:
-    """A cell against the baseline's cell of the same index."""
+    """A cell against the baseline's cell of the same position (:func:`cell_key`)."""
 
     baseline_seconds: float | None
     ratio: float | None
@@ -250,8 +250,8 @@ class NotebookComparison:
     state: str
     regression: bool = False
     cells: dict[int, CellComparison] = dataclasses.field(default_factory=dict)
-    #: baseline cells with no counterpart in this build: (index, seconds, first line)
-    gone_cells: list[tuple[int | None, float, str]] = dataclasses.field(default_factory=list)
+    #: baseline cells with no counterpart in this build: (position, seconds, first line)
+    gone_cells: list[tuple[int, float, str]] = dataclasses.field(default_factory=list)
     machine_factor: float = 1.0
 
     @property
@@ -266,8 +266,11 @@ def _ratio(now: float, before: float | None) -> float | None:
     return now / before
 
 
-def _cell_key(cell: CellRecord) -> int | None:
-    return cell.index if cell.index is not None else cell.execution_count
+def cell_key(cell: CellRecord, place: int) -> int:
+    """What pairs a cell with another build's: its position among the code cells that
+    ran (the same on every engine: Markdown cells never shift it), else ``place``, its
+    place in the record."""
+    return cell.position if cell.position is not None else place
 
 
 def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
@@ -278,10 +281,10 @@ def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
     if baseline is None:
         return NotebookComparison(None, None, None, None, "new")
     factor = notebook_machine_factor(current, baseline, overall)
-    before_cells = {_cell_key(c): c for c in baseline.cells}
+    before_cells = {cell_key(c, place): c for place, c in enumerate(baseline.cells)}
     cells: dict[int, CellComparison] = {}
     for position, cell in enumerate(current.cells):
-        old = before_cells.pop(_cell_key(cell), None)
+        old = before_cells.pop(cell_key(cell, position), None)
         if old is None:
             cells[position] = CellComparison(None, None, "new")
         else:
@@ -300,7 +303,7 @@ def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
         state="compared",
         regression=regression,
         cells=cells,
-        gone_cells=[(c.index, c.seconds, c.first_line) for c in before_cells.values()],
+        gone_cells=[(key, c.seconds, c.first_line) for key, c in before_cells.items()],
         machine_factor=factor,
     )
 
@@ -371,7 +374,8 @@ def _defined_where(run: LoopCall, notebook: NotebookRecord) -> str:
         return f"defined in {run.module}.py"
     if run.defined_cell is None:
         return ""
-    defining = next((c for c in notebook.cells if c.index == run.defined_cell), None)
+    defining = next((c for place, c in enumerate(notebook.cells)
+                     if cell_key(c, place) == run.defined_cell), None)
     if defining is None:
         return "defined in an earlier cell"
     return f"defined in {notebook.cell_name(defining).label}"

@@ -11,6 +11,7 @@ import contextlib
 import functools
 import json
 import os
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,28 @@ def read_status(path: str | Path) -> StatusReport:
         return StatusReport.from_dict(data)
     except SchemaError as error:
         raise SchemaError(f"{path}: {error}") from error
+
+
+#: the largest local module read to follow a notebook's calls into it
+_MODULE_SOURCE_BYTES = 2**20
+
+
+def local_module_reader(folder: Path) -> Callable[[str], str | None]:
+    """``module_source`` of :func:`.enrich.enrich` for a notebook in ``folder`` (its
+    kernel's working folder): the text of the module ``name`` beside it (``mylib.py`` or
+    a package's ``__init__.py``), None for anything else."""
+
+    def module_source(name: str) -> str | None:
+        base = folder.joinpath(*name.split("."))
+        for path in (base.with_suffix(".py"), base / "__init__.py"):
+            try:
+                if path.is_file() and path.stat().st_size <= _MODULE_SOURCE_BYTES:
+                    return path.read_text(encoding="utf-8", errors="replace")
+            except (OSError, ValueError):  # ValueError: a name with a NUL byte
+                return None
+        return None
+
+    return module_source
 
 
 # -- the capture sidecar beside the jupyter-cache ---------------------------------------

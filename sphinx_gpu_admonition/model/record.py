@@ -22,14 +22,18 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import device
 from .schema import Loadable, SchemaError, choices, dumper, load_model, short_repr
 
 SCHEMA_ID = "sphinx-gpu-admonition/execution-status"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: the earlier versions this release reads, migrated on load (:func:`_migrate`):
+#: 1 named and paired cells by their place in the record and stored a defining cell's
+#: MyST-NB index in ``runs[].defined_cell``
+READABLE_SCHEMA_VERSIONS = (1, SCHEMA_VERSION)
 
 # Notebook statuses, in the order the status page explains them.
 OK = "ok"
@@ -170,7 +174,8 @@ class LoopCall(Loadable):
     primitive: str
     #: the user function the cell calls (None: the cell calls the primitive itself)
     function: str | None = None
-    #: the index of the code cell that defined ``function`` (None: not a cell's)
+    #: the position (:attr:`CellRecord.position`) of the code cell that defined
+    #: ``function`` (None: not a cell's)
     defined_cell: int | None = None
     #: the local module that defined ``function`` (``mylib``), when a module did
     module: str | None = None
@@ -215,8 +220,9 @@ class RecompileReason(Loadable):
 class CellRecord(Loadable):
     """One executed code cell."""
 
-    #: index of the cell in the notebook (as MyST-NB numbers cells); None when
-    #: the cell is not rendered on the page and could not be matched
+    #: the engine's index of the cell on its page, for its anchor only (MyST-NB's
+    #: index among all cells, Markdown ones included; mystmd's block number); None
+    #: when the cell is not rendered on the page and could not be matched
     index: int | None
     execution_count: int | None
     seconds: float
@@ -264,6 +270,11 @@ class CellRecord(Loadable):
     #: the cell only runs shell commands or magics (``!pip install``, ``%pip``,
     #: :func:`.analysis.is_shell_or_magic`): the machine's time, which no view flags
     shell: bool = False
+    #: the cell's place among the code cells the kernel ran, from 0 (its ``In [n]``
+    #: less one, :func:`cell_positions`): the one identity of a cell on every engine,
+    #: which names it ("cell 3") and pairs it with another build's; None: not set
+    #: (a record made without a page), the cell's place in the record then
+    position: int | None = dataclasses.field(default=None, metadata={"minimum": 0})
 
     @property
     def compilation_count(self) -> int:
@@ -279,6 +290,19 @@ SLOW_OK_TAG = "slow-ok"
 CELL_LABEL = "cell {number}"
 
 
+def cell_positions(cells: Sequence[CellRecord]) -> list[int]:
+    """Each cell's position (:attr:`CellRecord.position`) from the kernel's execution
+    counts, which both engines' kernels number 1, 2, 3 ... for the code cells they run
+    (empty cells get none): a cell the probe could not record shifts no other cell.
+    Counts that do not rise one by one from 1 or more (a record of another kind): the
+    cells' places in the record."""
+    counts = [cell.execution_count for cell in cells]
+    if all(type(count) is int and count >= 1 for count in counts) and all(
+            later > earlier for earlier, later in zip(counts, counts[1:], strict=False)):
+        return [count - 1 for count in counts]  # type: ignore[operator]
+    return list(range(len(cells)))
+
+
 def cell_anchor(index: int) -> str:
     """The id of the code cell with MyST-NB index ``index`` on its notebook's page."""
     return f"cell-{index}"
@@ -288,11 +312,12 @@ def cell_anchor(index: int) -> str:
 class CellName:
     """The one identity of a code cell, derived from the record (never stored).
 
-    ``number`` counts the notebook's code cells that ran, from 1, in order: hidden
-    cells count, markdown cells do not, so in a top-to-bottom run "cell 3" is the
-    cell Jupyter shows as ``In [3]``.  ``index`` is MyST-NB's index of the cell among
-    all cells (what the page's anchor ``cell-<index>`` uses); ``source`` and ``line``
-    say where the cell starts in a text notebook (MyST / rST), for editors and CI.
+    ``number`` counts the notebook's code cells that ran, from 1, in order (the
+    cell's :attr:`~CellRecord.position` plus one): hidden cells count, markdown cells
+    do not, so "cell 3" is the cell Jupyter shows as ``In [3]``, on every engine.
+    ``index`` is the engine's index of the cell (what the page's anchor ``cell-<index>``
+    uses on Sphinx); ``source`` and ``line`` say where the cell starts in a text
+    notebook (MyST / rST), for editors and CI.
     """
 
     docname: str
@@ -449,13 +474,15 @@ class NotebookRecord(Loadable):
         a 100-cell notebook would otherwise look each cell's number up again)."""
         return [self._name(cell, number) for number, cell in enumerate(self.cells, 1)]
 
-    def _name(self, cell: CellRecord, number: int) -> CellName:
+    def _name(self, cell: CellRecord, place: int) -> CellName:
+        number = cell.position + 1 if cell.position is not None else place
         return CellName(docname=self.docname, number=number, index=cell.index,
                         first_line=cell.first_line, source=self.source, line=cell.line)
 
     def cell_number(self, cell: CellRecord) -> int:
         """1 for the first code cell that ran (by identity: two cells may be equal)."""
-        return next(n for n, c in enumerate(self.cells, 1) if c is cell)
+        place = next(n for n, c in enumerate(self.cells, 1) if c is cell)
+        return cell.position + 1 if cell.position is not None else place
 
     def error_cell(self) -> CellRecord | None:
         """The cell that raised the notebook's error, when the record knows it."""
@@ -515,14 +542,34 @@ class StatusReport:
             raise SchemaError("not an execution-status document (no 'schema' field "
                               f"{SCHEMA_ID!r})")
         version = data.get("schema_version")
-        if version != SCHEMA_VERSION or type(version) is not int:
+        if version not in READABLE_SCHEMA_VERSIONS or type(version) is not int:
+            readable = ", ".join(map(str, READABLE_SCHEMA_VERSIONS))
             raise SchemaError(f"schema version {short_repr(version)} is not supported "
-                              f"(this version reads {SCHEMA_VERSION})")
+                              f"(this version reads {readable})")
         if data.get("notebooks", ()) is None:
             # elsewhere null reads as empty; here it would read as a green build of
             # nothing, so a document must list its notebooks (an empty list is fine)
             raise SchemaError("notebooks: not an array (got null)")
-        return load_model(cls, data)
+        report = load_model(cls, data)
+        if version == 1:
+            for notebook in report.notebooks:
+                _migrate(notebook)
+        return report
+
+
+def _migrate(notebook: NotebookRecord) -> None:
+    """A notebook of a version-1 status file as this version models it: each cell's
+    position is its place in the record (how version 1 named it), and a loop's
+    defining cell is that cell's position instead of its MyST-NB index."""
+    position_of = {}
+    for position, cell in enumerate(notebook.cells):
+        cell.position = position
+        if cell.index is not None:
+            position_of.setdefault(cell.index, position)
+    for cell in notebook.cells:
+        for run in cell.runs:
+            if run.defined_cell is not None:
+                run.defined_cell = position_of.get(run.defined_cell)
 
 
 

@@ -52,3 +52,22 @@ def preallocation_warning(record: NotebookRecord, parallel: int,
     return parallel_preallocation_warning(
         parallel, f"{record.docname} ran on {gpu}", f"mystmd executes {parallel} pages at once",
         "--execute-parallel 1", environ)
+
+
+#: how much earlier than the ``myst`` process's start a kernel of its build may seem
+#: to start (the start time is known to the clock tick, the boot time to the second)
+_CLOCK_SLACK_SECONDS = 2.0
+
+
+def build_started(pid: int | None = None) -> float | None:
+    """When the running ``myst`` process (the plugin's parent) started, as a Unix time;
+    None where ``/proc`` does not say. A kernel file older than that is an earlier
+    build's."""
+    try:
+        with open(f"/proc/{pid or os.getppid()}/stat", encoding="ascii") as stream:
+            ticks = int(stream.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat", encoding="ascii") as stream:
+            boot = next(int(line.split()[1]) for line in stream if line.startswith("btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK") - _CLOCK_SLACK_SECONDS
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None

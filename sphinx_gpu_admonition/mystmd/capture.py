@@ -7,12 +7,14 @@ and :data:`ENV_CAPTURE` to the capture folder. Each kernel writes one file in
 
 The plugin's document-stage transform runs after the page's execution but is
 given only the page's mdast, not its path: it finds its kernel's file by the
-pages' code (the first line of every code cell, as the probe records them). The
-record is then saved twice: ``records/`` (this build's pages, read by the status
-page) and ``sidecars/<key>.json``, keyed like mystmd's execution cache
+page's code (the first line of every code cell it executed, :mod:`.cells`, as the
+probe records them), and :func:`..model.enrich.enrich` sets what the page says about
+them. The record is then saved twice: ``records/`` (this build's pages, read by the
+status page) and ``sidecars/<key>.json``, keyed like mystmd's execution cache
 (``_build/execute/<md5>.json``), so a cache hit, which starts no kernel, reports
 the measurements of the execution that produced its outputs. The kernel's file
-is removed once read: a file left there is always this build's.
+is removed once read; the project stage reports this build's kernels no page took
+(:func:`leftover_kernels`) and removes every file left.
 """
 
 from __future__ import annotations
@@ -21,26 +23,34 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from ..model.files import atomic_write, read_json, read_sidecar, repository_path, sidecar_dict
-from ..model.formatting import error_message
+from ..model.enrich import PageCell, enrich
+from ..model.files import (
+    atomic_write,
+    local_module_reader,
+    read_json,
+    read_sidecar,
+    repository_path,
+    sidecar_dict,
+)
 from ..model.probe_output import ProbeOutput, device_peak, probe_lines, recorded_text
 from ..model.record import (
     CACHE,
-    ERROR,
+    CELL_LABEL,
     EXECUTED,
     OK,
     Environment,
-    ErrorInfo,
     NotebookRecord,
+    cell_positions,
 )
 from ..model.schema import SchemaError
 from ..probe import kernel_probe
+from ..probe.kernel_probe import CRASH_SUFFIX
 from . import packages
+from .cells import cache_key, executable_nodes, page_cells
 from .mdast import walk
 
 #: the capture folder, set for the build (and so for its kernels and the plugin)
@@ -52,16 +62,6 @@ RECORDS_FOLDER = "records"
 SIDECARS_FOLDER = "sidecars"
 #: the first line :mod:`.kernel_startup` writes: the page the kernel runs
 KIND_PAGE = "mystmd_page"
-#: the kernel name assumed for the cache key (mystmd's default kernel)
-DEFAULT_KERNEL = "python3"
-#: mystmd's tag for a cell that may raise
-RAISES_EXCEPTION = "raises-exception"
-#: the notebook cell kind of a code block in mystmd's mdast
-CODE_BLOCK = "notebook-code"
-
-
-#: the opening fence of a code cell in a MyST Markdown page (as ext/_mystnb.py reads it)
-CODE_CELL_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*\{code-cell\}")
 
 
 def capture_folder() -> Path:
@@ -71,66 +71,6 @@ def capture_folder() -> Path:
 def page_file_name(page: str) -> str:
     """The kernel's file for ``page`` (kernel_startup.py repeats this)."""
     return hashlib.sha1(os.path.abspath(page).encode("utf-8")).hexdigest()[:16] + ".jsonl"
-
-
-# -- the page's code, from its mdast ---------------------------------------------------
-class CodeCell(NamedTuple):
-    #: the block's index among the page's top-level blocks (the cell's anchor)
-    index: int
-    code: str
-    raises: bool
-    #: the code cells before it, skipped ones included (to find its fence in the source)
-    position: int = 0
-    #: the traceback of the error output mystmd gave the cell, if any
-    traceback: str | None = None
-
-
-def code_cells(tree: dict[str, Any]) -> list[CodeCell]:
-    """The page's executable code cells, in order (as mystmd executes them)."""
-    cells = []
-    blocks = [n for n in tree.get("children") or [] if isinstance(n, dict)]
-    position = 0
-    for index, block in enumerate(blocks):
-        if block.get("type") != "block" or block.get("kind") != CODE_BLOCK:
-            continue
-        position += 1
-        tags = (block.get("data") or {}).get("tags") or []
-        if "skip-execution" in tags:
-            continue
-        code = next((n.get("value", "") for n in walk(block) if n.get("type") == "code"), "")
-        cells.append(CodeCell(index, code, RAISES_EXCEPTION in tags, position - 1,
-                              _traceback(block)))
-    return cells
-
-
-def _traceback(block: dict[str, Any]) -> str | None:
-    for node in walk(block):
-        data = node.get("jupyter_data") if node.get("type") == "output" else None
-        if isinstance(data, dict) and data.get("output_type") == "error":
-            traceback = data.get("traceback")
-            text = "\n".join(traceback) if isinstance(traceback, list) else str(traceback or "")
-            return text or f"{data.get('ename')}: {data.get('evalue')}"
-    return None
-
-
-def fence_lines(page: Path) -> list[int]:
-    """The line of every ``{code-cell}`` fence of a MyST Markdown page, in order (none
-    for a ``.ipynb`` page: a line of its JSON means nothing to a reader)."""
-    if page.suffix == ".ipynb":
-        return []
-    try:
-        source = page.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-    return [number for number, line in enumerate(source, 1) if CODE_CELL_FENCE.match(line)]
-
-
-def cache_key(cells: list[CodeCell], kernel: str = DEFAULT_KERNEL) -> str:
-    """mystmd's execution-cache key of a page (myst-execute ``buildCacheKey``) for
-    pages without inline expressions or ``depends_on_env``; the sidecar's name."""
-    items = [{"kind": "block", "content": c.code, "raisesException": c.raises} for c in cells]
-    text = json.dumps(items, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.md5(kernel.encode("utf-8") + text.encode("utf-8")).hexdigest()
 
 
 # -- the probe's lines ------------------------------------------------------------------
@@ -148,21 +88,81 @@ class KernelOutput(ProbeOutput):
         #: the kernel's Python executable (whose packages the build lists)
         self.executable: str | None = executable if isinstance(executable, str) else None
 
-    def matches(self, cells: list[CodeCell]) -> bool:
-        """The kernel ran these cells, in order (all, or the first ones: an error or a
-        dead kernel stops a page)."""
-        ran = [cell.first_line for cell in self.cells]
-        expected = [recorded_text(kernel_probe._first_line(c.code)) for c in cells]
-        return bool(ran) and ran == expected[:len(ran)]
+    @property
+    def positions(self) -> list[int]:
+        return cell_positions(self.cells)
+
+    def mismatch(self, cells: list[PageCell]) -> str | None:
+        """Why this kernel did not run these cells (None: it ran all of them, or the
+        first ones: an error or a dead kernel stops a page), in their order."""
+        if not self.cells:
+            return "the kernel recorded no cell"
+        expected = {cell.position: cell for cell in cells if cell.position is not None}
+        for position, cell in zip(self.positions, self.cells, strict=True):
+            page = expected.get(position)
+            if page is None:
+                return (f"the kernel ran {len(self.cells)} code cells, the page has "
+                        f"{len(expected)}")
+            line = first_line(page.source)
+            if cell.first_line != line:
+                return (f"{CELL_LABEL.format(number=position + 1)} ran "
+                        f"{cell.first_line[:40]!r}, the page's starts with {line[:40]!r}")
+        return None
+
+    def remove(self) -> None:
+        """Read once: the kernel's file goes, with faulthandler's file beside it."""
+        for path in (self.path, self.path.with_name(self.path.name + CRASH_SUFFIX)):
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
 
 
-def find_kernel_output(folder: Path, cells: list[CodeCell]) -> KernelOutput | None:
+def first_line(code: str) -> str:
+    """A cell's first line as the probe records it, then as the record keeps it."""
+    return recorded_text(kernel_probe._first_line(code))
+
+
+def kernel_outputs(folder: Path) -> list[KernelOutput]:
+    return [KernelOutput(path) for path in sorted((folder / KERNELS_FOLDER).glob("*.jsonl"))]
+
+
+def find_kernel_output(folder: Path, cells: list[PageCell]) -> KernelOutput | None:
     """This build's kernel of the page with ``cells``; a complete run wins over a
     partial one."""
-    found = [output for path in sorted((folder / KERNELS_FOLDER).glob("*.jsonl"))
-             if (output := KernelOutput(path)).matches(cells)]
+    found = [output for output in kernel_outputs(folder) if output.mismatch(cells) is None]
     found.sort(key=lambda output: -len(output.cells))
     return found[0] if found else None
+
+
+def _holds(page: Path, cells: list[PageCell]) -> bool:
+    """The source file ``page`` holds the code of every one of ``cells``: it is their page
+    (whose kernel ran other cells: a page that changed is rebuilt, its kernel is not)."""
+    try:
+        text = page.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if page.suffix == ".ipynb":
+        with contextlib.suppress(ValueError, AttributeError, TypeError):
+            text = "\n".join("".join(cell.get("source") or "")
+                             for cell in json.loads(text).get("cells") or [])
+    codes = [cell.source.strip() for cell in cells if cell.source.strip()]
+    return bool(codes) and all(code in text for code in codes)
+
+
+def own_unmatched_kernel(folder: Path, cells: list[PageCell],
+                         since: float | None) -> tuple[KernelOutput, str] | None:
+    """The kernel this build started for the page with ``cells`` when what it ran is not
+    these cells (found by the page's source, which holds their code), and why."""
+    for output in kernel_outputs(folder):
+        reason = output.mismatch(cells)
+        if (reason is not None and output.page and this_builds(output, since)
+                and _holds(Path(output.page), cells)):
+            return output, reason
+    return None
+
+
+def this_builds(output: KernelOutput, since: float | None) -> bool:
+    """The kernel started in the running build (``since``: its start; None: unknown)."""
+    return since is None or output.started is None or output.started >= since
 
 
 # -- the record -------------------------------------------------------------------------
@@ -186,58 +186,68 @@ def _title(tree: dict[str, Any]) -> str:
     return ""
 
 
-def record_from_kernel(output: KernelOutput, cells: list[CodeCell], root: Path,
-                       title: str) -> NotebookRecord:
+def _executed(output: KernelOutput, root: Path, title: str) -> NotebookRecord:
     page = output.page or ""
     record = NotebookRecord(docname=docname_of(page, root), status=OK, title=title,
                             provenance=EXECUTED, method="mystmd",
                             executed_at=_iso(output.started),
                             source=repository_path(Path(page)) if page else None)
-    record.capture = "failed" if output.errors else "ok"
-    record.capture_message = output.errors[0] if output.errors else None
     try:
         record.environment = Environment.from_dict(output.environment)
     except SchemaError as error:
         output.warnings.append(f"the kernel's environment was dropped: {error}")
-    fences = fence_lines(Path(page)) if page else []
-    # a page stopped by an error ran fewer cells than it has
-    for cell, code in zip(output.cells, cells, strict=False):
-        cell.index = code.index
-        cell.line = fences[code.position] if code.position < len(fences) else None
-        cell.error_expected = cell.error is not None and code.raises
+    return record
+
+
+def record_from_kernel(output: KernelOutput, root: Path, title: str) -> NotebookRecord:
+    """The page's record as its kernel measured it (the page's cells enrich it)."""
+    record = _executed(output, root, title)
+    record.capture = "failed" if output.errors else "ok"
+    record.capture_message = output.errors[0] if output.errors else None
     record.cells = output.cells
     peaks = [c.peak_memory_mb for c in record.cells if c.peak_memory_mb is not None]
     record.peak_memory_mb = max(peaks, default=None)
     record.device_peak_memory_mb = device_peak(record.cells)
-    failing = next((c for c in record.cells if c.error and not c.error_expected), None)
-    if failing is not None:
-        record.status = ERROR
-        traceback = next((c.traceback for c in cells if c.index == failing.index), None)
-        record.error = ErrorInfo(type=failing.error or "Error",
-                                 message=error_message(traceback),
-                                 cell_index=failing.index,
-                                 execution_count=failing.execution_count)
     return record
 
 
-def page_record(tree: dict[str, Any], folder: Path | None = None,
-                root: Path | None = None) -> tuple[NotebookRecord | None, list[str]]:
+def failed_record(output: KernelOutput, root: Path, title: str, reason: str) -> NotebookRecord:
+    """The record of a page whose kernel ran but whose cells could not be matched with
+    what it ran: no cell is named (none can be told apart), nothing is claimed."""
+    record = _executed(output, root, title)
+    record.capture = "failed"
+    record.capture_message = f"the page's code cells are not what its kernel ran: {reason}"
+    return record
+
+
+def unmatched_warning(record: NotebookRecord) -> str:
+    return (f"{record.docname}: capture failed: {record.capture_message} (the page ran; "
+            "its record has no cells)")
+
+
+def page_record(tree: dict[str, Any], folder: Path | None = None, root: Path | None = None,
+                since: float | None = None) -> tuple[NotebookRecord | None, list[str]]:
     """The record of the page ``tree`` (None: a page without code) and warnings.
 
     After an execution the record is saved as the sidecar of the page's cache key
     and the kernel's file removed; without a kernel's file (a cache hit) the
-    sidecar's record is this build's, with provenance ``cache``.
+    sidecar's record is this build's, with provenance ``cache``. A kernel this build
+    (started at ``since``) ran for the page with other cells gives a record with
+    ``capture: failed``, and a warning.
     """
     folder = folder or capture_folder()
     root = root or Path.cwd()
-    cells = code_cells(tree)
-    if not cells:
+    executable = executable_nodes(tree)
+    found = page_cells(tree)
+    if not any(node.kind == "block" for node in executable):
         return None, []
-    sidecar = folder / SIDECARS_FOLDER / f"{cache_key(cells)}.json"
-    output = find_kernel_output(folder, cells)
+    sidecar = folder / SIDECARS_FOLDER / f"{cache_key(executable)}.json"
+    output = find_kernel_output(folder, found)
     warnings: list[str] = []
     if output is not None:
-        record = record_from_kernel(output, cells, root, _title(tree))
+        record = record_from_kernel(output, root, _title(tree))
+        page = Path(output.page) if output.page else None
+        warnings += _enrich(record, tree, page)
         # kept in the sidecar too: a cache hit lists the packages of the run it reuses
         record.packages = packages.kernel_packages(output.executable, folder)
         warnings += [f"in-kernel capture: {message}" for message in output.warnings]
@@ -246,7 +256,12 @@ def page_record(tree: dict[str, Any], folder: Path | None = None,
                             "(the notebook ran normally)")
         if record.status == OK:  # mystmd caches only pages that ran without error
             _save(sidecar, json.dumps(sidecar_dict(record), sort_keys=True, allow_nan=False))
-        output.path.unlink(missing_ok=True)
+        output.remove()
+    elif (unmatched := own_unmatched_kernel(folder, found, since)) is not None:
+        output, reason = unmatched
+        record = failed_record(output, root, _title(tree), reason)
+        warnings.append(unmatched_warning(record))
+        output.remove()
     else:
         record, problem = _from_sidecar(sidecar)
         if problem:
@@ -254,9 +269,56 @@ def page_record(tree: dict[str, Any], folder: Path | None = None,
         if record is None:
             return None, warnings  # no data: not executed with capture on (or code only)
         record.title = _title(tree) or record.title
+        warnings += _enrich(record, tree, _source_file(record, root))
+    _save_record(folder, record)
+    return record, warnings
+
+
+def _enrich(record: NotebookRecord, tree: dict[str, Any], page: Path | None) -> list[str]:
+    """What this build's page says about the record's cells (for a cache hit too: the
+    page's tags are no part of mystmd's cache key, its lines may have moved)."""
+    reader = local_module_reader(page.parent) if page is not None else None
+    return enrich(record, page_cells(tree, page), reader)
+
+
+def _source_file(record: NotebookRecord, root: Path) -> Path | None:
+    if not record.source:
+        return None
+    for path in (root / record.source, Path(record.source)):
+        if path.is_file():
+            return path
+    return None
+
+
+def _save_record(folder: Path, record: NotebookRecord) -> None:
     _save(folder / RECORDS_FOLDER / f"{_digest(record.docname)}.json",
           json.dumps(record.to_dict(), sort_keys=True, allow_nan=False))
-    return record, warnings
+
+
+def leftover_kernels(folder: Path | None = None, root: Path | None = None,
+                     since: float | None = None) -> tuple[list[NotebookRecord], list[str]]:
+    """After every page's document stage: the kernels no page's record took. Those of
+    this build (started at ``since``, None: unknown) are pages whose code mystmd ran but
+    whose cells could not be found in the tree the plugin got: a record with ``capture:
+    failed`` each (unless the page has one of this build), and a warning. Every file
+    left in the kernels' folder is removed: an earlier build's, silently."""
+    folder = folder or capture_folder()
+    root = root or Path.cwd()
+    records, warnings = [], []
+    for output in kernel_outputs(folder):
+        if output.page and this_builds(output, since):
+            record = failed_record(output, root, "", "no page of the build matched the "
+                                   f"{len(output.cells)} code cells its kernel ran")
+            saved = folder / RECORDS_FOLDER / f"{_digest(record.docname)}.json"
+            if not (since is not None and saved.is_file() and saved.stat().st_mtime >= since):
+                _save_record(folder, record)
+                records.append(record)
+                warnings.append(unmatched_warning(record))
+        output.remove()
+    for crash in (folder / KERNELS_FOLDER).glob(f"*{CRASH_SUFFIX}"):
+        if not crash.with_name(crash.name.removesuffix(CRASH_SUFFIX)).exists():
+            crash.unlink(missing_ok=True)  # a kernel's faulthandler file, its kernel read
+    return records, warnings
 
 
 def _from_sidecar(path: Path) -> tuple[NotebookRecord | None, str | None]:

@@ -66,8 +66,10 @@ def notices(tree: mdast.Node) -> list[mdast.Node]:
 def make_truthful(tree: mdast.Node, record: NotebookRecord,
                   settings: Settings = DEFAULTS) -> None:
     """The page's notices, once its record is known: the intro of a page that ran
-    without a GPU claims none, a last line names the device, and with ``colab_url``
-    the Colab link opens this page's notebook."""
+    without a GPU, or could not be measured, claims none
+    (:func:`..render.notice_text.claims_gpu_machine`), a last line names the device
+    where it is known, and with ``colab_url`` the Colab link opens this page's
+    notebook."""
     translate = settings.translate
     if settings.colab_url:
         link = settings.colab_url.replace("{path}", record.docname)
@@ -77,7 +79,8 @@ def make_truthful(tree: mdast.Node, record: NotebookRecord,
                 for child in mdast.walk(paragraph):
                     if child.get("type") == "link" and child.get("url") == COLAB_URL:
                         child["url"] = link
-    if record.capture != "ok":
+    claims = notice_text.claims_gpu_machine(record)
+    if record.capture != "ok" and claims:
         return
     for node in mdast.walk(tree):
         if node.get("type") != "admonition" or not mdast.has_class(node, "gpu-admonition"):
@@ -85,9 +88,10 @@ def make_truthful(tree: mdast.Node, record: NotebookRecord,
         kind = "required" if mdast.has_class(node, KIND_CLASSES["required"]) else "optional"
         children = node.setdefault("children", [])
         for index, child in enumerate(children):
-            if mdast.has_class(child, INTRO_CLASS) and not notice_text.ran_on_gpu(record):
+            if mdast.has_class(child, INTRO_CLASS) and not claims:
                 children[index] = mdast.paragraph(
                     notice_text.written_for_gpu_text(kind, translate), css=INTRO_CLASS)
         children[:] = [c for c in children if not mdast.has_class(c, EXECUTED_ON_CLASS)]
-        children.append(mdast.paragraph(notice_text.executed_on_sentence(record, translate),
-                                        css=EXECUTED_ON_CLASS))
+        if record.capture == "ok":  # the device is known: the last line names it
+            children.append(mdast.paragraph(
+                notice_text.executed_on_sentence(record, translate), css=EXECUTED_ON_CLASS))

@@ -117,7 +117,7 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
     warnings = [problem for problem in problems if settings.once(problem, folder)]
     texts = runtime.Texts(options.translate, options.ngettext)
     if name == "gpu-capture":
-        record, found = capture.page_record(tree)
+        record, found = capture.page_record(tree, since=build_options.build_started())
         warnings += found
         # the roles naming this page: its record is known now, after it ran
         warnings += runtime.resolve(tree, lambda _target: record, lambda _target: [], texts,
@@ -134,6 +134,8 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
             warnings += slow_cell_warnings(record, options)
         warn(warnings, arguments)
     elif name == "gpu-status":
+        # this build's kernels that no page took: pages that ran but have no record
+        warnings += capture.leftover_kernels(folder, since=build_options.build_started())[1]
         report, analysis = status.build_report(
             capture.build_records(folder),
             execute_parallel=build_options.execute_parallel(arguments),

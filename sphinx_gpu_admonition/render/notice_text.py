@@ -63,6 +63,17 @@ def ran_on_gpu(record: NotebookRecord) -> bool:
     return is_gpu(record.environment.backend)
 
 
+def claims_gpu_machine(record: NotebookRecord) -> bool:
+    """Whether the notice may keep its claim that the lecture was built on a machine
+    with a GPU: the page ran on one, or nothing at all was measured (no capture: the
+    author's sentence stands). A page whose kernel ran but could not be measured
+    (capture failed) falls back to :func:`written_for_gpu_text`, which claims nothing
+    about the build's machine."""
+    if record.capture == "missing":
+        return True
+    return record.capture == "ok" and ran_on_gpu(record)
+
+
 def executed_on_sentence(record: NotebookRecord, translate: Translate = english) -> str:
     if ran_on_gpu(record):
         return translate("This page was executed on %s.") % device_sentence(record)

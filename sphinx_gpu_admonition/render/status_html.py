@@ -229,8 +229,9 @@ def cells_data(analysis: BuildAnalysis, labels: Labels | None = None) -> dict[st
         if comparison is not None:
             entry["cmp"] = 1
             if comparison.gone_cells:
-                entry["g"] = [{"i": index, "t": format_seconds(seconds), "l": first_line}
-                              for index, seconds, first_line in comparison.gone_cells]
+                # "i": the gone cell's number ("#3": cell 3 of the baseline)
+                entry["g"] = [{"i": key + 1, "t": format_seconds(seconds), "l": first_line}
+                              for key, seconds, first_line in comparison.gone_cells]
         notebooks[record.docname] = entry
     return {"v": CELLS_DATA_VERSION, "nb": notebooks}
 

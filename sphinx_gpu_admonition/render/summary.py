@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..model.analysis import BuildAnalysis, Thresholds
+from ..model.analysis import BuildAnalysis, Thresholds, cell_key
 from ..model.device import build_label
 from ..model.findings import BuildTotals, budget_findings, findings
 from ..model.formatting import format_gpu_memory, format_ratio, format_seconds, plural
@@ -431,9 +431,11 @@ def _compare_rows(a: StatusReport, analysis: BuildAnalysis, options: CompareOpti
                 "regression": regressed(cell.seconds,
                                         cell_comp.relative_ratio if cell_comp else None),
             })
-        for index, seconds, first_line in comp.gone_cells:
-            gone = next((c for c in old.cells if c.index == index), None) if old else None
-            cells.append({"docname": nb.docname, "index": index, "execution_count": None,
+        for key, seconds, first_line in comp.gone_cells:
+            gone = next((c for place, c in enumerate(old.cells) if cell_key(c, place) == key),
+                        None) if old else None
+            cells.append({"docname": nb.docname, "index": gone.index if gone else None,
+                          "execution_count": None,
                           "cell": old.cell_name(gone).label if old and gone else "cell ?",
                           "first_line": first_line, "state": "gone", "a_seconds": seconds,
                           "b_seconds": None, "ratio": None, "change_seconds": None,

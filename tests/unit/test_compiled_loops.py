@@ -22,7 +22,7 @@ def notebook(*cells: CellRecord, backend: str = "gpu") -> NotebookRecord:
 
 
 def cell(index: int, *loops: CompiledLoop, runs: list[LoopCall] | None = None) -> CellRecord:
-    return CellRecord(index=index, execution_count=index + 1, seconds=2.0,
+    return CellRecord(index=index, execution_count=index + 1, position=index, seconds=2.0,
                       compile_seconds=1.0, compilations={"jit(f)": 1},
                       compiled_loops=list(loops), runs=runs or [])
 
