@@ -16,6 +16,13 @@ recorded) and ``diagnosis-gpu-t4-status.json`` (the same, moved) into the folder
 
     PYTHONPATH=$PWD .venv/bin/python tests/make_gpu_fixture.py --diagnosis tests/data
 
+The execution is judged as the docs book judges it (its ``gpu_slow_cell_seconds``,
+stored in the files' ``build.thresholds``, so that ``report`` on them flags what
+the page flags); ``--judge FOLDER`` judges the committed files again, measurements
+unchanged, after that limit changed (or to write them with this release's schema):
+
+    PYTHONPATH=$PWD .venv/bin/python tests/make_gpu_fixture.py --judge tests/data
+
 For that page the lecture runs its ``lax.scan`` for :data:`DOCS_STEPS` steps instead
 of the tests' 20,000, so that its two timed cells take seconds on a CPU as the real
 lecture's take on the GPU (a CPU runs such a loop at a few ns a step); both files
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,6 +98,12 @@ def _write(data: dict[str, Any], target: Path) -> None:
     target.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
+def docs_slow_cell_seconds() -> float:
+    """The docs book's ``gpu_slow_cell_seconds`` (docs/_config.yml)."""
+    config = (DIAGNOSIS.parents[2] / "docs" / "_config.yml").read_text(encoding="utf-8")
+    return float(re.search(r"gpu_slow_cell_seconds: ([\d.]+)", config).group(1))
+
+
 def execute_diagnosis(folder: Path) -> dict[str, Any]:
     """Build a copy of tests/roots/diagnosis on this machine's CPU (real kernels, the
     lecture at :data:`DOCS_STEPS` steps) and return its status document; the build
@@ -108,7 +122,10 @@ def execute_diagnosis(folder: Path) -> dict[str, Any]:
     environ.pop("CI", None)
     environ.pop("GITHUB_ACTIONS", None)
     environ.pop("GITHUB_WORKSPACE", None)  # sources named from the build's folder
-    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-E", "-q", str(source),
+    # judged as the docs book judges (its gpu_slow_cell_seconds), which the file then
+    # stores: report on the file flags what the docs' page of it flags
+    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-E", "-q",
+                    "-D", f"gpu_slow_cell_seconds={docs_slow_cell_seconds()}", str(source),
                     str(folder / "html")], env=environ, check=False, cwd=folder)
     data = json.loads((folder / "html" / "execution-status.json").read_text(encoding="utf-8"))
     data["build"]["note"] = (f"tests/roots/diagnosis executed on a CPU by "
@@ -117,7 +134,30 @@ def execute_diagnosis(folder: Path) -> dict[str, Any]:
     return data
 
 
+def judge(data: dict[str, Any], slow_cell_seconds: float) -> dict[str, Any]:
+    """``data`` (a status document of any schema version this release reads) as a build
+    of the same execution judged with ``gpu_slow_cell_seconds`` would write it: the
+    measurements as they are, the thresholds in ``build`` and the analysis made with
+    them (the execution does not depend on them)."""
+    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.model.judging import Rules, build_fields
+    from sphinx_gpu_admonition.model.record import StatusReport
+
+    report = StatusReport.from_dict(data)
+    thresholds = Thresholds(slow_cell_seconds=slow_cell_seconds)
+    report.build.update(build_fields(thresholds, Rules(), None))
+    report.analysis = analyse(report, thresholds).to_dict()
+    return json.loads(json.dumps(report.to_dict()))
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--judge":
+        # the committed files judged again with the docs' limit (same measurements)
+        for name in ("diagnosis-cpu-status.json", "diagnosis-gpu-t4-status.json"):
+            path = Path(argv[1]) / name
+            _write(judge(json.loads(path.read_text(encoding="utf-8")),
+                         docs_slow_cell_seconds()), path)
+        return 0
     if len(argv) == 2 and argv[0] == "--diagnosis":
         target = Path(argv[1])
         with tempfile.TemporaryDirectory() as folder:
@@ -129,7 +169,8 @@ def main(argv: list[str]) -> int:
         return 0
     if len(argv) != 2:
         print("usage: make_gpu_fixture.py STATUS_JSON OUTPUT_JSON\n"
-              "       make_gpu_fixture.py --diagnosis FOLDER", file=sys.stderr)
+              "       make_gpu_fixture.py --diagnosis FOLDER\n"
+              "       make_gpu_fixture.py --judge FOLDER", file=sys.stderr)
         return 2
     source, target = (Path(arg) for arg in argv)
     _write(to_gpu(json.loads(source.read_text(encoding="utf-8"))), target)

@@ -73,3 +73,49 @@ def test_the_gpu_case_page_shows_the_timed_call_cell_first(tmp_path: Path) -> No
     headline = page.select_one(".gpu-status-headline").get_text()
     assert re.search(r"took ([\d.]+ s) against \1 in the baseline", headline)
     assert headline.split(" in the baseline")[0].removeprefix("This build ") in guide
+    # report on the page's files flags what the page flags, as the file's build judged
+    # it (its stored gpu_slow_cell_seconds), as JSON and as GitHub annotations
+    report_flags_what_the_page_flags(page, data)
+
+
+def report_flags_what_the_page_flags(page, data: Path) -> None:
+    import contextlib
+    import io
+    import json
+    import os
+
+    from sphinx_gpu_admonition.cli import main as cli_main
+
+    status = data / "diagnosis-gpu-t4-status.json"
+    stored = json.loads(status.read_text(encoding="utf-8"))["build"]["thresholds"]
+    assert stored["slow_cell_seconds"] == 5.0  # the docs book's limit, not the default
+    names = [" ".join(item.select_one(".gpu-status-finding-where").get_text().split())
+             for item in page.select("li.gpu-status-finding")]
+    assert names
+    arguments = ["report", str(status), "--baseline", str(data / "diagnosis-cpu-status.json"),
+                 "--exit-zero"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli_main([*arguments, "--json"]) == 0
+    flagged = [f"{cell['docname']}, {cell['cell']}" for cell in
+               json.loads(out.getvalue())["flagged_cells"]]
+    assert len(flagged) == len(names) and all(
+        cell.split(", ")[1] in name for cell, name in zip(flagged, names, strict=True))
+    summary, outputs = data.parent / "summary.md", data.parent / "outputs.txt"
+    errors = io.StringIO()
+    environ = {"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs)}
+    saved = {name: os.environ.get(name) for name in environ}
+    os.environ.update(environ)
+    try:
+        with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
+            assert cli_main([*arguments, "--github"]) == 0
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
+    annotated = [line for line in errors.getvalue().splitlines()
+                 if line.startswith("::warning") and "Slow cell" in line]
+    assert len(annotated) == len(flagged)
+    assert f"flagged={len(flagged)}" in outputs.read_text(encoding="utf-8")

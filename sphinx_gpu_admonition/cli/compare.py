@@ -4,6 +4,7 @@ largest change first, judged after the machine factor; text, GitHub Markdown or 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import Any
 
@@ -26,6 +27,7 @@ from .output import (
     fmt_ratio,
     fmt_seconds,
     github_enabled,
+    judging_of,
     read_report,
     shorten,
     text_table,
@@ -40,15 +42,18 @@ __all__ = ["CompareOptions", "cmd_compare", "compare_options", "render_compare_m
 def compare_options(args: argparse.Namespace) -> CompareOptions:
     """The command's options (the paths as the output shows them: :func:`shown_path`)."""
     return CompareOptions(shown_path(args.baseline), shown_path(args.new), args.label_a,
-                          args.label_b, args.fail_above, args.min_seconds, args.top)
+                          args.label_b, args.fail_above, args.slow_cell_min_seconds, args.top)
 
 
-def compared(a: StatusReport, b: StatusReport,
-             options: CompareOptions) -> tuple[BuildAnalysis, dict[str, Any]]:
-    """B analysed once against A (``--fail-above`` is the regression ratio when given),
-    and what ``compare`` shows of that analysis."""
-    thresholds = thresholds_from(min_seconds=options.min_seconds,
+def compared(a: StatusReport, b: StatusReport, options: CompareOptions,
+             args: argparse.Namespace | None = None) -> tuple[BuildAnalysis, dict[str, Any]]:
+    """B analysed once against A, with the thresholds B's build judged it with (the
+    command's options override them; ``--fail-above`` is the regression ratio when
+    given), and what ``compare`` shows of that analysis."""
+    thresholds = thresholds_from(judging_of(b).thresholds, args,
+                                 slow_cell_min_seconds=options.min_seconds,
                                  regression_ratio=options.fail_above)
+    options = dataclasses.replace(options, min_seconds=thresholds.slow_cell_min_seconds)
     analysis = analyse(b, thresholds, baseline=a)
     return analysis, summary.summarise_compare(a, b, analysis, options)
 
@@ -125,7 +130,8 @@ def _regression_lines(data: dict[str, Any], style: Style) -> list[str]:
 def cmd_compare(args: argparse.Namespace) -> int:
     a = read_report(args.baseline)
     b = read_report(args.new)
-    analysis, data = compared(a, b, compare_options(args))  # one analysis, every output
+    # one analysis, every output
+    analysis, data = compared(a, b, compare_options(args), args)
     if github_enabled(args):
         write_github(b, analysis, render_compare_markdown(data), status_json=args.new)
     if args.json:

@@ -17,7 +17,7 @@ from .output import EXIT_OK, PROG, UsageError, one_line, plural, read_report, sa
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from ..model.merge import merge_reports, write_report
+    from ..model.merge import judging_differs, merge_reports, write_report
 
     output = Path(args.output)
     # checked before the inputs are read: ``merge . status.json`` (the arguments swapped)
@@ -29,6 +29,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     merged, conflicts = merge_reports(inputs)
     for conflict in conflicts:
         say(f"{PROG}: conflict: {one_line(conflict.message())}", sys.stderr)
+    differing = judging_differs(inputs)
+    if differing:  # the same book's jobs should judge alike: say which one counts
+        say(f"{PROG}: note: the inputs differ in build {', '.join(differing)}; the merged "
+            f"file keeps those of {inputs[0][0]}", sys.stderr)
     try:
         write_report(output, merged)
     except (OSError, ValueError) as error:

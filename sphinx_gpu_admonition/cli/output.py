@@ -16,12 +16,13 @@ from ..model.analysis import Thresholds
 from ..model.files import read_status
 from ..model.formatting import one_line as one_line_text
 from ..model.formatting import plural, safe_lines, shorten
+from ..model.judging import Judging, judged_by
 from ..model.record import StatusReport
 from ..model.schema import SchemaError
 from ..render.markdown import fmt_change, fmt_ratio, fmt_seconds, md_code, md_table, md_text
 
 __all__ = ["fmt_change", "fmt_ratio", "fmt_seconds", "md_code", "md_table", "md_text",
-           "plural", "shorten", "github_enabled", "thresholds_from", "write_github"]
+           "plural", "shorten", "github_enabled", "judging_of", "thresholds_from", "write_github"]
 
 PROG = "sphinx-gpu-admonition"
 
@@ -36,13 +37,23 @@ FIRST_LINE_WIDTH = 60
 DEFAULT_THRESHOLDS = Thresholds()
 
 
-def thresholds_from(slow_cell_seconds: float | None = None, min_seconds: float | None = None,
-                    regression_ratio: float | None = None) -> Thresholds:
-    """The defaults with the command's options (None: not given), built in one place."""
-    overrides = {"slow_cell_seconds": slow_cell_seconds, "slow_cell_min_seconds": min_seconds,
-                 "regression_ratio": regression_ratio}
-    return DEFAULT_THRESHOLDS._replace(**{name: value for name, value in overrides.items()
-                                          if value is not None})
+def thresholds_from(base: Thresholds = DEFAULT_THRESHOLDS, args: Any = None,
+                    **overrides: Any) -> Thresholds:
+    """``base`` (the thresholds a status file stores: how its build judged it) with the
+    command's options (``args``: the parsed thresholds options, None where not given)
+    and ``overrides``, built in one place."""
+    given = {name: getattr(args, name, None) for name in Thresholds._fields}
+    given.update(overrides)
+    return base._replace(**{name: value for name, value in given.items() if value is not None})
+
+
+def judging_of(report: StatusReport) -> Judging:
+    """How ``report``'s build judged it (:func:`..model.judging.judged_by`); a value no
+    build writes is bad input."""
+    try:
+        return judged_by(report.build)
+    except SchemaError as error:
+        raise UsageError(str(error)) from error
 
 
 def github_enabled(args: Any) -> bool:

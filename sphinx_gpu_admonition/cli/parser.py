@@ -62,6 +62,64 @@ _non_negative_int = _number_at_least(int, 0)
 _non_negative_float = _number_at_least(float, 0)
 
 
+def _between(low: float, high: float | None, low_included: bool = False
+             ) -> Callable[[str], float]:
+    """An argparse type: a number above ``low`` (or at it) and at most ``high``."""
+    at_least = _non_negative_float
+
+    def parse(text: str) -> float:
+        value = at_least(text)
+        if not (value >= low if low_included else value > low) or (
+                high is not None and value > high):
+            span = f"> {low:g}" + (f" and <= {high:g}" if high is not None else "")
+            raise argparse.ArgumentTypeError(f"must be a number {span}: {text!r}")
+        return value
+
+    return parse
+
+
+_share = _between(0, 1)
+_ratio = _between(1, None)
+
+#: every threshold of :class:`..model.analysis.Thresholds` as an option of ``report`` and
+#: ``compare``: (flag, Thresholds field, type, metavar, what it does)
+THRESHOLD_OPTIONS = (
+    ("--slow-cell-seconds", "slow_cell_seconds", _non_negative_float, "SECONDS",
+     "flag cells at least this slow"),
+    ("--slow-cell-share", "slow_cell_share", _share, "SHARE",
+     "flag cells taking at least this share of their notebook's cell time"),
+    ("--min-seconds", "slow_cell_min_seconds", _non_negative_float, "SECONDS",
+     "never flag cells faster than this by share, regression or compilation"),
+    ("--compile-share", "compile_share", _share, "SHARE",
+     "a flagged cell with at least this share of JAX compilation gets a compile hint"),
+    ("--recompile-threshold", "recompile_threshold", _positive_int, "N",
+     "a function compiled at least N times in one cell gets a recompile hint"),
+    ("--regression-ratio", "regression_ratio", _ratio, "RATIO",
+     "with a baseline, a cell or notebook this many times slower beyond the machine "
+     "factor is a regression"),
+    ("--cache-compile-share", "cache_compile_share", _share, "SHARE",
+     "a CI build compiling at least this share of its cells' time without a persistent "
+     "compilation cache gets the compilation_cache finding"),
+    ("--cache-compile-seconds", "cache_compile_seconds", _non_negative_float, "SECONDS",
+     "... and at least this long"),
+)
+
+
+def add_threshold_options(command: argparse.ArgumentParser,
+                          skip: tuple[str, ...] = ()) -> None:
+    """The thresholds: each one's default is the value the build's status file stores
+    (how the build judged it), else the build's default."""
+    group = command.add_argument_group(
+        "thresholds", "Each defaults to the value the status file stores (the build's own, "
+        "so that the command flags what the build flagged), else to the option's default.")
+    for flag, field, kind, metavar, what in THRESHOLD_OPTIONS:
+        if field in skip:
+            continue
+        default = getattr(DEFAULT_THRESHOLDS, field)
+        group.add_argument(flag, dest=field, type=kind, metavar=metavar, default=None,
+                           help=f"{what} (build default {default:g})")
+
+
 def _wrap(text: str) -> str:
     return textwrap.fill(" ".join(text.split()), width=79)
 
@@ -118,15 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="execution-status.json, or a build output folder holding it")
     report.add_argument("--top", type=_positive_int, default=5, metavar="N",
                         help="rows of the slowest notebooks and cells (default %(default)s)")
-    report.add_argument("--slow-cell-seconds", type=_non_negative_float, metavar="SECONDS",
-                        default=DEFAULT_THRESHOLDS.slow_cell_seconds,
-                        help="flag cells at least this slow (default %(default)s)")
-    report.add_argument("--min-seconds", type=_non_negative_float, metavar="SECONDS",
-                        default=DEFAULT_THRESHOLDS.slow_cell_min_seconds,
-                        help="never flag cells faster than this (default %(default)s)")
     report.add_argument("--baseline", metavar="BASELINE_JSON",
                         help="also flag cells slower than in this earlier build's status "
-                             "file beyond the machine factor (as gpu_status_baseline does)")
+                             "file beyond the machine factor (as gpu_status_baseline does; "
+                             "default: the baseline the build compared with, where that "
+                             "file still is, unchanged)")
+    report.add_argument("--no-baseline", action="store_true",
+                        help="compare with no baseline, not even the build's")
     report.add_argument("--exit-zero", action="store_true",
                         help="exit 0 even when the build has failed notebooks")
     output = report.add_mutually_exclusive_group()
@@ -135,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print GitHub Markdown (for a pull-request comment or "
                              "$GITHUB_STEP_SUMMARY)")
     add_github_options(report)
+    add_threshold_options(report)
     report.set_defaults(run=cmd_report)
 
     compare = commands.add_parser(
@@ -150,11 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the new build: execution-status.json or a build folder")
     compare.add_argument("--fail-above", type=_non_negative_float, metavar="RATIO",
                          help="exit 1 when a notebook or cell of B took at least RATIO times "
-                              "its time in A (and at least --min-seconds)")
-    compare.add_argument("--min-seconds", type=_non_negative_float, metavar="SECONDS",
-                         default=DEFAULT_THRESHOLDS.slow_cell_min_seconds,
-                         help="ignore notebooks and cells faster than this in B for "
-                              "--fail-above (default %(default)s)")
+                              "its time in A (and at least --min-seconds); the regression "
+                              "ratio of the findings too")
     compare.add_argument("--top", type=_non_negative_int, default=15, metavar="N",
                          help="rows of the cell table (0: all; default %(default)s)")
     compare.add_argument("--label-a", metavar="TEXT",
@@ -166,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--markdown", action="store_true",
                         help="print GitHub Markdown (for a pull-request comment)")
     add_github_options(compare)
+    add_threshold_options(compare)
     compare.set_defaults(run=cmd_compare)
 
     merge = commands.add_parser(

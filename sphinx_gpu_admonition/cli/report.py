@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..model.analysis import analyse
+from ..model.files import status_file
 from ..model.formatting import one_line
-from ..model.record import OK
+from ..model.judging import Judging, find_baseline
+from ..model.record import OK, StatusReport
 from ..render.markdown import render_report_markdown
 from ..render.summary import (
     shown_path,
@@ -22,6 +25,7 @@ from .machines import machines_text
 from .output import (
     EXIT_FAILED,
     EXIT_OK,
+    PROG,
     Cell,
     Style,
     colour_enabled,
@@ -29,7 +33,9 @@ from .output import (
     emit_json,
     fmt_seconds,
     github_enabled,
+    judging_of,
     read_report,
+    say,
     shorten,
     text_table,
     thresholds_from,
@@ -110,11 +116,32 @@ def _status_cell(status: str) -> Cell:
 
 
 
+def build_baseline(judging: Judging, status_file: Path) -> StatusReport | None:
+    """The baseline the build compared with, where that file still is, unchanged; else a
+    note on standard error (its regressions are not checked again) and None."""
+    used = judging.baseline
+    if used is None:
+        return None
+    found = find_baseline(used, status_file)
+    if found is None:
+        say(f"{PROG}: note: the build compared with the baseline {used.path} "
+            f"(created {used.created or 'at an unknown time'}), which is not there or has "
+            "changed since: its regressions are not checked again (give --baseline)",
+            sys.stderr)
+        return None
+    return read_report(str(found))
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     report = read_report(args.build)
-    thresholds = thresholds_from(slow_cell_seconds=args.slow_cell_seconds,
-                                 min_seconds=args.min_seconds)
-    baseline = read_report(args.baseline) if args.baseline else None
+    judging = judging_of(report)  # how the build judged it: its thresholds and baseline
+    thresholds = thresholds_from(judging.thresholds, args)
+    if args.baseline:
+        baseline = read_report(args.baseline)
+    elif args.no_baseline:
+        baseline = None
+    else:
+        baseline = build_baseline(judging, status_file(args.build))
     analysis = analyse(report, thresholds, baseline)  # the one analysis every output shows
     summary = summarise_report(report, analysis, thresholds, shown_path(args.build), args.top)
     if github_enabled(args):

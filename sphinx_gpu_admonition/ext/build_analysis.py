@@ -27,9 +27,10 @@ from ..model.analysis import (
     is_ci,
 )
 from ..model.device import is_gpu, parallel_preallocation_warning
-from ..model.files import read_status
+from ..model.files import read_status, repository_path
 from ..model.findings import budget_findings, findings
 from ..model.formatting import format_seconds
+from ..model.judging import Rules, baseline_used, build_fields, judged_by
 from ..model.record import CellRecord, StatusReport
 from ..model.schema import SchemaError
 from ..render.junit import NEVER_FAIL, FailOn
@@ -131,6 +132,24 @@ def thresholds(app: Sphinx) -> Thresholds:
     return Thresholds.from_config(get_config(app.config))
 
 
+def judging_fields(app: Sphinx) -> dict[str, object]:
+    """How this build judges its records, for its status file's ``build``: the
+    thresholds, the rule settings and the baseline (path, digest, created) it read."""
+    config = get_config(app.config)
+    rules = Rules(warn_slow_cells=config.warn_slow_cells,
+                  warn_regressions=config.warn_regressions,
+                  expected_backend=config.expected_backend)
+    used = None
+    baseline, path = get_baseline(app), baseline_path(app)
+    if baseline is not None and path is not None:
+        try:
+            used = baseline_used(repository_path(path), path.read_bytes(),
+                                 baseline.build.get("created"))
+        except OSError:  # read a moment ago: gone since, so no digest to give
+            used = None
+    return build_fields(thresholds(app), rules, used)
+
+
 # -- the analysis ---------------------------------------------------------------------
 class _AnalysedBuild(NamedTuple):
     """This build's analysis, and each notebook's by name (made once per build)."""
@@ -163,17 +182,21 @@ def notebook_analysis(app: Sphinx, docname: str) -> NotebookAnalysis | None:
 
 
 def file_analysis(app: Sphinx, node: nodes.Element) -> BuildAnalysis | None:
-    """The analysis of a table's ``:status-file:`` (and ``:baseline-file:``); None, with
-    a warning at the directive, when a file cannot be read."""
+    """The analysis of a table's ``:status-file:`` (and ``:baseline-file:``), with the
+    thresholds that file's build stored (this book's for a file that stores none);
+    None, with a warning at the directive, when a file cannot be read."""
     try:
         report = read_status(node["gpu_status_file"])
         baseline = (read_status(node["gpu_baseline_file"]) if "gpu_baseline_file" in node
                     else None)
+        judging = judged_by(report.build)
     except (OSError, SchemaError) as error:
         warn(logger, f"execution-status: cannot read the status file: {error}", "directive",
              location=node)
         return None
-    return analyse(report, thresholds(app), baseline)
+    # judged as its build judged it (as report judges it), else with this book's limits
+    return analyse(report, judging.thresholds if judging.stored else thresholds(app),
+                   baseline)
 
 
 def forget_analysis(app: Sphinx) -> None:

@@ -28,6 +28,7 @@ from ..render.junit import junit_xml
 from . import _mystnb, calibration
 from .build_analysis import (
     get_baseline,
+    judging_fields,
     junit_fail_on,
     thresholds,
     warn_parallel_preallocation,
@@ -77,6 +78,7 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
             "outcome": BUILD_FAILED if failure is not None else BUILD_SUCCEEDED,
             "failure": failure_text(failure) if failure is not None else None,
             "ci": is_ci(os.environ),
+            **judging_fields(app),
         },
     )
     # the machine's speed matters only for what this build executed (a cache hit

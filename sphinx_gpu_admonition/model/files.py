@@ -146,12 +146,9 @@ def read_json(path: Path) -> Any:
         raise SchemaError(f"{path}: not JSON this version reads ({error})") from error
 
 
-def read_status(path: str | Path) -> StatusReport:
-    """Read an ``execution-status.json`` file, or find it in a build folder.
-
-    Raises :class:`SchemaError` (or :class:`OSError`) with a message that names
-    the file and what is wrong; callers print it as one line.
-    """
+def status_file(path: str | Path) -> Path:
+    """The status file ``path`` names: itself, or the ``execution-status.json`` of a
+    build folder (:class:`SchemaError` for a folder without one)."""
     path = Path(path)
     if path.is_dir():
         # an output folder, a build folder, or a book's source folder
@@ -162,6 +159,16 @@ def read_status(path: str | Path) -> StatusReport:
             raise SchemaError(f"{path}: build folder without execution-status.json "
                               "(was it built with sphinx_gpu_admonition?)")
         path = found
+    return path
+
+
+def read_status(path: str | Path) -> StatusReport:
+    """Read an ``execution-status.json`` file, or find it in a build folder.
+
+    Raises :class:`SchemaError` (or :class:`OSError`) with a message that names
+    the file and what is wrong; callers print it as one line.
+    """
+    path = status_file(path)
     if not path.exists():
         raise SchemaError(f"{path}: no such file")
     data = read_json(path)
@@ -197,12 +204,12 @@ def local_module_reader(folder: Path) -> Callable[[str], str | None]:
 #: A record saved beside a cached notebook; the version is bumped whenever the record
 #: model changes, so a cache restored from another release is never misread.
 SIDECAR_ID = "sphinx-gpu-admonition/capture-sidecar"
-SIDECAR_VERSION = 6  # 6: recompile reasons; 5: compiled loops, device memory; 4: runs...
+SIDECAR_VERSION = 7  # 7: cell positions; 6: recompile reasons; 5: compiled loops...
 #: the sidecar versions this release reads: every version after 1 only added fields,
 #: whose defaults stand for what an older sidecar did not save (the cells' lines
 #: and sources are looked up again by every build, and whether their errors were
 #: expected on every cache hit), so an upgrade keeps the measurements of a cache
-READABLE_SIDECAR_VERSIONS = frozenset({1, 2, 3, 4, 5, SIDECAR_VERSION})
+READABLE_SIDECAR_VERSIONS = frozenset({1, 2, 3, 4, 5, 6, SIDECAR_VERSION})
 
 
 def sidecar_dict(record: NotebookRecord) -> dict[str, Any]:

@@ -30,6 +30,17 @@ from .record import (
     StatusReport,
 )
 
+#: the ``build`` entries that say how a job judged its notebooks (and on which engine)
+JUDGING_KEYS = ("engine", "thresholds", "rules", "baseline")
+
+
+def judging_differs(inputs: list[tuple[str, StatusReport]]) -> list[str]:
+    """The judging entries in which the inputs disagree (the merge keeps the first's)."""
+    return [key for key in JUDGING_KEYS
+            if len({repr(report.build.get(key)) for _, report in inputs
+                    if key in report.build}) > 1]
+
+
 #: which job's record of a notebook counts: the one that executed it, then one that
 #: reused the cache, then an earlier build's, then one that did not execute it
 PROVENANCE_RANK = {EXECUTED: 3, CACHE: 2, EARLIER_BUILD: 1, NOT_EXECUTED: 0}
@@ -113,6 +124,12 @@ def _merged_build(inputs: list[tuple[str, StatusReport]],
                                 if position == index),
         } for index, (source, report) in enumerate(inputs)],
     }
+    # how the jobs judged their notebooks (the same book's settings in every job): the
+    # first job's that says, so that report and compare on the merge start from them
+    for key in JUDGING_KEYS:
+        stated = next((b[key] for b in builds if key in b), None)
+        if stated is not None or any(key in b for b in builds):
+            build[key] = stated
     # one speed for the whole: the median of the jobs' calibrations (each notebook
     # keeps its own job's in calibration_seconds, which comparisons prefer)
     seconds = [s for s in (build_seconds(b) for b in builds) if s is not None]

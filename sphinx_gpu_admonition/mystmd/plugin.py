@@ -139,7 +139,7 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
         report, analysis = status.build_report(
             capture.build_records(folder),
             execute_parallel=build_options.execute_parallel(arguments),
-            thresholds=options.thresholds)
+            thresholds=options.thresholds, rules=options.rules)
         warnings += environment.fill_placeholders(tree, report, options.translate,
                                                   packages.problems(folder))
         warnings += runtime.resolve(tree, report.by_docname().get, lambda _target: [], texts,

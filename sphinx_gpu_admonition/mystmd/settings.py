@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.analysis import Thresholds
+from ..model.judging import Rules
 from ..model.settings import PREFIX, GpuConfig, options, validate
 from ..render.labels import NGettext, Translate, english, english_plural
 
@@ -54,6 +55,12 @@ class Settings:
     @property
     def thresholds(self) -> Thresholds:
         return Thresholds.from_config(self.config)
+
+    @property
+    def rules(self) -> Rules:
+        """The rule settings the status file keeps (mystmd has no regressions check)."""
+        return Rules(warn_slow_cells=self.config.warn_slow_cells,
+                     expected_backend=self.config.expected_backend)
 
     @property
     def expected_backend(self) -> str | None:

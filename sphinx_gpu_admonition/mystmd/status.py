@@ -18,6 +18,7 @@ from ..model.analysis import BuildAnalysis, Thresholds, analyse, is_ci
 from ..model.files import atomic_write, build_time, status_json_text
 from ..model.findings import findings
 from ..model.formatting import format_seconds
+from ..model.judging import Rules, build_fields
 from ..model.record import (
     BUILD_SUCCEEDED,
     CACHE,
@@ -45,10 +46,12 @@ def placeholder() -> list[mdast.Node]:
 
 
 def build_report(records: list[NotebookRecord], project: str | None = None,
-                 execute_parallel: int = 1, thresholds: Thresholds | None = None
-                 ) -> tuple[StatusReport, BuildAnalysis]:
+                 execute_parallel: int = 1, thresholds: Thresholds | None = None,
+                 rules: Rules | None = None) -> tuple[StatusReport, BuildAnalysis]:
     """The build's report; ``execute_parallel``: ``--execute-parallel N`` of the build
-    (pages executed at once; recorded, as it explains a GPU's out-of-memory failure)."""
+    (pages executed at once; recorded, as it explains a GPU's out-of-memory failure);
+    ``thresholds`` and ``rules``: how it judged them, kept in the file."""
+    thresholds = thresholds or Thresholds()
     report = StatusReport(notebooks=records, build={
         "created": build_time(),
         "project": project,
@@ -60,8 +63,9 @@ def build_report(records: list[NotebookRecord], project: str | None = None,
         "failure": None,
         "execute_parallel": execute_parallel,
         "ci": is_ci(os.environ),
+        **build_fields(thresholds, rules or Rules(), None),
     })
-    analysis = analyse(report, thresholds or Thresholds())
+    analysis = analyse(report, thresholds)
     report.analysis = analysis.to_dict()
     return report, analysis
 

@@ -248,8 +248,9 @@ class CompareOptions:
     label_b: str | None = None
     #: ``--fail-above``: a regression fails the command
     fail_above: float | None = None
-    #: notebooks and cells faster than this in B are never regressions
-    min_seconds: float = _DEFAULTS.slow_cell_min_seconds
+    #: notebooks and cells faster than this in B are never regressions (None: B's own
+    #: ``slow_cell_min_seconds``, as its status file stores it)
+    min_seconds: float | None = None
     #: rows of the cell table (0: all)
     top: int = 15
     #: the ratio beyond the machine factor the analysis judged notebooks slower by when
@@ -382,7 +383,9 @@ def _compare_rows(a: StatusReport, analysis: BuildAnalysis, options: CompareOpti
                              tuple[int, float, float]]:
     """The notebook rows, the cell rows and the notebooks executed in both builds
     (count, time in A, time in B)."""
-    fail_above, min_seconds = options.fail_above, options.min_seconds
+    fail_above = options.fail_above
+    min_seconds = (options.min_seconds if options.min_seconds is not None
+                   else _DEFAULTS.slow_cell_min_seconds)
     a_by_name = a.by_docname()
 
     def regressed(seconds: float | None, relative_ratio: float | None) -> bool:
