@@ -447,16 +447,18 @@ def test_a_mystmd_book_is_migrated_as_the_mystmd_page_says(mystmd_book, capsys):
     status = (mystmd_book / "status.md").read_text()
     [status_page] = [block for block in fenced_blocks(docs, "md")
                      if "{execution-environment}" in block]
-    for directive in ("```{execution-status}\n```\n", "```{execution-environment}\n```\n"):
+    # the page's !conda list becomes the package list of :packages:
+    for directive in ("```{execution-status}\n```\n",
+                      "```{execution-environment}\n:packages:\n```\n"):
         assert directive in status_page and status.count(directive) == 1
     assert "{code-cell}" not in status and "nb-exec-table" not in status
     # a lecture's own jax.devices() is the lecture's: only the status page loses its cells
     lecture = (mystmd_book / "jax_intro.md").read_text()
     assert "```{gpu}\n```\n" in lecture and "jax.devices()[0].platform" in lecture
     assert "changed myst.yml:\n  added the plugin gpu_admonition.py to project: plugins" in out
-    assert ("to do by hand: status.md: lines 23, 28, 30, 32: the text before a removed "
+    assert ("to do by hand: status.md: lines 23, 29, 31, 33: the text before a removed "
             "machine cell introduced its output") in out
-    assert [status.splitlines()[n - 1] for n in (23, 32)] == [
+    assert [status.splitlines()[n - 1] for n in (23, 33)] == [
         "These lectures are using the following python version",
         "and this lecture series also has access to the following GPU"]
     assert 'eval "$(python -m sphinx_gpu_admonition.mystmd env)"' in out

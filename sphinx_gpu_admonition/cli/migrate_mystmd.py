@@ -63,6 +63,22 @@ _MACHINE_CODE = re.compile(
     re.MULTILINE)
 
 
+#: a machine cell that listed the kernel environment's packages (``:packages:`` does)
+_PACKAGE_LISTING = re.compile(r"^[ \t]*!\s*(?:conda\s+list|pip3?\s+(?:list|freeze))",
+                              re.MULTILINE)
+
+
+def _machine_cells(lines: list[str]) -> list[str]:
+    """The code of every code cell of the page that prints the machine."""
+    found = []
+    for index, line in enumerate(lines):
+        cell = _CODE_CELL.match(line)
+        end = _myst_block_end(lines, index, cell["fence"]) if cell else -1
+        if cell and end > index and _MACHINE_CODE.search(code := "".join(lines[index + 1:end])):
+            found.append(code)
+    return found
+
+
 def is_mystmd_book(book: Path) -> bool:
     return (book / MYST_CONFIG).is_file()
 
@@ -70,12 +86,15 @@ def is_mystmd_book(book: Path) -> bool:
 # -- the status page -------------------------------------------------------------------
 def rewrite_status_page(text: str) -> tuple[str, list[str], list[int]]:
     """The page with its machine cells replaced by one ``{execution-environment}``
-    (none added when it has one), what changed, and the lines (1-based, of the
+    (none added when it has one; with ``:packages:`` when a cell listed the packages,
+    ``!conda list``), what changed, and the lines (1-based, of the
     rewritten page) of the text just before each removed cell, which introduced its
     output."""
     lines = text.splitlines(keepends=True)
     newline = _newline(text)
     has_directive = any("{execution-environment}" in line for line in lines)
+    # a page that listed the packages (!conda list) keeps that list: :packages:
+    packages = any(_PACKAGE_LISTING.search(code) for code in _machine_cells(lines))
     out: list[str] = []
     changes: list[str] = []
     prose: list[int] = []
@@ -94,6 +113,7 @@ def rewrite_status_page(text: str) -> tuple[str, list[str], list[int]]:
             if not has_directive:
                 indent, fence = cell["indent"], cell["fence"]
                 out += [f"{indent}{fence}{{execution-environment}}{newline}",
+                        *([f"{indent}:packages:{newline}"] if packages else []),
                         f"{indent}{fence}{newline}"]
                 has_directive = True
             changes.append(f"line {index + 1}: {ENVIRONMENT_CELLS}")

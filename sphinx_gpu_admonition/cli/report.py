@@ -102,6 +102,10 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
         lines += text_table(["notebook", "status", "error", "cell", "message"], rows, style)
     else:
         lines.append("  none")
+    if summary["capture_failures"]:  # executed, but not measured: never left out silently
+        lines += ["", style(f"Not measured ({len(summary['capture_failures'])})", "bold")]
+        lines += [f"  {one_line(row['docname'])}: capture failed: {one_line(row['message'])}"
+                  for row in summary["capture_failures"]]
     lines += ["", style(f"Machines ({len(summary['machines'])})", "bold")]
     lines += machines_text(summary["machines"], style)
     return lines

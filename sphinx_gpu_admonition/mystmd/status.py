@@ -17,7 +17,7 @@ from .._version import __version__
 from ..model.analysis import BuildAnalysis, Thresholds, analyse, is_ci
 from ..model.files import atomic_write, build_time, status_json_text
 from ..model.findings import findings
-from ..model.formatting import format_seconds
+from ..model.formatting import format_date, format_seconds
 from ..model.judging import Rules, build_fields
 from ..model.record import (
     BUILD_SUCCEEDED,
@@ -115,7 +115,18 @@ def _status(record: NotebookRecord, labels: Labels) -> str:
         status = labels.translate("{status}: {cell} raised {error}").format(
             status=status, cell=labels.cell_label(record.cell_name(failing)),
             error=record.error.type)
-    return f"{status} ({labels.cache})" if record.provenance == CACHE else status
+    if record.provenance == CACHE:
+        # when the cached outputs were made, as the Sphinx page's "Executed" column says
+        when = format_date(record.executed_at) if record.executed_at else ""
+        status += f" ({labels.cache}{', ' + when if when else ''})"
+    return status
+
+
+def _device(record: NotebookRecord, labels: Labels) -> str:
+    if record.device_label:
+        return record.device_label
+    return labels.not_measured(record) if record.executed and record.capture != "missing" \
+        else "–"
 
 
 def status_nodes(report: StatusReport, analysis: BuildAnalysis,
@@ -150,7 +161,7 @@ def status_nodes(report: StatusReport, analysis: BuildAnalysis,
     nodes.append(mdast.heading(translate("Notebooks"), 2))
     table_rows: list[list[mdast.Node | str]] = [
         [_page_name(nb), format_seconds(nb.seconds), _status(nb, labels),
-         nb.device_label or "–", _slowest(nb, labels)]
+         _device(nb, labels), _slowest(nb, labels)]
         for nb in sorted_slowest_first(report.notebooks)]
     if table_rows:
         nodes.append(mdast.table(

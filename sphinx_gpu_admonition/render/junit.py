@@ -158,6 +158,8 @@ def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None,
             skipped += 1
             ElementTree.SubElement(case, "skipped", message=nb.status.replace("_", " "))
         output = []
+        if nb.executed and nb.capture == "failed":  # it ran, but nothing of it is measured
+            output.append(f"capture failed: {nb.capture_message or 'no reason given'}")
         if nb.docname in over_budget and not budget_fails:
             output.append(_budget_text(over_budget[nb.docname]))
         expected = [f"{nb.cell_name(c).label} raised {c.error} (expected)"

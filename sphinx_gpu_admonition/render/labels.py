@@ -83,6 +83,8 @@ class Labels(NamedTuple):
     regression: str
     no_jax: str
     no_capture: str
+    #: a notebook whose kernel ran but could not be measured: ``capture failed: {message}``
+    capture_failed: str
     no_records: str
     no_flagged: str
     error_in: str
@@ -161,6 +163,9 @@ class Labels(NamedTuple):
             regression=translate("regression"),
             no_jax=translate("no JAX"),
             no_capture=translate("no measurements"),
+            # Translators: a notebook that ran but whose cells could not be measured;
+            # {message} says why (in English)
+            capture_failed=translate("capture failed: {message}"),
             no_records=translate("No notebooks have been executed yet."),
             no_flagged=translate("No flagged cells."),
             error_in=translate("in {cell}"),
@@ -188,6 +193,13 @@ class Labels(NamedTuple):
             translate=translate,
             ngettext=ngettext,
         )
+
+    def not_measured(self, record: NotebookRecord) -> str:
+        """Why an executed notebook has no device: ``capture failed: <why>`` when its
+        kernel ran but could not be measured, else ``no measurements``."""
+        if record.capture == "failed":
+            return self.capture_failed.format(message=record.capture_message or "")
+        return self.no_capture
 
     # texts with a count: through ngettext, so that "1 compilation" reads right (and
     # every language gets its own plural forms)

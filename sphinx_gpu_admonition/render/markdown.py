@@ -120,6 +120,11 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
             [md_text(f["docname"]), md_text(f["status"]), md_text(f["error_type"] or "-"),
              md_text(f["cell"] or "-"),
              md_code(shorten(f["message"], 100))] for f in summary["failures"]])
+    if summary.get("capture_failures"):
+        lines += ["", "#### Not measured", ""]
+        lines += [f"- {md_text(row['docname'])}: capture failed: "
+                  f"{md_text(shorten(row['message'], 200))}"
+                  for row in summary["capture_failures"]]
     if summary["slowest_notebooks"]:
         lines += ["", f"#### Slowest notebooks (top {top})", ""]
         lines += md_table(["Time", "Notebook", "Status", "Outputs", "Cells", "Device"], [

@@ -203,7 +203,7 @@ def sort_number(number: float | None) -> str:
 def device_text(record: NotebookRecord, labels: Labels) -> str:
     """``JAX gpu — GPU: Tesla T4`` (:func:`.device.device_summary`), or why there is none."""
     if record.capture != "ok":
-        return labels.no_capture if record.executed else "–"
+        return labels.not_measured(record) if record.executed else "–"
     return device_summary(record.environment, labels.no_jax)
 
 

@@ -162,6 +162,12 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
         "build_findings": [flag._asdict() | {"action": flag.action}
                            for flag in analysis.build_flags],
         "failures": [_failure(nb) for nb in report.notebooks if nb.failed],
+        #: notebooks that ran but could not be measured (their kernel's probe failed,
+        #: or their cells could not be matched with what it ran)
+        "capture_failures": [{"docname": nb.docname, "source": nb.source,
+                              "message": nb.capture_message or ""}
+                             for nb in report.notebooks if nb.executed
+                             and nb.capture == "failed"],
         "machines": report_machines(report),
     }
 
