@@ -631,6 +631,94 @@ def test_a_page_finds_its_kernel_by_its_code_and_a_cache_hit_keeps_the_record(
     assert [r.docname for r in capture.build_records(folder, tmp_path)] == ["lectures/intro"]
 
 
+def test_cells_nested_in_a_gated_solution_are_found_in_mystmds_order(tmp_path):
+    """mystmd nests the cells of {solution-start} ... {solution-end} in the solution
+    node and executes them with the page, inline expressions too (which the probe does
+    not see: IPython runs no cell for them), skipping skip-execution blocks."""
+    solution = {"type": "solution", "children": [code_block("b = 2"), code_block("c = 3")]}
+    tree = page_tree(code_block("a = 1"),
+                     {"type": "block", "children": [
+                         {"type": "paragraph", "children": [
+                             {"type": "inlineExpression", "value": "a + 1"}]}, solution]},
+                     code_block("never = 1", ["skip-execution"]), code_block(""),
+                     code_block("d = 4"))
+    nodes = cells.executable_nodes(tree)
+    assert [(n.kind, n.content) for n in nodes] == [
+        ("block", "a = 1"), ("inlineExpression", "a + 1"), ("block", "b = 2"),
+        ("block", "c = 3"), ("block", ""), ("block", "d = 4")]
+    page = tmp_path / "a.md"
+    page.write_text("".join(f"```{{code-cell}} python\n{code}\n```\n\n" for code in
+                            ("a = 1", "b = 2", "c = 3", "never = 1", "", "d = 4")))
+    found = cells.page_cells(tree, page)
+    assert [(c.position, c.source, c.line) for c in found] == [
+        (0, "a = 1", 1), (1, "b = 2", 5), (2, "c = 3", 9), (None, "", 17), (3, "d = 4", 21)]
+    folder = tmp_path / "capture"
+    write_kernel(folder, page, [{"seconds": 0.1, "first_line": line}
+                                for line in ("a = 1", "b = 2", "c = 3", "d = 4")])
+    record, warnings = capture.page_record(tree, folder, tmp_path)
+    assert warnings == [] and [c.first_line for c in record.cells] == [
+        "a = 1", "b = 2", "c = 3", "d = 4"]
+    assert [n.label for n in record.cell_names()] == ["cell 1", "cell 2", "cell 3", "cell 4"]
+
+
+def test_a_page_whose_kernel_ran_other_cells_is_never_silent(tmp_path):
+    """The page's source holds its code, its kernel (this build's) ran something else:
+    a record that says capture failed, a warning naming the page and why, and the
+    notice claims no GPU machine."""
+    from sphinx_gpu_admonition.mystmd import notice
+
+    folder, page = tmp_path / "capture", tmp_path / "lectures" / "numba.md"
+    page.parent.mkdir()
+    page.write_text("```{code-cell} python\nx = 1\n```\n\n```{code-cell} python\ny = 2\n```\n")
+    kernel = write_kernel(folder, page, [{"seconds": 0.5, "first_line": "x = 1"},
+                                         {"seconds": 0.5, "first_line": "hidden()"}])
+    tree = page_tree(*notice.directive({"options": {}}), code_block("x = 1"),
+                     code_block("y = 2"))
+    record, warnings = capture.page_record(tree, folder, tmp_path)
+    assert (record.docname, record.capture, record.cells) == ("lectures/numba", "failed", [])
+    assert record.capture_message == ("the page's code cells are not what its kernel ran: "
+                                      "cell 2 ran 'hidden()', the page's starts with 'y = 2'")
+    assert warnings == [f"lectures/numba: capture failed: {record.capture_message} (the page "
+                        "ran; its record has no cells)"]
+    assert not kernel.exists()
+    notice.make_truthful(tree, record)
+    text = text_of(tree)
+    assert "written for a GPU" in text and "built using a machine" not in text
+    assert "This page was executed on" not in text
+    # the views: the status table's device column, JUnit's case, report
+    from sphinx_gpu_admonition.mystmd import status
+
+    report, analysis = status.build_report([record])
+    table = next(n for n in walk({"type": "root", "children": status.status_nodes(
+        report, analysis)}) if n.get("type") == "table")
+    row = [text_of(c) for c in table["children"][1]["children"]]
+    assert row[3] == f"capture failed: {record.capture_message}"
+    junit = status.write_junit_file(report, analysis, tmp_path).read_text()
+    assert "capture failed: the page's code cells are not what its kernel ran" in junit
+    # a kernel of an earlier build (older than this build's start) is not this page's
+    write_kernel(folder, page, [{"seconds": 0.5, "first_line": "hidden()"}])
+    assert capture.page_record(tree, folder, tmp_path, since=1_780_000_001.0) == (None, [])
+
+
+def test_the_kernels_no_page_took_are_reported_and_every_file_removed(tmp_path):
+    folder = tmp_path / "capture"
+    (tmp_path / "mine.md").write_text("# A page whose tree the plugin never matched\n")
+    mine = write_kernel(folder, tmp_path / "mine.md", [{"seconds": 0.5, "first_line": "x"}])
+    old = write_kernel(folder, tmp_path / "old.md", [{"seconds": 0.5, "first_line": "y"}])
+    data = [json.loads(line) for line in old.read_text().splitlines()]
+    data[1]["time"] = 1_000.0  # an earlier build's kernel
+    old.write_text("".join(json.dumps(line) + "\n" for line in data))
+    crash = mine.with_name(mine.name + ".crash")
+    crash.write_text("")
+    records, warnings = capture.leftover_kernels(folder, tmp_path, since=1_700_000_000.0)
+    assert [(r.docname, r.capture) for r in records] == [("mine", "failed")]
+    assert warnings == [f"mine: capture failed: {records[0].capture_message} (the page ran; "
+                        "its record has no cells)"]
+    assert "no page of the build matched the 1 code cells its kernel ran" in warnings[0]
+    assert not list((folder / capture.KERNELS_FOLDER).iterdir())
+    assert [r.docname for r in capture.build_records(folder, tmp_path)] == ["mine"]
+
+
 def test_changed_code_is_not_matched_with_an_old_kernel(tmp_path):
     folder = tmp_path / "capture"
     write_kernel(folder, tmp_path / "a.md", [{"seconds": 0.5, "first_line": "x = 1"}])
