@@ -73,7 +73,8 @@ def cells_of(record: NotebookRecord) -> list[dict[str, Any]]:
     return [{"name": name.label, "position": cell.position, "first_line": cell.first_line,
              "line": cell.line, "error": cell.error, "error_expected": cell.error_expected,
              "slow_ok": cell.slow_ok, "imports_only": cell.imports_only, "shell": cell.shell,
-             "device_twins": cell.device_twins, "runs": [dataclasses.asdict(run) for run in cell.runs],
+             "device_twins": cell.device_twins,
+             "runs": [dataclasses.asdict(run) for run in cell.runs],
              "compiled_loops": sorted(loop.function for loop in cell.compiled_loops),
              "compiled": sorted(cell.compilations)}
             for cell, name in zip(record.cells, record.cell_names(), strict=True)]
