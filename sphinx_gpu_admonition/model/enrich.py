@@ -102,7 +102,7 @@ def _link(record: NotebookRecord, cells: Sequence[PageCell],
     code of the cells that ran, in their order."""
     ran = sorted(((cell.position, cell.source) for cell in cells if cell.position is not None),
                  key=lambda item: item[0])
-    if not ran:
+    if not ran or not record.cells:  # nothing ran in this build's record: nothing to link
         return []
     try:
         runs = link_loops(ran, module_source)

@@ -125,17 +125,19 @@ def kernel_outputs(folder: Path) -> list[KernelOutput]:
     return [KernelOutput(path) for path in sorted((folder / KERNELS_FOLDER).glob("*.jsonl"))]
 
 
-def find_kernel_output(folder: Path, cells: list[PageCell]) -> KernelOutput | None:
-    """This build's kernel of the page with ``cells``; a complete run wins over a
-    partial one."""
-    found = [output for output in kernel_outputs(folder) if output.mismatch(cells) is None]
+def find_kernel_output(folder: Path, cells: list[PageCell],
+                       since: float | None = None) -> KernelOutput | None:
+    """This build's kernel (started at ``since`` or later) of the page with ``cells``; a
+    complete run wins over a partial one."""
+    found = [output for output in kernel_outputs(folder)
+             if this_builds(output, since) and output.mismatch(cells) is None]
     found.sort(key=lambda output: -len(output.cells))
     return found[0] if found else None
 
 
 def _holds(page: Path, cells: list[PageCell]) -> bool:
-    """The source file ``page`` holds the code of every one of ``cells``: it is their page
-    (whose kernel ran other cells: a page that changed is rebuilt, its kernel is not)."""
+    """The source file ``page`` (a kernel's page) holds the code of every one of
+    ``cells``: that kernel ran this page, though not the cells as the tree shows them."""
     try:
         text = page.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -242,7 +244,7 @@ def page_record(tree: dict[str, Any], folder: Path | None = None, root: Path | N
     if not any(node.kind == "block" for node in executable):
         return None, []
     sidecar = folder / SIDECARS_FOLDER / f"{cache_key(executable)}.json"
-    output = find_kernel_output(folder, found)
+    output = find_kernel_output(folder, found, since)
     warnings: list[str] = []
     if output is not None:
         record = record_from_kernel(output, root, _title(tree))
