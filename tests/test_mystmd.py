@@ -695,6 +695,12 @@ def test_a_page_whose_kernel_ran_other_cells_is_never_silent(tmp_path):
     assert row[3] == f"capture failed: {record.capture_message}"
     junit = status.write_junit_file(report, analysis, tmp_path).read_text()
     assert "capture failed: the page's code cells are not what its kernel ran" in junit
+    written = status.write_status_file(report, tmp_path)
+    completed = subprocess.run(
+        [sys.executable, "-m", "sphinx_gpu_admonition", "report", str(written)],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    assert "Not measured (1)\n  lectures/numba: capture failed: the page's code cells" in (
+        completed.stdout)
     # a kernel of an earlier build (older than this build's start) is not this page's
     write_kernel(folder, page, [{"seconds": 0.5, "first_line": "hidden()"}])
     assert capture.page_record(tree, folder, tmp_path, since=1_780_000_001.0) == (None, [])
