@@ -104,6 +104,36 @@ def test_report_shows_the_path_it_was_given_without_the_machines_folders(built, 
     assert json.loads(capsys.readouterr().out)["source"] == "html/execution-status.json"
 
 
+def test_report_on_the_builds_file_flags_what_the_build_flagged(built, capsys, monkeypatch,
+                                                                  tmp_path):
+    """The book sets its own limits (gpu_slow_cell_seconds 0.25, not the default 10 s):
+    its status file stores them, so report without an option flags the build's cells,
+    in JSON and in the GitHub annotations the build would have written."""
+    status = built.outdir / "execution-status.json"
+    stored = json.loads(status.read_text(encoding="utf-8"))
+    assert stored["build"]["thresholds"]["slow_cell_seconds"] == 0.25
+    assert stored["build"]["rules"] == {"warn_slow_cells": True, "warn_regressions": False,
+                                        "expected_backend": "gpu"}
+    built_cells = sorted((docname, cell["cell"]) for docname, entry
+                         in stored["analysis"].items() for cell in entry["flagged_cells"])
+    assert built_cells == [("alpha", "cell 2"), ("beta", "cell 2")]
+    assert cli_main(["report", str(status), "--json"]) == 0
+    reported = json.loads(capsys.readouterr().out)
+    assert sorted((c["docname"], c["cell"]) for c in reported["flagged_cells"]) == built_cells
+    assert reported["thresholds"] == stored["build"]["thresholds"]
+    # an option still overrides the stored value
+    assert cli_main(["report", str(status), "--json", "--slow-cell-seconds", "60",
+                     "--slow-cell-share", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["flagged_cells"] == []
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "outputs"))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    assert cli_main(["report", str(status), "--github"]) == 0
+    annotations = [line for line in capsys.readouterr().err.splitlines()
+                   if line.startswith("::warning") and "title=Slow cell 2 of " in line]
+    assert len(annotations) == len(built_cells)
+    assert "flagged=2" in (tmp_path / "outputs").read_text(encoding="utf-8")
+
+
 def test_with_warnings_as_errors_junit_fails_the_flagged_cells(built):
     # again with -W: nothing executes; Sphinx 7.4 stops at the first warning (the
     # slowest cell's), later versions fail at the end; JUnit is red either way
@@ -135,33 +165,3 @@ def test_the_quantecon_book_names_sources_by_the_book_and_lists_flagged_cells_in
     cases = sorted((c.get("classname"), c.get("name")) for c in suite.iter("testcase")
                    if c.get("classname") != "notebooks")
     assert cases == flagged
-
-
-def test_report_on_the_builds_file_flags_what_the_build_flagged(built, capsys, monkeypatch,
-                                                                  tmp_path):
-    """The book sets its own limits (gpu_slow_cell_seconds 0.25, not the default 10 s):
-    its status file stores them, so report without an option flags the build's cells,
-    in JSON and in the GitHub annotations the build would have written."""
-    status = built.outdir / "execution-status.json"
-    stored = json.loads(status.read_text(encoding="utf-8"))
-    assert stored["build"]["thresholds"]["slow_cell_seconds"] == 0.25
-    assert stored["build"]["rules"] == {"warn_slow_cells": True, "warn_regressions": False,
-                                        "expected_backend": "gpu"}
-    built_cells = sorted((docname, cell["cell"]) for docname, entry
-                         in stored["analysis"].items() for cell in entry["flagged_cells"])
-    assert built_cells == [("alpha", "cell 2"), ("beta", "cell 2")]
-    assert cli_main(["report", str(status), "--json"]) == 0
-    reported = json.loads(capsys.readouterr().out)
-    assert sorted((c["docname"], c["cell"]) for c in reported["flagged_cells"]) == built_cells
-    assert reported["thresholds"] == stored["build"]["thresholds"]
-    # an option still overrides the stored value
-    assert cli_main(["report", str(status), "--json", "--slow-cell-seconds", "60",
-                     "--slow-cell-share", "1"]) == 0
-    assert json.loads(capsys.readouterr().out)["flagged_cells"] == []
-    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "outputs"))
-    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
-    assert cli_main(["report", str(status), "--github"]) == 0
-    annotations = [line for line in capsys.readouterr().err.splitlines()
-                   if line.startswith("::warning") and "title=Slow cell 2 of " in line]
-    assert len(annotations) == len(built_cells)
-    assert "flagged=2" in (tmp_path / "outputs").read_text(encoding="utf-8")
