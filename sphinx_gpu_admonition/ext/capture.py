@@ -32,7 +32,7 @@ from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
 from ..model.analysis import is_imports_only, is_shell_or_magic
-from ..model.code import defined_functions, device_twins, link_loops
+from ..model.code import read_code
 from ..model.files import SIDECAR_FOLDER, atomic_write, read_sidecar, repository_path, sidecar_dict
 from ..model.formatting import MESSAGE_LENGTH, error_message, plain_text
 from ..model.probe_output import (
@@ -257,24 +257,22 @@ def _local_module_source(folder: Path, name: str) -> str | None:
 
 
 def _link_loops(folder: Path, doctree: nodes.document, record: NotebookRecord) -> None:
-    """Each cell's ``runs`` (the JAX loops it runs through the functions it calls) and
-    the functions the notebook defines, from this build's page (also on a cache hit:
-    sidecars before version 4 did not save them, and the code is the page's)."""
+    """What each cell's code runs (:func:`..model.code.read_code`: the JAX loops through
+    the functions it calls, its Python loops around JAX, its jitted functions, the
+    statement doing its work) and the functions the notebook defines, from this
+    build's page (also on a cache hit: older sidecars did not save them all, and the
+    code is the page's)."""
     if not any(cell.index is not None for cell in record.cells):
         return
     cells = [(index, source) for index, _, source in _mystnb.code_cells(doctree)]
     module_source = functools.partial(_local_module_source, folder)
     try:
-        runs = link_loops(cells, module_source)
-        twins = device_twins(cells)
-        record.user_functions = defined_functions(cells, module_source)
+        code = read_code(cells, module_source)
     except Exception as error:  # a hint less; the record (its times, failure) is kept
         warn(logger, f"could not follow the notebook's calls to its loops: "
                      f"{type(error).__name__}: {error}", "capture", location=record.docname)
         return
-    for cell in record.cells:
-        cell.runs = runs.get(cell.index, []) if cell.index is not None else []
-        cell.device_twins = twins.get(cell.index, []) if cell.index is not None else []
+    code.fill(record)
 
 
 def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
