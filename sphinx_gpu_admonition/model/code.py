@@ -111,27 +111,40 @@ def read_code(cells: Sequence[tuple[int, str]],
     reader = Reader(namespace, module_source, modules)
     scopes: dict[int, LocalScope] = {}
     loops = LoopReader(reader, scopes)
-    twins = device_twins(cells)
+    call_kinds = _call_kinds(reader, namespace, modules, loops)
     result: dict[int, CellCode] = {}
+    trees = []
     for index, source in cells:
         tree = parse(source)
         if tree is None:
             continue
+        trees.append(tree)
         lines = without_magics(source).split("\n")
-        # definitions first: a cell that defines and calls a function runs it
-        for statement in tree.body:
-            reader.read_definition(statement, cell=index, module=None, lines=lines)
-        code = CellCode(device_twins=twins.get(index, []))
-        code.runs = _cell_runs(tree, lines, reader, namespace, modules)
-        code.dispatch_loops = loops.cell_loops(tree, lines, namespace, index)
-        code.jit_calls = cell_jit_calls(tree, lines, reader, namespace, index, scopes)
-        own_loops = frozenset(loop.line for loop in code.dispatch_loops
-                              if loop.function is None)
-        code.work = work_line(source, tree, lines,
-                              _call_kinds(reader, namespace, modules, loops), own_loops)
+        loops.new_cell()
+        try:
+            # definitions first: a cell that defines and calls a function runs it
+            for statement in tree.body:
+                reader.read_definition(statement, cell=index, module=None, lines=lines)
+            code = _cell_code(index, source, tree, lines, reader, loops, scopes, call_kinds)
+        except RecursionError:  # an expression nested too deep to follow: nothing known
+            continue
         if code != CellCode():
             result[index] = code
-    return NotebookCode(result, defined_functions(cells, module_source))
+    return NotebookCode(result, _defined(trees, module_source))
+
+
+def _cell_code(index: int, source: str, tree: ast.Module, lines: list[str], reader: Reader,
+               loops: LoopReader, scopes: dict[int, LocalScope],
+               call_kinds: Callable[[ast.Call], str | None]) -> CellCode:
+    namespace = reader.names
+    code = CellCode(device_twins=_twins(tree) if "jit" in source else [])
+    code.runs = _cell_runs(tree, lines, reader, namespace, namespace.loaded)
+    code.dispatch_loops = loops.cell_loops(tree, lines, namespace, index)
+    code.jit_calls = cell_jit_calls(tree, lines, reader, namespace, index, scopes,
+                                    inline="jit" in source)
+    own_loops = frozenset(loop.line for loop in code.dispatch_loops if loop.function is None)
+    code.work = work_line(source, tree, lines, call_kinds, own_loops)
+    return code
 
 
 def link_loops(cells: Sequence[tuple[int, str]],
@@ -251,34 +264,36 @@ def defined_functions(cells: Sequence[tuple[int, str]],
     to a ``lambda`` in its cells, and the ``def`` s of the local modules they import
     (``module_source`` as for :func:`read_code`).  A JAX compilation of one of these
     (``jit(qm_jax)``) is the user's; any other (``jit(iota)``) is JAX's own work."""
+    trees = [tree for _, source in cells if (tree := parse(source)) is not None]
+    return _defined(trees, module_source)
+
+
+def _defined(trees: Sequence[ast.Module],
+             module_source: Callable[[str], str | None] | None) -> list[str]:
     names: set[str] = set()
     modules: set[str] = set()
-    for _, source in cells:
-        tree = parse(source)
-        if tree is None:
-            continue
-        names |= _definitions(tree)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                modules |= {alias.name for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                modules.add(node.module)
+    for tree in trees:
+        _definitions(tree, names, modules)
     for module in sorted(modules) if module_source is not None else ():
         text = module_source(module)
         tree = parse(text) if text is not None else None
         if tree is not None:
-            names |= _definitions(tree)
+            _definitions(tree, names, set())
     return sorted(names)
 
 
-def _definitions(tree: ast.Module) -> set[str]:
-    found: set[str] = set()
+def _definitions(tree: ast.Module, names: set[str], modules: set[str]) -> None:
+    """Add the functions ``tree`` defines to ``names``, the modules it imports to
+    ``modules`` (one walk)."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.add(node.name)
+            names.add(node.name)
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
-            found |= {target.id for target in node.targets if isinstance(target, ast.Name)}
-    return found
+            names.update(target.id for target in node.targets if isinstance(target, ast.Name))
+        elif isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules.add(node.module)
 
 
 def device_twins(cells: Sequence[tuple[int, str]]) -> dict[int, list[str]]:
@@ -289,16 +304,17 @@ def device_twins(cells: Sequence[tuple[int, str]]) -> dict[int, list[str]]:
     result: dict[int, list[str]] = {}
     for index, source in cells:
         tree = parse(source) if "jit" in source else None
-        if tree is None:
-            continue
-        names = sorted({node.args[0].id for node in ast.walk(tree)
-                        if isinstance(node, ast.Call) and _is_jit(node.func) and node.args
-                        and isinstance(node.args[0], ast.Name)
-                        and any(keyword.arg in ("device", "backend")
-                                for keyword in node.keywords)})
+        names = _twins(tree) if tree is not None else []
         if names:
             result[index] = names
     return result
+
+
+def _twins(tree: ast.Module) -> list[str]:
+    return sorted({node.args[0].id for node in ast.walk(tree)
+                   if isinstance(node, ast.Call) and _is_jit(node.func) and node.args
+                   and isinstance(node.args[0], ast.Name)
+                   and any(keyword.arg in ("device", "backend") for keyword in node.keywords)})
 
 
 def _is_jit(node: ast.AST) -> bool:

@@ -231,9 +231,10 @@ def reached_jits(function: UserFunction, reader: Reader, namespace: Names,
 
 def cell_jit_calls(tree: ast.Module, lines: Sequence[str], reader: Reader,
                    namespace: Names, cell: int, cache: dict[int, LocalScope],
-                   ) -> list[JitCall]:
+                   inline: bool = True) -> list[JitCall]:
     """The jitted functions the cell's code runs (its top-level definitions left out:
-    defining is not running), each once by (function, jit line, what it calls)."""
+    defining is not running), each once by (function, jit line, what it calls);
+    ``inline``: the cell may jit in its own code (its text says ``jit``)."""
     calls: list[JitCall] = []
     seen: set[tuple[str, int | None, str | None, int, str]] = set()
 
@@ -245,11 +246,12 @@ def cell_jit_calls(tree: ast.Module, lines: Sequence[str], reader: Reader,
 
     body = [statement for statement in tree.body
             if not isinstance(statement, (*DEFINITIONS, ast.Import, ast.ImportFrom))]
-    inline = {id(node): site for node, site in loop_jits(body, reader, cell, lines)}
+    sites = {id(node): site for node, site in loop_jits(body, reader, cell, lines)} \
+        if inline else {}
     for statement in body:
         for node in ast.walk(statement):
-            if id(node) in inline:
-                add(inline[id(node)], inline[id(node)].function, node)
+            if id(node) in sites:
+                add(sites[id(node)], sites[id(node)].function, node)
                 continue
             if isinstance(node, DEFINITIONS[:3]):
                 continue

@@ -77,6 +77,15 @@ class LoopReader:
         self.scopes = scopes
         self._function_loops: dict[int, list[FoundLoop]] = {}
         self._uses_jax: dict[int, bool] = {}
+        self._reachable: dict[int, list[tuple[UserFunction, FoundLoop]]] = {}
+
+    def new_cell(self) -> None:
+        """Forget what was read for the cells before: a later cell may define a function
+        again (``f = jax.jit(f)``), which changes what its callers run."""
+        self._function_loops.clear()
+        self._uses_jax.clear()
+        self._reachable.clear()
+        self.scopes.clear()
 
     # -- what the loop calls ---------------------------------------------------------
     def resolve(self, call: ast.Call, local: dict[str, UserFunction],
@@ -179,7 +188,13 @@ class LoopReader:
                    pinned: bool = False) -> list[FoundLoop]:
         """The outermost loops of ``body`` that dispatch JAX work, each with its host
         syncs; ``pinned``: the body runs under ``with jax.default_device(cpu)``."""
-        device = self.device_names(body, reader, local)
+        known: list[set[str]] = []
+
+        def device() -> set[str]:  # read once, and only for a body with a loop
+            if not known:
+                known.append(self.device_names(body, reader, local))
+            return known[0]
+
         found: list[FoundLoop] = []
 
         def visit(statements_: Iterable[ast.stmt], on_cpu: bool) -> None:
@@ -189,7 +204,7 @@ class LoopReader:
                     continue
                 if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
                     loop = self.read_loop(statement, reader, lines, local, parameters,
-                                          device, on_cpu)
+                                          device(), on_cpu)
                     if loop is not None:
                         found.append(loop)
                         continue
@@ -451,8 +466,9 @@ class LoopReader:
         for found in self.body_loops(body, self.reader, lines, {}, ()):
             add(_record(found, None, None, cell, None, found.code))
         for statement in body:
-            cpu_blocks = _cpu_lines(statement, self.reader)
-            for node in ast.walk(statement):
+            nodes = list(ast.walk(statement))
+            cpu_blocks = _cpu_lines(nodes, self.reader)
+            for node in nodes:
                 if not isinstance(node, ast.Call):
                     continue
                 name, function = self.resolve(node, {}, namespace)
@@ -473,7 +489,11 @@ class LoopReader:
 
     def reachable(self, function: UserFunction) -> list[tuple[UserFunction, FoundLoop]]:
         """The loops of ``function`` and of the plain functions it calls, depth-first."""
+        known = self._reachable.get(id(function))
+        if known is not None:
+            return known
         found: list[tuple[UserFunction, FoundLoop]] = []
+        self._reachable[id(function)] = found  # recursion stops here
         seen: set[int] = set()
 
         def visit(current: UserFunction, depth: int) -> None:
@@ -525,10 +545,10 @@ def _target_names(target: ast.AST) -> set[str]:
     return set()
 
 
-def _cpu_lines(statement: ast.stmt, reader: Reader) -> set[int]:
-    """The lines of ``statement`` under ``with jax.default_device(cpu):``."""
+def _cpu_lines(nodes: Iterable[ast.AST], reader: Reader) -> set[int]:
+    """The lines of a statement (its ``nodes``) under ``with jax.default_device(cpu):``."""
     lines: set[int] = set()
-    for node in ast.walk(statement):
+    for node in nodes:
         if isinstance(node, (ast.With, ast.AsyncWith)) \
                 and any(reader.is_default_device_cpu(item) for item in node.items):
             for inner in node.body:

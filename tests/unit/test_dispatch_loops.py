@@ -197,3 +197,13 @@ def test_a_cell_that_does_not_parse_or_runs_no_jax_has_no_loop() -> None:
                      "%%bash\nfor i in 1 2 3; do echo $i; done",
                      "total = 0\nfor i in range(10):\n    total += i\nprint(total)")
     assert loops == {}
+
+
+def test_a_function_jitted_in_a_later_cell_changes_what_its_callers_run() -> None:
+    """jax_intro's ``f_jax = jax.jit(f)`` shape, rebinding the name: a caller read
+    before runs plain Python, after it runs the jitted function."""
+    loops = loops_of(IMPORTS, "def f(x):\n    return x + 1",
+                     "def run(x):\n    for _ in range(5):\n        x = f(x)\n    return x",
+                     "run(1.0)", "f = jax.jit(f)", "run(1.0)")
+    assert set(loops) == {5}
+    assert (loops[5][0].function, loops[5][0].calls) == ("run", ["f"])

@@ -57,3 +57,11 @@ def test_fill_puts_every_cells_facts_on_the_record() -> None:
             stale.device_twins) == ([], [], [], None, [])
     # the record with its facts is valid data and round-trips
     assert NotebookRecord.from_dict(record.to_dict()) == record
+
+
+def test_code_too_deep_to_follow_leaves_its_cell_without_facts() -> None:
+    deep = "for i in range(3):\n    y = step(" + " + ".join(["x"] * 20_000) + ")"
+    code = read_code([*CELLS, (6, deep), (7, "n = " + "+".join(["1"] * 20_000)),
+                      (8, "for _ in range(4):\n    step(1.0)")])
+    assert 6 not in code.cells and 7 not in code.cells
+    assert code.cells[8].dispatch_loops[0].calls == ["step"]  # the cells after still read
