@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from .code_names import (
     LOOP_PRIMITIVES,
@@ -113,31 +113,42 @@ def read_code(cells: Sequence[tuple[int, str]],
     loops = LoopReader(reader, scopes)
     call_kinds = _call_kinds(reader, namespace, modules, loops)
     result: dict[int, CellCode] = {}
-    trees = []
+    defined: set[str] = set()
+    imported: set[str] = set()
     for index, source in cells:
         tree = parse(source)
         if tree is None:
             continue
-        trees.append(tree)
+        nodes = list(ast.walk(tree))
+        _definitions(nodes, defined, imported)
         lines = without_magics(source).split("\n")
-        loops.new_cell()
         try:
             # definitions first: a cell that defines and calls a function runs it
             for statement in tree.body:
                 reader.read_definition(statement, cell=index, module=None, lines=lines)
-            code = _cell_code(index, source, tree, lines, reader, loops, scopes, call_kinds)
+            loops.new_cell()
+            code = _cell_code(index, source, tree, nodes, lines, reader, loops, scopes,
+                              call_kinds)
         except RecursionError:  # an expression nested too deep to follow: nothing known
             continue
         if code != CellCode():
             result[index] = code
-    return NotebookCode(result, _defined(trees, module_source))
+    return NotebookCode(result, _defined(defined, imported, module_source))
 
 
-def _cell_code(index: int, source: str, tree: ast.Module, lines: list[str], reader: Reader,
-               loops: LoopReader, scopes: dict[int, LocalScope],
-               call_kinds: Callable[[ast.Call], str | None]) -> CellCode:
+def _cell_code(index: int, source: str, tree: ast.Module, nodes: Sequence[ast.AST],
+               lines: list[str], reader: Reader, loops: LoopReader,
+               scopes: dict[int, LocalScope], call_kinds: Callable[[ast.Call], str | None],
+               ) -> CellCode:
     namespace = reader.names
-    code = CellCode(device_twins=_twins(tree) if "jit" in source else [])
+    code = CellCode(device_twins=_twins(nodes) if "jit" in source else [])
+    kinds = {type(node) for node in nodes}
+    if ast.Call not in kinds:
+        # nothing runs a function: no loop dispatches, no jit runs; a Python loop or a
+        # timed statement may still be the cell's work
+        if kinds & {ast.For, ast.AsyncFor, ast.While} or "%" in source:
+            code.work = work_line(source, tree, lines, call_kinds)
+        return code
     code.runs = _cell_runs(tree, lines, reader, namespace, namespace.loaded)
     code.dispatch_loops = loops.cell_loops(tree, lines, namespace, index)
     code.jit_calls = cell_jit_calls(tree, lines, reader, namespace, index, scopes,
@@ -264,28 +275,31 @@ def defined_functions(cells: Sequence[tuple[int, str]],
     to a ``lambda`` in its cells, and the ``def`` s of the local modules they import
     (``module_source`` as for :func:`read_code`).  A JAX compilation of one of these
     (``jit(qm_jax)``) is the user's; any other (``jit(iota)``) is JAX's own work."""
-    trees = [tree for _, source in cells if (tree := parse(source)) is not None]
-    return _defined(trees, module_source)
-
-
-def _defined(trees: Sequence[ast.Module],
-             module_source: Callable[[str], str | None] | None) -> list[str]:
     names: set[str] = set()
     modules: set[str] = set()
-    for tree in trees:
-        _definitions(tree, names, modules)
+    for _, source in cells:
+        tree = parse(source)
+        if tree is not None:
+            _definitions(ast.walk(tree), names, modules)
+    return _defined(names, modules, module_source)
+
+
+def _defined(names: set[str], modules: set[str],
+             module_source: Callable[[str], str | None] | None) -> list[str]:
+    """``names`` (the cells' definitions) and those of the local ``modules``."""
+    names = set(names)
     for module in sorted(modules) if module_source is not None else ():
         text = module_source(module)
         tree = parse(text) if text is not None else None
         if tree is not None:
-            _definitions(tree, names, set())
+            _definitions(ast.walk(tree), names, set())
     return sorted(names)
 
 
-def _definitions(tree: ast.Module, names: set[str], modules: set[str]) -> None:
-    """Add the functions ``tree`` defines to ``names``, the modules it imports to
-    ``modules`` (one walk)."""
-    for node in ast.walk(tree):
+def _definitions(nodes: Iterable[ast.AST], names: set[str], modules: set[str]) -> None:
+    """Add the functions among ``nodes`` (a tree walked) to ``names``, the modules it
+    imports to ``modules``."""
+    for node in nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
@@ -304,14 +318,14 @@ def device_twins(cells: Sequence[tuple[int, str]]) -> dict[int, list[str]]:
     result: dict[int, list[str]] = {}
     for index, source in cells:
         tree = parse(source) if "jit" in source else None
-        names = _twins(tree) if tree is not None else []
+        names = _twins(ast.walk(tree)) if tree is not None else []
         if names:
             result[index] = names
     return result
 
 
-def _twins(tree: ast.Module) -> list[str]:
-    return sorted({node.args[0].id for node in ast.walk(tree)
+def _twins(nodes: Iterable[ast.AST]) -> list[str]:
+    return sorted({node.args[0].id for node in nodes
                    if isinstance(node, ast.Call) and _is_jit(node.func) and node.args
                    and isinstance(node.args[0], ast.Name)
                    and any(keyword.arg in ("device", "backend") for keyword in node.keywords)})

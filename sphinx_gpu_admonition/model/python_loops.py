@@ -78,10 +78,21 @@ class LoopReader:
         self._function_loops: dict[int, list[FoundLoop]] = {}
         self._uses_jax: dict[int, bool] = {}
         self._reachable: dict[int, list[tuple[UserFunction, FoundLoop]]] = {}
+        self._namespace: object = None
 
     def new_cell(self) -> None:
-        """Forget what was read for the cells before: a later cell may define a function
-        again (``f = jax.jit(f)``), which changes what its callers run."""
+        """Forget what was read for the cells before when a cell bound a name again: a
+        function jitted in a later cell (``f = jax.jit(f)``) changes what its callers
+        run, a constant their counts."""
+        names = self.reader.names
+        # m.f entries are bound while reading calls: the same functions, not a new binding
+        state = ({name: id(function) for name, function in names.functions.items()
+                  if "." not in name},
+                 dict(names.constants), dict(names.lengths), len(names.jax),
+                 len(names.jnp), len(names.jit), len(names.vmap))
+        if state == self._namespace:
+            return
+        self._namespace = state
         self._function_loops.clear()
         self._uses_jax.clear()
         self._reachable.clear()

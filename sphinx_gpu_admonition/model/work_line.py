@@ -88,24 +88,31 @@ def timed_lines(source: str, tree: ast.Module) -> set[int]:
     a ``%time`` / ``%timeit`` line's statement, a ``with qe.Timer():`` block's body,
     the statements between two readings of a clock."""
     raw = source.split("\n")
-    every = {line for statement in tree.body for line in _span(statement)}
     first = next((line.strip() for line in raw if line.strip()), "")
     if first.split(maxsplit=1)[:1] and first.split(maxsplit=1)[0] in TIMING_CELL_MAGICS:
-        return every
+        return {line for statement in tree.body for line in _span(statement)}
     timed: set[int] = set()
     magic_lines = {number for number, line in enumerate(raw, 1)
-                   if line.lstrip().startswith("%") and not line.lstrip().startswith("%%")
-                   and line.lstrip()[1:].split(maxsplit=1)[:1] in
-                   [[name] for name in STATEMENT_LINE_MAGICS]}
-    for statement in statements(tree.body):
-        if statement.lineno in magic_lines:
-            timed |= _span(statement)
-        if isinstance(statement, (ast.With, ast.AsyncWith)) and any(
-                _is_timer(item.context_expr) for item in statement.items):
-            for inner in statement.body:
-                timed |= _span(inner)
-    timed |= _between_clocks(tree.body)
+                   if _line_magic(line.lstrip()) in STATEMENT_LINE_MAGICS} \
+        if "%" in source else set()
+    if magic_lines or "with" in source:
+        for statement in statements(tree.body):
+            if statement.lineno in magic_lines:
+                timed |= _span(statement)
+            if isinstance(statement, (ast.With, ast.AsyncWith)) and any(
+                    _is_timer(item.context_expr) for item in statement.items):
+                for inner in statement.body:
+                    timed |= _span(inner)
+    if any(clock in source for clock in _CLOCKS):
+        timed |= _between_clocks(tree.body)
     return timed
+
+
+def _line_magic(line: str) -> str:
+    """``time`` for ``%time f(x)``; "" for anything else (a cell magic, code)."""
+    if not line.startswith("%") or line.startswith("%%"):
+        return ""
+    return line[1:].split(maxsplit=1)[0] if line[1:].strip() else ""
 
 
 def _span(statement: ast.stmt) -> set[int]:

@@ -207,3 +207,8 @@ def test_a_function_jitted_in_a_later_cell_changes_what_its_callers_run() -> Non
                      "run(1.0)", "f = jax.jit(f)", "run(1.0)")
     assert set(loops) == {5}
     assert (loops[5][0].function, loops[5][0].calls) == ("run", ["f"])
+    counted = loops_of(IMPORTS, STEP,
+                       "def simulate(x):\n    for t in range(T):\n        x = step(x)\n"
+                       "    return x", "T = 10", "simulate(1.0)", "simulate(2.0)", "T = 20",
+                       "simulate(1.0)")
+    assert [counted[cell][0].iterations for cell in (4, 5, 7)] == [10, 10, 20]
