@@ -147,6 +147,15 @@ def statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
                     yield from statements(getattr(child, "body", []))
 
 
+def child_bodies(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The statement lists a compound statement holds: its body, ``else``, ``finally``
+    and each ``except`` handler's body, in source order."""
+    for field in ("body", "orelse", "finalbody"):
+        yield getattr(statement, field, None) or []
+    for handler in getattr(statement, "handlers", None) or []:
+        yield handler.body
+
+
 def expressions(statement: ast.stmt) -> Iterator[ast.AST]:
     """The expression nodes of one statement itself (not of the statements it holds,
     nor inside lambdas and nested functions), in source order."""

@@ -28,7 +28,14 @@ from .code_names import (
     callees,
     scope_of,
 )
-from .code_text import DEFINITIONS, expressions, source_line, statement_text, statements
+from .code_text import (
+    DEFINITIONS,
+    child_bodies,
+    expressions,
+    source_line,
+    statement_text,
+    statements,
+)
 from .record import JitCall
 
 
@@ -185,10 +192,8 @@ def loop_jits(body: Sequence[ast.stmt], reader: Reader, cell: int, lines: Sequen
                 found.append((expression, JitSite(
                     name, cell, None, expression.lineno, source_line(lines, expression),
                     recreated=recreated, pinned_to_cpu=pinned)))
-            for field in ("body", "orelse", "finalbody"):
-                visit(getattr(statement, field, None) or [], looping)
-            for handler in getattr(statement, "handlers", None) or []:
-                visit(handler.body, looping)
+            for body_ in child_bodies(statement):
+                visit(body_, looping)
 
     visit(body, False)
     return found

@@ -33,6 +33,7 @@ from .code_names import (
     scope_of,
 )
 from .code_text import (
+    child_bodies,
     dotted_name,
     expressions,
     int_value,
@@ -221,10 +222,8 @@ class LoopReader:
                         continue
                 cpu = on_cpu or (isinstance(statement, (ast.With, ast.AsyncWith)) and any(
                     reader.is_default_device_cpu(item) for item in statement.items))
-                for field in ("body", "orelse", "finalbody"):
-                    visit(getattr(statement, field, None) or [], cpu)
-                for handler in getattr(statement, "handlers", None) or []:
-                    visit(handler.body, cpu)
+                for inner in child_bodies(statement):
+                    visit(inner, cpu)
 
         visit(body, pinned)
         return found

@@ -307,11 +307,11 @@ class JitCall(Loadable):
 
 #: why :class:`WorkLine` chose its statement, the surest first: it calls a function
 #: running a JAX loop (``loop_call``); it is, or calls a function holding, a Python loop
-#: dispatching JAX work (``dispatch_loop``); it calls a jitted user function
-#: (``jitted_call``), a known-heavy library function (``heavy_call``: ``np.linalg``,
-#: ``scipy.optimize`` ...), a JAX operation (``jax_call``), another user function
-#: (``user_call``); it is a Python loop (``python_loop``) or another call (``call``);
-#: the first statement of the timed code (``timed``)
+#: dispatching JAX work (``dispatch_loop``); it calls a jitted user function or one
+#: running JAX code (``jitted_call``), a known-heavy library function (``heavy_call``:
+#: ``np.linalg``, ``scipy.optimize`` ...), a JAX operation (``jax_call``), another user
+#: function (``user_call``); it is a Python loop (``python_loop``) or another call
+#: (``call``); the first statement of the timed code (``timed``)
 WORK_KINDS = ("loop_call", "dispatch_loop", "jitted_call", "heavy_call", "jax_call",
               "user_call", "python_loop", "call", "timed")
 
