@@ -264,7 +264,7 @@ class LoopReader:
                     return True
                 if self.reachable(callee):
                     return False  # its own loop is the dispatch loop (the cell names it)
-                through = self.through(callee, cpu)
+                through = self.through(callee, cpu, parameters if name in local else ())
                 if through:
                     for inner_name, inner_pinned, inner_batched in through:
                         operation = inner_name.startswith(".")
@@ -336,18 +336,21 @@ class LoopReader:
                          factor=factor, parameter=parameter if count is None else None,
                          syncs=sorted(syncs, key=lambda sync: (sync.line, sync.kind)))
 
-    def through(self, function: UserFunction, cpu: bool,
+    def through(self, function: UserFunction, cpu: bool, enclosing: Sequence[str] = (),
                 ) -> list[tuple[str, bool, bool]]:
         """What calling the plain Python ``function`` dispatches: the jitted functions
         it (and the plain functions it calls) calls, and ``.``-prefixed JAX operations
-        (``.jnp.dot``, told apart by the prefix), each with (pinned, batched)."""
+        (``.jnp.dot``, told apart by the prefix), each with (pinned, batched);
+        ``enclosing``: the parameters of the function ``function`` is a closure of."""
         found: list[tuple[str, bool, bool]] = []
         seen: set[int] = set()
 
-        def visit(current: UserFunction, depth: int, on_cpu: bool) -> None:
+        def visit(current: UserFunction, depth: int, on_cpu: bool,
+                  outer: frozenset[str]) -> None:
             if id(current) in seen or depth > MAX_DEPTH or current.node is None:
                 return
             seen.add(id(current))
+            parameters = outer | set(current.parameters)
             reader = reader_for(current, self.reader)
             local = local_scope(current, self.reader, self.scopes).functions
             scope = scope_of(current, self.reader.names) or reader.names
@@ -361,17 +364,22 @@ class LoopReader:
                                   False))
                     continue
                 name, _ = called_name(node, scope)
-                callee = (local.get(name) or scope.functions.get(name)) if name else None
+                # a parameter (newton's f, also inside its closures) is no global function
+                shadowed = name in parameters and name not in local
+                callee = None if not name or shadowed else (
+                    local.get(name) or scope.functions.get(name))
                 if callee is not None and callee is not current:
                     if callee.jitted or callee.batched:
                         found.append((name, on_cpu or callee.pinned_to_cpu,  # type: ignore[arg-type]
                                       callee.batched))
                     else:
-                        visit(callee, depth + 1, on_cpu)
+                        nested = name in local  # a closure sees this function's names
+                        visit(callee, depth + 1, on_cpu,
+                              frozenset(parameters) if nested else frozenset())
                 elif reader.is_jax_work(node):
                     found.append(("." + (dotted_name(node.func) or ""), on_cpu, False))
 
-        visit(function, 0, cpu)
+        visit(function, 0, cpu, frozenset(enclosing))
         return found
 
     def count(self, loop: ast.stmt, reader: Reader, parameters: Sequence[str],

@@ -212,3 +212,16 @@ def test_a_function_jitted_in_a_later_cell_changes_what_its_callers_run() -> Non
                        "    return x", "T = 10", "simulate(1.0)", "simulate(2.0)", "T = 20",
                        "simulate(1.0)")
     assert [counted[cell][0].iterations for cell in (4, 5, 7)] == [10, 10, 20]
+
+
+def test_a_function_passed_in_is_not_the_global_of_the_same_name() -> None:
+    """lecture-jax newtons_method's first ``newton(f, x_0)``: its closure ``q`` calls the
+    ``f`` passed in, not the notebook's ``f`` (which happens to be that lambda here)."""
+    newton = ("def newton(f, x_0, tol=1e-5):\n    f_prime = jax.grad(f)\n    def q(x):\n"
+              "        return x - f(x) / f_prime(x)\n\n    error = tol + 1\n    x = x_0\n"
+              "    while error > tol:\n        y = q(x)\n        error = abs(x - y)\n"
+              "        x = y\n\n    return x")
+    loops = loops_of(IMPORTS, newton,
+                     "f = lambda x: jnp.sin(4 * (x - 1/4)) + x + x**20 - 1", "newton(f, 0.2)")
+    assert loops == {}  # what the loop dispatches is not in the code: no finding from it
+
