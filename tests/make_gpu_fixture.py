@@ -26,7 +26,10 @@ unchanged, after that limit changed (or to write them with this release's schema
 For that page the lecture runs its ``lax.scan`` for :data:`DOCS_STEPS` steps instead
 of the tests' 20,000, so that its two timed cells take seconds on a CPU as the real
 lecture's take on the GPU (a CPU runs such a loop at a few ns a step); both files
-say so in ``build.note``.
+say so in ``build.note``.  ``--root NAME FOLDER`` does the same for any root of
+``tests/roots`` (``jax_loops``: its Python loop of small jitted calls at the issue's
+200,000 calls, :data:`DOCS_SCALE`), writing ``NAME-cpu-status.json`` and
+``NAME-gpu-t4-status.json``.
 """
 
 from __future__ import annotations
@@ -91,7 +94,18 @@ def to_gpu(data: dict[str, Any]) -> dict[str, Any]:
 #: the lecture's step count for the docs (tests/roots/diagnosis/lecture.md has 20,000)
 DOCS_STEPS = 1_500_000_000
 TESTS_STEPS_LINE = "n = 20_000"
-DIAGNOSIS = Path(__file__).resolve().parent / "roots" / "diagnosis"
+ROOTS = Path(__file__).resolve().parent / "roots"
+DIAGNOSIS = ROOTS / "diagnosis"
+#: per root, the line of a page that the docs' execution scales up (the tests' line,
+#: the docs' line, what it means), so that the timed cells take seconds on a CPU as
+#: the real lectures' take on a GPU
+DOCS_SCALE = {
+    "diagnosis": ("lecture.md", TESTS_STEPS_LINE, f"n = {DOCS_STEPS:_}",
+                  f"the lecture's lax.scan at {DOCS_STEPS:,} steps (the tests' copy: 20,000)"),
+    "jax_loops": ("dispatch.md", "calls = 2_000", "calls = 200_000",
+                  "the Python loop of small jitted calls at 200,000 calls (the tests' copy: "
+                  "2,000)"),
+}
 
 
 def _write(data: dict[str, Any], target: Path) -> None:
@@ -104,18 +118,20 @@ def docs_slow_cell_seconds() -> float:
     return float(re.search(r"gpu_slow_cell_seconds: ([\d.]+)", config).group(1))
 
 
-def execute_diagnosis(folder: Path) -> dict[str, Any]:
-    """Build a copy of tests/roots/diagnosis on this machine's CPU (real kernels, the
-    lecture at :data:`DOCS_STEPS` steps) and return its status document; the build
-    stops at the killed kernel, as the tests' build does, and writes the file."""
+def execute_root(folder: Path, name: str) -> dict[str, Any]:
+    """Build a copy of tests/roots/``name`` on this machine's CPU (real kernels, scaled
+    as :data:`DOCS_SCALE` says) and return its status document; a build that stops
+    (the diagnosis root's killed kernel) still writes the file."""
     # where it lies in this repository, so that the file names the sources as the
     # repository does (tests/roots/diagnosis/lecture.md, relative to the build's folder)
-    source = folder / "tests" / "roots" / "diagnosis"
-    shutil.copytree(DIAGNOSIS, source)
-    lecture = source / "lecture.md"
-    text = lecture.read_text(encoding="utf-8")
-    assert TESTS_STEPS_LINE in text, "lecture.md's step count moved: update this script"
-    lecture.write_text(text.replace(TESTS_STEPS_LINE, f"n = {DOCS_STEPS:_}"), encoding="utf-8")
+    source = folder / "tests" / "roots" / name
+    shutil.copytree(ROOTS / name, source)
+    scaled = DOCS_SCALE.get(name)
+    if scaled is not None:
+        page, tests_line, docs_line, _ = scaled
+        text = (source / page).read_text(encoding="utf-8")
+        assert tests_line in text, f"{page}'s scaled line moved: update this script"
+        (source / page).write_text(text.replace(tests_line, docs_line), encoding="utf-8")
     environ = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
                "JAX_PLATFORMS": "cpu"}
     environ.pop("JAX_COMPILATION_CACHE_DIR", None)
@@ -128,9 +144,10 @@ def execute_diagnosis(folder: Path) -> dict[str, Any]:
                     "-D", f"gpu_slow_cell_seconds={docs_slow_cell_seconds()}", str(source),
                     str(folder / "html")], env=environ, check=False, cwd=folder)
     data = json.loads((folder / "html" / "execution-status.json").read_text(encoding="utf-8"))
-    data["build"]["note"] = (f"tests/roots/diagnosis executed on a CPU by "
-                             f"tests/make_gpu_fixture.py --diagnosis, the lecture's lax.scan "
-                             f"at {DOCS_STEPS:,} steps (the tests' copy: 20,000)")
+    option = "--diagnosis" if name == "diagnosis" else f"--root {name}"
+    data["build"]["note"] = (f"tests/roots/{name} executed on a CPU by "
+                             f"tests/make_gpu_fixture.py {option}"
+                             + (f", {scaled[3]}" if scaled is not None else ""))
     return data
 
 
@@ -148,6 +165,21 @@ def judge(data: dict[str, Any], slow_cell_seconds: float) -> dict[str, Any]:
     report.build.update(build_fields(thresholds, Rules(), None))
     report.analysis = analyse(report, thresholds).to_dict()
     return json.loads(json.dumps(report.to_dict()))
+def execute_diagnosis(folder: Path) -> dict[str, Any]:
+    """:func:`execute_root` of tests/roots/diagnosis (the build stops at the killed
+    kernel, as the tests' build does)."""
+    return execute_root(folder, "diagnosis")
+
+
+def write_root(name: str, target: Path) -> None:
+    """``NAME-cpu-status.json`` (the CPU execution as recorded) and
+    ``NAME-gpu-t4-status.json`` (the same, moved) into ``target``."""
+    with tempfile.TemporaryDirectory() as folder:
+        cpu = execute_root(Path(folder), name)
+    gpu = to_gpu(cpu)
+    gpu["build"]["note"] = f"{NOTE}; {cpu['build']['note']}"
+    _write(cpu, target / f"{name}-cpu-status.json")
+    _write(gpu, target / f"{name}-gpu-t4-status.json")
 
 
 def main(argv: list[str]) -> int:
@@ -159,18 +191,17 @@ def main(argv: list[str]) -> int:
                          docs_slow_cell_seconds()), path)
         return 0
     if len(argv) == 2 and argv[0] == "--diagnosis":
-        target = Path(argv[1])
-        with tempfile.TemporaryDirectory() as folder:
-            cpu = execute_diagnosis(Path(folder))
-        gpu = to_gpu(cpu)
-        gpu["build"]["note"] = f"{NOTE}; {cpu['build']['note']}"
-        _write(cpu, target / "diagnosis-cpu-status.json")
-        _write(gpu, target / "diagnosis-gpu-t4-status.json")
+        write_root("diagnosis", Path(argv[1]))
         return 0
-    if len(argv) != 2:
+    if len(argv) == 3 and argv[0] == "--root" and (ROOTS / argv[1] / "conf.py").is_file():
+        write_root(argv[1], Path(argv[2]))
+        return 0
+    if len(argv) != 2 or argv[0].startswith("--"):
         print("usage: make_gpu_fixture.py STATUS_JSON OUTPUT_JSON\n"
               "       make_gpu_fixture.py --diagnosis FOLDER\n"
-              "       make_gpu_fixture.py --judge FOLDER", file=sys.stderr)
+              "       make_gpu_fixture.py --judge FOLDER\n"
+              "       make_gpu_fixture.py --root NAME FOLDER  (NAME: a folder of tests/roots)",
+              file=sys.stderr)
         return 2
     source, target = (Path(arg) for arg in argv)
     _write(to_gpu(json.loads(source.read_text(encoding="utf-8"))), target)

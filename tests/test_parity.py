@@ -76,6 +76,10 @@ def cells_of(record: NotebookRecord) -> list[dict[str, Any]]:
              "device_twins": cell.device_twins,
              "runs": [dataclasses.asdict(run) for run in cell.runs],
              "compiled_loops": sorted(loop.function for loop in cell.compiled_loops),
+             # the parse's facts of issue 32, from the same enrich on both engines
+             "dispatch_loops": [dataclasses.asdict(loop) for loop in cell.dispatch_loops],
+             "jit_calls": [dataclasses.asdict(jit) for jit in cell.jit_calls],
+             "work": dataclasses.asdict(cell.work) if cell.work else None,
              "compiled": sorted(cell.compilations)}
             for cell, name in zip(record.cells, record.cell_names(), strict=True)]
 

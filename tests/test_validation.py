@@ -32,14 +32,18 @@ from sphinx_gpu_admonition.model.record import (
     CacheMiss,
     CellRecord,
     Device,
+    DispatchLoop,
     Environment,
     ErrorInfo,
     GpuInfo,
     Host,
+    HostSync,
     JaxInfo,
+    JitCall,
     KernelPackages,
     NotebookRecord,
     StatusReport,
+    WorkLine,
 )
 from sphinx_gpu_admonition.model.schema import SchemaError
 
@@ -89,12 +93,13 @@ def _item_type(hint: Any) -> Any:
 
 _NOTEBOOK = ("properties", "notebooks", "items")
 _ENVIRONMENT = (*_NOTEBOOK, "properties", "environment")
+_CELL = (*_NOTEBOOK, "properties", "cells", "items")
 #: each dataclass of the model and where the schema describes it
 MODEL_IN_SCHEMA = [
     (StatusReport, ()),
     (NotebookRecord, _NOTEBOOK),
     (ErrorInfo, (*_NOTEBOOK, "properties", "error")),
-    (CellRecord, (*_NOTEBOOK, "properties", "cells", "items")),
+    (CellRecord, _CELL),
     (Environment, _ENVIRONMENT),
     (Host, (*_ENVIRONMENT, "properties", "host")),
     (JaxInfo, (*_ENVIRONMENT, "properties", "jax")),
@@ -102,6 +107,11 @@ MODEL_IN_SCHEMA = [
     (GpuInfo, (*_ENVIRONMENT, "properties", "gpus", "items")),
     (CacheMiss, (*_NOTEBOOK, "properties", "cache_miss")),
     (KernelPackages, (*_NOTEBOOK, "properties", "packages")),
+    (DispatchLoop, (*_CELL, "properties", "dispatch_loops", "items")),
+    (HostSync, (*_CELL, "properties", "dispatch_loops", "items", "properties", "syncs",
+                "items")),
+    (JitCall, (*_CELL, "properties", "jit_calls", "items")),
+    (WorkLine, (*_CELL, "properties", "work")),
 ]
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from .analysis import is_imports_only, is_shell_or_magic
-from .code import defined_functions, device_twins, link_loops
+from .code import read_code
 from .exceptions import exception_line
 from .record import (
     ERROR,
@@ -98,22 +98,20 @@ def _mark(cell: CellRecord, position: int, page: PageCell | None,
 
 def _link(record: NotebookRecord, cells: Sequence[PageCell],
           module_source: Callable[[str], str | None] | None) -> list[str]:
-    """Each cell's ``runs`` and ``device_twins``, and the notebook's functions, from the
-    code of the cells that ran, in their order."""
+    """What each cell's code runs (:func:`.code.read_code`: the JAX loops through the
+    functions it calls, its Python loops around JAX, its jitted functions, its device
+    twins, the statement doing its work) and the notebook's functions, from the code of
+    the cells that ran, in their order."""
     ran = sorted(((cell.position, cell.source) for cell in cells if cell.position is not None),
                  key=lambda item: item[0])
     if not ran or not record.cells:  # nothing ran in this build's record: nothing to link
         return []
     try:
-        runs = link_loops(ran, module_source)
-        twins = device_twins(ran)
-        record.user_functions = defined_functions(ran, module_source)
+        code = read_code(ran, module_source)
     except Exception as error:  # a hint less; the record (its times, failure) is kept
         return [f"could not follow the notebook's calls to its loops: "
                 f"{type(error).__name__}: {error}"]
-    for cell in record.cells:
-        cell.runs = runs.get(cell.position, []) if cell.position is not None else []
-        cell.device_twins = twins.get(cell.position, []) if cell.position is not None else []
+    code.fill(record)
     return []
 
 

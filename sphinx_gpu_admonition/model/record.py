@@ -216,6 +216,127 @@ class RecompileReason(Loadable):
     reason: str
 
 
+#: how a Python loop pulls a device value to the host (:class:`HostSync`): ``float`` /
+#: ``int`` / ``bool`` of it, ``.item()`` (``.tolist()``), a ``numpy`` function of it
+#: (``np.asarray``, ``np.max``), ``print`` of it, ``block_until_ready``,
+#: ``jax.device_get``, or a ``condition`` on it (``while error > tol``, ``if``)
+HOST_SYNC_KINDS = ("float", "int", "bool", "item", "numpy", "print", "block_until_ready",
+                   "device_get", "condition")
+#: the two Python loop statements
+PYTHON_LOOP_KINDS = ("for", "while")
+
+
+@dataclasses.dataclass
+class HostSync(Loadable):
+    """A statement in a Python loop that waits for the device and copies a value to
+    the host on every iteration it runs (JAX's asynchronous dispatch stops there)."""
+
+    kind: str = choices(HOST_SYNC_KINDS)
+    #: its line, stripped: ``error = float(jnp.max(jnp.abs(v_new - v)))``
+    code: str = ""
+    #: its line number in the cell (or module) holding the loop, from 1
+    line: int = dataclasses.field(default=1, metadata={"minimum": 1})
+    #: under an ``if`` inside the loop (``if i % 10 == 0: print(error)``): not every
+    #: iteration
+    guarded: bool = False
+
+
+@dataclasses.dataclass
+class DispatchLoop(Loadable):
+    """A Python ``for`` / ``while`` loop that dispatches JAX work on every iteration
+    (:func:`.code.read_code`): calls of jitted functions, or JAX operations one by one;
+    in the cell's own code, or in a user function it calls.  On a GPU every dispatch
+    also pays a launch."""
+
+    loop: str = choices(PYTHON_LOOP_KINDS)
+    #: the loop statement's line, stripped: ``for _ in range(200_000):``
+    code: str = ""
+    #: its line number in the cell (or module) that holds it, from 1
+    line: int = dataclasses.field(default=1, metadata={"minimum": 1})
+    #: the user function the cell calls to run it (None: the loop is the cell's own)
+    function: str | None = None
+    #: the function holding the loop, when ``function`` reaches it through calls
+    loop_function: str | None = None
+    #: the index of the code cell holding the loop (the cell itself for its own loop,
+    #: else the cell that defined the function holding it); None: a local module's
+    defined_cell: int | None = dataclasses.field(default=None, metadata={"minimum": 0})
+    #: the local module holding the loop (``mylib``), when a module does
+    module: str | None = None
+    #: the jitted (or vmapped) user functions each iteration calls, as the code names
+    #: them, directly or through the plain Python functions it calls
+    calls: list[str] = dataclasses.field(default_factory=list)
+    #: the JAX operations each iteration runs one by one, outside any jitted function
+    #: (``jnp.max``), as the code writes them
+    operations: list[str] = dataclasses.field(default_factory=list)
+    #: how many times the body runs, where the code gives it (``range(200_000)``, a
+    #: constant, the argument for its length; nested loops multiplied); None: not known
+    #: (a ``while`` loop)
+    iterations: int | None = dataclasses.field(default=None, metadata={"minimum": 0})
+    #: the work runs on the CPU (``with jax.default_device(cpu)``, ``jax.jit(f,
+    #: device=cpu)``): no GPU dispatch
+    pinned_to_cpu: bool = False
+    #: every function it calls is a ``jax.vmap`` (each call one batched program)
+    batched: bool = False
+    #: the statements in the loop that pull device values to the host
+    syncs: list[HostSync] = dataclasses.field(default_factory=list)
+    #: the cell's line that runs it (the loop's own line for the cell's loop)
+    call: str = ""
+
+
+@dataclasses.dataclass
+class JitCall(Loadable):
+    """A jitted function the cell runs (:func:`.code.read_code`), and how the code
+    makes it: once at the top level, or anew on every call of a function or every
+    iteration of a loop (then each one is a new function to JAX, compiled again)."""
+
+    #: the Python function as JAX names its compilation (``jit(q)``): ``q``, ``<lambda>``
+    function: str
+    #: what the cell's code calls to run it (``qm_cpu``, ``mylib.sample``, ``newton``)
+    called: str = ""
+    #: the code cell holding the jit (None: a local module's, see ``module``)
+    defined_cell: int | None = dataclasses.field(default=None, metadata={"minimum": 0})
+    module: str | None = None
+    #: the line of the jit there (``@partial(jax.jit, static_argnums=(1,))``), from 1
+    line: int = dataclasses.field(default=1, metadata={"minimum": 1})
+    code: str = ""
+    #: it wraps a function made anew each time the code runs (a lambda, a closure, a
+    #: ``partial``, a function passed in), inside a function or a loop
+    recreated: bool = False
+    #: the user function whose every call makes it again (None: the cell's own loop,
+    #: or not recreated)
+    created_in: str | None = None
+    pinned_to_cpu: bool = False
+    #: the cell's line that runs it
+    call: str = ""
+
+
+#: why :class:`WorkLine` chose its statement, the surest first: it calls a function
+#: running a JAX loop (``loop_call``); it is, or calls a function holding, a Python loop
+#: dispatching JAX work (``dispatch_loop``); it calls a jitted user function or one
+#: running JAX code (``jitted_call``), a known-heavy library function (``heavy_call``:
+#: ``np.linalg``, ``scipy.optimize`` ...), a JAX operation (``jax_call``), another user
+#: function (``user_call``); it is a Python loop (``python_loop``) or another call
+#: (``call``); the first statement of the timed code (``timed``)
+WORK_KINDS = ("loop_call", "dispatch_loop", "jitted_call", "heavy_call", "jax_call",
+              "user_call", "python_loop", "call", "timed")
+
+
+@dataclasses.dataclass
+class WorkLine(Loadable):
+    """The statement of a cell that takes its time (:func:`.work_line.work_line`):
+    inside the timed block (``%%time``, ``%time``, ``with qe.Timer():``) when there is
+    one, the call of the slow function or the loop, not the set-up around it."""
+
+    #: the statement on one line (a statement over several lines joined), stripped
+    code: str
+    #: its first line's number in the cell, from 1
+    line: int = dataclasses.field(default=1, metadata={"minimum": 1})
+    kind: str = choices(WORK_KINDS, default="call")
+    #: inside the cell's timed code (a timing magic, a ``Timer`` block, between two
+    #: ``time.perf_counter()`` readings)
+    timed: bool = False
+
+
 @dataclasses.dataclass
 class CellRecord(Loadable):
     """One executed code cell."""
@@ -250,6 +371,13 @@ class CellRecord(Loadable):
     #: the user functions the cell wraps in a ``jit`` pinned to a device
     #: (:func:`.code.device_twins`): compiling them here is for that device, not again
     device_twins: list[str] = dataclasses.field(default_factory=list)
+    #: the Python loops around JAX work the cell runs, with the host syncs in them
+    #: (the builder's parse of the notebook, :func:`.code.read_code`)
+    dispatch_loops: list[DispatchLoop] = dataclasses.field(default_factory=list)
+    #: the jitted functions the cell runs, and whether the code makes them anew
+    jit_calls: list[JitCall] = dataclasses.field(default_factory=list)
+    #: the statement doing the cell's work (None: nothing better than its first line)
+    work: WorkLine | None = None
     #: resident memory of the kernel process after the cell (peak so far)
     peak_memory_mb: float | None = None
     #: GPU memory in use after the cell (MiB, the fullest device, JAX's

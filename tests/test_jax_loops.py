@@ -1,0 +1,160 @@
+"""Issue 32's shapes executed for real: the parse's facts land in the record.
+
+``tests/roots/jax_loops`` holds held-out-style notebooks of a Python loop of small
+jitted calls (and its CPU-pinned, batched and one-program variants), value function
+iteration that reads the error back every iteration (in the cell, and in a function
+called under a ``Timer``), one jitted function called with three array sizes in three
+cells beside a function that jits a new lambda on every call, and a local module's
+``fori_loop`` timed twice.  They are executed on the CPU once for the module; the
+record (and the same moved to a GPU's device fields by ``tests/make_gpu_fixture.py``)
+must hold each cell's loops, syncs, jitted functions and work line.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from conftest import ROOTS, ProjectBuild, sphinx_build
+
+from sphinx_gpu_admonition.model.program_loops import program_loops
+from sphinx_gpu_admonition.model.record import CellRecord, NotebookRecord, StatusReport
+
+sys.path.insert(0, str(Path(__file__).parent))
+import make_gpu_fixture  # noqa: E402
+
+SCHEMA = json.loads(
+    (Path(__file__).parents[1] / "sphinx_gpu_admonition" / "schema"
+     / "execution-status.schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> ProjectBuild:
+    dest = tmp_path_factory.mktemp("jax-loops")
+    shutil.copytree(ROOTS / "jax_loops", dest / "src")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+        return sphinx_build(dest / "src", dest / "_build", "html", None, freshenv=True)
+
+
+@pytest.fixture(scope="module")
+def data(build: ProjectBuild) -> dict[str, Any]:
+    return json.loads(build.read("execution-status.json"))
+
+
+@pytest.fixture(scope="module")
+def records(data: dict[str, Any]) -> dict[str, NotebookRecord]:
+    return StatusReport.from_dict(data).by_docname()
+
+
+def cells(records: dict[str, NotebookRecord], docname: str) -> list[CellRecord]:
+    record = records[docname]
+    assert record.status == "ok" and record.capture == "ok", record.error
+    return record.cells
+
+
+def test_every_notebook_ran_and_the_file_is_valid(build: ProjectBuild,
+                                                 data: dict[str, Any]) -> None:
+    jsonschema.validate(data, SCHEMA)
+    assert {nb["docname"] for nb in data["notebooks"]} == {
+        "dispatch", "shapes", "vfi", "warm"}
+    assert "could not follow" not in build.warnings
+
+
+def test_the_loop_of_small_jitted_calls_is_recorded_with_its_count_and_line(
+        records: dict[str, NotebookRecord]) -> None:
+    loop_cell, pinned, batched, program = cells(records, "dispatch")[2:6]
+    (loop,) = loop_cell.dispatch_loops
+    assert (loop.loop, loop.code, loop.line, loop.calls, loop.iterations) == (
+        "for", "for _ in range(calls):", 3, ["step"], 2_000)
+    # the block after the loop waits once: no sync in the loop
+    assert not loop.pinned_to_cpu and not loop.batched and loop.syncs == []
+    assert loop_cell.work is not None and loop_cell.work.code == "for _ in range(calls):"
+    assert loop_cell.work.kind == "dispatch_loop"
+    # what the probe saw: one compilation of the step, and no loop in its program
+    assert loop_cell.compilations.get("jit(step)") == 1
+    assert loop_cell.compiled_loops == [] and loop_cell.runs == []
+    (jit,) = loop_cell.jit_calls
+    assert (jit.function, jit.recreated, jit.defined_cell) == (
+        "step", False, cells(records, "dispatch")[1].position)
+    (cpu_loop,) = pinned.dispatch_loops
+    assert cpu_loop.pinned_to_cpu and cpu_loop.calls == ["step_cpu"]
+    (vmapped,) = batched.dispatch_loops
+    assert vmapped.batched and vmapped.iterations == 3
+    # the one-program version: a fori_loop the parse and the compiled program both see
+    assert program.dispatch_loops == []
+    (run,) = program.runs
+    assert (run.primitive, run.function, run.steps) == ("lax.fori_loop", "simulate", 2_000)
+    assert {(loop.function, loop.steps) for loop in program.compiled_loops} == {
+        ("jit(simulate)", 2_000)}
+
+
+def test_the_host_sync_of_every_iteration_is_named_with_its_line(
+        records: dict[str, NotebookRecord]) -> None:
+    vfi_cells = cells(records, "vfi")
+    in_cell, definition, timed = vfi_cells[2], vfi_cells[3], vfi_cells[4]
+    (loop,) = in_cell.dispatch_loops
+    assert (loop.loop, loop.line, loop.calls, loop.operations) == (
+        "while", 4, ["T"], ["jnp.max", "jnp.abs"])
+    assert [(s.kind, s.line, s.code) for s in loop.syncs] == [
+        ("float", 6, "error = float(jnp.max(jnp.abs(v_new - v)))")]
+    assert definition.dispatch_loops == []  # defining is not running
+    (called,) = timed.dispatch_loops
+    assert (called.function, called.defined_cell, called.line) == ("vfi", definition.position, 4)
+    assert [(s.kind, s.code) for s in called.syncs] == [
+        ("condition", "while error > tol and i < max_iter:")]
+    assert timed.work is not None and (timed.work.code, timed.work.line, timed.work.timed) == (
+        "v_star = vfi(v_init)", 4, True)
+
+
+def test_one_function_for_three_sizes_is_made_once_and_the_smoother_anew(
+        records: dict[str, NotebookRecord]) -> None:
+    shape_cells = cells(records, "shapes")
+    definition = shape_cells[1]
+    for cell, size in zip(shape_cells[2:5], ("1000", "10_000", "100_000"), strict=True):
+        (jit,) = cell.jit_calls
+        assert (jit.function, jit.recreated, jit.defined_cell) == ("f", False, definition.position)
+        # JAX compiled it again for each new size (the probe's count, the real run's)
+        assert cell.compilations.get("jit(f)") == 1
+        assert cell.work is not None and cell.work.timed
+        assert cell.work.code == f"f(jnp.ones({size})).block_until_ready()"
+    for cell in shape_cells[5:7]:
+        (jit,) = cell.jit_calls
+        assert (jit.function, jit.recreated, jit.created_in) == ("<lambda>", True, "smooth")
+        assert cell.compilations.get("jit(<lambda>)") == 1  # a new function each call
+
+
+def test_a_warm_call_keeps_the_step_count_of_its_first_calls_program(
+        records: dict[str, NotebookRecord]) -> None:
+    record = records["warm"]
+    first, warm = cells(records, "warm")[1:3]
+    for cell in (first, warm):
+        (run,) = cell.runs
+        assert (run.primitive, run.function, run.module, run.steps) == (
+            "lax.fori_loop", "orbits.orbit", "orbits", None)  # only the program knows
+        assert cell.work is not None and cell.work.kind == "loop_call"
+    assert [(loop.function, loop.steps) for loop in first.compiled_loops] == [
+        ("jit(orbit)", 4_000)]
+    assert warm.compiled_loops == [] and "jit(orbit)" not in warm.compilations
+    (carried,) = program_loops(warm, record)
+    assert (carried.function, carried.steps, carried.compiled_in, carried.carried) == (
+        "jit(orbit)", 4_000, first.position, True)
+
+
+def test_the_facts_survive_the_move_to_a_gpu(data: dict[str, Any]) -> None:
+    moved = make_gpu_fixture.to_gpu(data)
+    jsonschema.validate(moved, SCHEMA)
+    report = StatusReport.from_dict(moved)
+    before = StatusReport.from_dict(data).by_docname()
+    for docname, record in report.by_docname().items():
+        if record.capture != "ok":
+            continue
+        assert record.environment.jax.devices[0].kind == make_gpu_fixture.GPU_NAME
+        for cell, original in zip(record.cells, before[docname].cells, strict=True):
+            assert (cell.dispatch_loops, cell.jit_calls, cell.work) == (
+                original.dispatch_loops, original.jit_calls, original.work)
