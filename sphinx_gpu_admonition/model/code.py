@@ -105,8 +105,9 @@ class NotebookCode:
 def read_code(cells: Sequence[tuple[int, str]],
               module_source: Callable[[str], str | None] | None = None) -> NotebookCode:
     """Each cell's :class:`CellCode`, for ``cells`` (position, source) in the order they
-    ran (``defined_cell`` of what it finds is such a position); ``module_source`` gives the text of a local module by name (None: not a local
-    module, e.g. an installed library)."""
+    ran (``defined_cell`` of what it finds is such a position); ``module_source`` gives
+    the text of a local module by name (None: not a local module, e.g. an installed
+    library)."""
     namespace = Names()
     modules = namespace.loaded
     reader = Reader(namespace, module_source, modules)

@@ -204,7 +204,7 @@ def local_module_reader(folder: Path) -> Callable[[str], str | None]:
 #: A record saved beside a cached notebook; the version is bumped whenever the record
 #: model changes, so a cache restored from another release is never misread.
 SIDECAR_ID = "sphinx-gpu-admonition/capture-sidecar"
-SIDECAR_VERSION = 8  # 8: dispatch loops, jit calls, work line; 7: cell positions; 6: recompile reasons...
+SIDECAR_VERSION = 8  # 8: dispatch loops, jit calls, work line; 7: cell positions; 6: ...
 #: the sidecar versions this release reads: every version after 1 only added fields,
 #: whose defaults stand for what an older sidecar did not save (the cells' lines
 #: and sources are looked up again by every build, and whether their errors were
