@@ -42,6 +42,15 @@ from sphinx_gpu_admonition.model.record import (
     StatusReport,
 )
 from sphinx_gpu_admonition.model.schema import SchemaError
+from sphinx_gpu_admonition.model.timing_record import (
+    Claim,
+    ClaimCheck,
+    Evidence,
+    EvidenceValue,
+    TimedValue,
+    Timing,
+    TimingStatement,
+)
 
 SCHEMA = json.loads((Path(record.__file__).parents[1] / "schema" / "execution-status.schema.json")
                     .read_text(encoding="utf-8"))
@@ -87,6 +96,8 @@ def _item_type(hint: Any) -> Any:
 
 _NOTEBOOK = ("properties", "notebooks", "items")
 _ENVIRONMENT = (*_NOTEBOOK, "properties", "environment")
+_CHECK = ("properties", "claims", "items", "properties", "checks", "items")
+_STATEMENT = ("properties", "timing_statements", "items")
 #: each dataclass of the model and where the schema describes it
 MODEL_IN_SCHEMA = [
     (StatusReport, ()),
@@ -100,6 +111,15 @@ MODEL_IN_SCHEMA = [
     (GpuInfo, (*_ENVIRONMENT, "properties", "gpus", "items")),
     (CacheMiss, (*_NOTEBOOK, "properties", "cache_miss")),
     (KernelPackages, (*_NOTEBOOK, "properties", "packages")),
+    (Timing, (*_NOTEBOOK, "properties", "timings", "items")),
+    (Claim, ("properties", "claims", "items")),
+    (ClaimCheck, _CHECK),
+    (TimedValue, (*_CHECK, "properties", "left")),
+    (TimedValue, (*_CHECK, "properties", "right")),
+    (TimingStatement, _STATEMENT),
+    (Evidence, (*_STATEMENT, "properties", "evidence", "items")),
+    (EvidenceValue, (*_STATEMENT, "properties", "evidence", "items", "properties", "values",
+                     "items")),
 ]
 
 
