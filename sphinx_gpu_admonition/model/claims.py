@@ -38,7 +38,7 @@ import functools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from . import device
 from .page_text import CLAIM_ROLE, Sentence
@@ -65,24 +65,11 @@ from .timing_record import (
     ZERO_TIME,
     Claim,
     ClaimCheck,
+    ClaimRules,
     TimedValue,
     Timing,
 )
 from .timings import Reference, Unavailable, find_timing, parse_reference, resolve_page
-
-
-class ClaimRules(NamedTuple):
-    """The claims' thresholds (``gpu_claim_*``): the one place of their defaults."""
-
-    much_factor: float = 4.0
-    similar_factor: float = 2.0
-    margin: float = 0.1
-
-    @classmethod
-    def from_config(cls, config: Any) -> ClaimRules:
-        """From a :class:`.settings.GpuConfig` (any object with its claim fields)."""
-        return cls(config.claim_much_factor, config.claim_similar_factor, config.claim_margin)
-
 
 # -- the grammar ---------------------------------------------------------------------------
 FASTER, SLOWER, MUCH_FASTER, MUCH_SLOWER, SIMILAR = "<", ">", "<<", ">>", "~"

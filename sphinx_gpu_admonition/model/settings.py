@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .analysis import Thresholds
-from .claims import ClaimRules
 from .device import BACKENDS
+from .timing_record import ClaimRules
 
 PREFIX = "gpu_"
 

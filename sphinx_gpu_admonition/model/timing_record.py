@@ -22,6 +22,7 @@ references), :mod:`.claims` (grammar, verdicts), :mod:`.speed_statements`
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, NamedTuple
 
 from .schema import Loadable, choices
 
@@ -68,6 +69,21 @@ class Timing(Loadable):
 
 
 # -- claims --------------------------------------------------------------------------------
+class ClaimRules(NamedTuple):
+    """The claims' thresholds (``gpu_claim_*``), the one place of their defaults; here,
+    beside the checks that record them (``bound``, ``margin``), so that the options
+    (:mod:`.settings`) need not import the rules (:mod:`.claims`) at every build's start."""
+
+    much_factor: float = 4.0
+    similar_factor: float = 2.0
+    margin: float = 0.1
+
+    @classmethod
+    def from_config(cls, config: Any) -> ClaimRules:
+        """From a :class:`.settings.GpuConfig` (any object with its claim fields)."""
+        return cls(config.claim_much_factor, config.claim_similar_factor, config.claim_margin)
+
+
 HOLDS, FAILS, TOO_CLOSE, NOT_CHECKED = "holds", "fails", "too_close", "not_checked"
 #: the verdicts, worst first: a claim's verdict is the worst of its checks'
 VERDICTS = (FAILS, TOO_CLOSE, HOLDS, NOT_CHECKED)

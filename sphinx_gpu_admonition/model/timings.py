@@ -20,7 +20,6 @@ The engines pass each code cell as an object with the attributes of
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 import re
 from collections import Counter
@@ -218,6 +217,8 @@ class Unavailable(NamedTuple):
 
 def nearest_name(name: str, names: Iterable[str]) -> str | None:
     """The name ``name`` was probably meant to be (a typo, another case)."""
+    import difflib  # only for a claim with a name that is not on its page
+
     names = sorted(set(names))
     same_case = [other for other in names if other.lower() == name.lower()]
     if same_case:
