@@ -280,7 +280,10 @@ def plain_text(markup: str) -> str:
         titled = patterns["titled"].match(content)
         return titled.group("title") if titled and titled.group("title") else content
 
-    text = patterns["role"].sub(role, markup)
+    # escaped characters are not markup: kept aside as private-use characters
+    text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!$<>])", lambda m: chr(0xE000 + ord(m.group(1))),
+                  markup)
+    text = patterns["role"].sub(role, text)
     text = patterns["code"].sub(lambda match: match.group("content").strip(), text)
     text = patterns["image"].sub("", text)
     text = patterns["footnote"].sub("", text)
@@ -289,7 +292,7 @@ def plain_text(markup: str) -> str:
     text = patterns["html"].sub("", text)
     for _ in range(2):  # "***bold italic***", nested emphasis
         text = patterns["emphasis"].sub(lambda match: match.group("text"), text)
-    text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!$])", r"\1", text)
+    text = re.sub("[\ue000-\ue07f]", lambda m: chr(ord(m.group(0)) - 0xE000), text)
     return " ".join(text.split())
 
 
