@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 
@@ -103,9 +103,16 @@ def _directive(info: str) -> str | None:
     return found.group(1).strip().lower() if found else None
 
 
+#: the characters a line that is not plain prose starts with (after spaces): fences,
+#: math, comments, options, targets, tables, rules, jupytext's cell breaks, headings
+_SPECIAL_STARTS = frozenset("`~:$<%(|*_+#")
+
+
 def _prose_lines(lines: list[str], first: int) -> Iterator[tuple[str, int | None, bool]]:
     """(line, number, is heading) of every line that may be prose; a "" line ends a
-    paragraph.  Code, comments, math, tables and directive options give "" lines."""
+    paragraph.  Code, comments, math, tables and directive options give "" lines.
+
+    Most lines are prose: they are told by their first character, without a pattern."""
     patterns = _patterns()
     fences: list[tuple[str, bool]] = []  # open fences: (the fence, whether its text is prose)
     in_math = in_comment = False
@@ -113,11 +120,13 @@ def _prose_lines(lines: list[str], first: int) -> Iterator[tuple[str, int | None
     for offset, raw in enumerate(lines):
         number = first + offset
         line = raw.rstrip()
+        stripped = line.lstrip()
+        lead = stripped[:1]
         if in_comment:
             in_comment = "-->" not in line
             yield "", number, False
             continue
-        fence = patterns["fence"].match(line)
+        fence = patterns["fence"].match(line) if lead in "`~:" and lead else None
         if fences and fence and fence.group("fence")[0] == fences[-1][0][0] and \
                 len(fence.group("fence")) >= len(fences[-1][0]) and not fence.group("info"):
             fences.pop()
@@ -134,32 +143,31 @@ def _prose_lines(lines: list[str], first: int) -> Iterator[tuple[str, int | None
             at_directive_start = prose
             yield "", number, False
             continue
-        stripped = line.strip()
         if in_math:
             in_math = not stripped.endswith("$$")
             yield "", number, False
             continue
-        if stripped.startswith("$$"):
-            in_math = not (len(stripped) > 2 and stripped.endswith("$$"))
-            yield "", number, False
-            continue
-        if stripped.startswith("<!--"):
-            in_comment = "-->" not in stripped
-            yield "", number, False
-            continue
-        if at_directive_start and (patterns["option"].match(line) or stripped == "---"):
+        if at_directive_start and (lead == ":" and patterns["option"].match(line)
+                                   or stripped == "---"):
             yield "", number, False  # a directive's options (":class: x", YAML between ---)
             continue
         at_directive_start = False
-        if (patterns["target"].match(line) or patterns["comment"].match(line)
-                or patterns["table"].match(line) or patterns["rule"].match(line)
-                or stripped == "+++" or stripped.startswith("+++ ")):
+        if lead not in _SPECIAL_STARTS:
+            yield line, number, False
+            continue
+        if stripped.startswith("$$"):
+            in_math = not (len(stripped) > 2 and stripped.endswith("$$"))
             yield "", number, False
-            continue
-        if patterns["heading"].match(line):
+        elif stripped.startswith("<!--"):
+            in_comment = "-->" not in stripped
+            yield "", number, False
+        elif (patterns["target"].match(line) or lead in "%|" or patterns["rule"].match(line)
+              or stripped == "+++" or stripped.startswith("+++ ")):
+            yield "", number, False
+        elif lead == "#" and patterns["heading"].match(line):
             yield stripped, number, True
-            continue
-        yield line, number, False
+        else:
+            yield line, number, False
 
 
 def _front_matter_end(lines: list[str]) -> int:
@@ -190,40 +198,47 @@ def _paragraphs(block: TextBlock) -> Iterator[_Paragraph | _Heading]:
     known = block.line is not None
     pending: list[tuple[str, int | None]] = []
 
-    def flush() -> Iterator[_Paragraph]:
-        if pending:
-            text, starts = "", []
-            for line, number in pending:
-                if text:
-                    text += " "
-                starts.append((len(text), number))
-                text += line
-            pending.clear()
-            yield _Paragraph(text, tuple(starts))
+    def flush() -> _Paragraph | None:
+        if not pending:
+            return None
+        text, starts = "", []
+        for line, number in pending:
+            if text:
+                text += " "
+            starts.append((len(text), number))
+            text += line
+        pending.clear()
+        return _Paragraph(text, tuple(starts))
 
     for line, number, heading in _prose_lines(lines[skip:], first + skip):
         number = number if known else None
-        if heading:
-            yield from flush()
-            yield _Heading(number)
-        elif patterns["setext"].match(line):
+        lead = line.lstrip()[:1]
+        if heading or not lead:
+            paragraph = flush()
+            if paragraph is not None:
+                yield paragraph
+            if heading:
+                yield _Heading(number)
+        elif lead in "=-" and patterns["setext"].match(line):
             if pending:  # the paragraph above is a heading ("Title" over "=====")
                 heading_line = pending[0][1]
                 pending.clear()
                 yield _Heading(heading_line)
             # else: "-----" alone is a thematic break
-        elif not line.strip():
-            yield from flush()
         else:
-            item = patterns["item"].match(line)
+            item = patterns["item"].match(line) if lead in "*+-0123456789" else None
             if item:  # each list item is a paragraph of its own
-                yield from flush()
+                paragraph = flush()
+                if paragraph is not None:
+                    yield paragraph
                 line = line[item.end():]
-            quote = patterns["quote"].match(line)
-            if quote:
-                line = line[quote.end():]
+                lead = line.lstrip()[:1]
+            if lead == ">":
+                line = line[patterns["quote"].match(line).end():]
             pending.append((line.strip(), number))
-    yield from flush()
+    paragraph = flush()
+    if paragraph is not None:
+        yield paragraph
 
 
 # -- sentences --------------------------------------------------------------------------------
@@ -234,6 +249,8 @@ def _masked(text: str) -> str:
         # the first character stays: a sentence may start with a role or code
         return match.group(0)[0] + "X" * (len(match.group(0)) - 1)
 
+    if "`" not in text:
+        return text
     patterns = _patterns()
     return patterns["code"].sub(blank, patterns["role"].sub(blank, text))
 
@@ -280,23 +297,32 @@ def plain_text(markup: str) -> str:
         titled = patterns["titled"].match(content)
         return titled.group("title") if titled and titled.group("title") else content
 
-    # escaped characters are not markup: kept aside as private-use characters
-    text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!$<>])", lambda m: chr(0xE000 + ord(m.group(1))),
-                  markup)
-    text = patterns["role"].sub(role, text)
-    text = patterns["code"].sub(lambda match: match.group("content").strip(), text)
-    text = patterns["image"].sub("", text)
-    text = patterns["footnote"].sub("", text)
-    text = patterns["link"].sub(lambda match: match.group("text"), text)
-    text = patterns["autolink"].sub(lambda match: match.group("url"), text)
-    text = patterns["html"].sub("", text)
-    for _ in range(2):  # "***bold italic***", nested emphasis
-        text = patterns["emphasis"].sub(lambda match: match.group("text"), text)
-    text = re.sub("[\ue000-\ue07f]", lambda m: chr(ord(m.group(0)) - 0xE000), text)
+    # each pattern only where its characters are (most sentences have little markup)
+    text = markup
+    if "\\" in text:  # escaped characters are not markup: kept aside as private-use ones
+        text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!$<>])", lambda m: chr(0xE000 + ord(m.group(1))),
+                      text)
+    if "`" in text:
+        text = patterns["role"].sub(role, text)
+        text = patterns["code"].sub(lambda match: match.group("content").strip(), text)
+    if "[" in text:
+        text = patterns["image"].sub("", text)
+        text = patterns["footnote"].sub("", text)
+        text = patterns["link"].sub(lambda match: match.group("text"), text)
+    if "<" in text:
+        text = patterns["autolink"].sub(lambda match: match.group("url"), text)
+        text = patterns["html"].sub("", text)
+    if "*" in text or "_" in text:
+        for _ in range(2):  # "***bold italic***", nested emphasis
+            text = patterns["emphasis"].sub(lambda match: match.group("text"), text)
+    if "\\" in markup:
+        text = re.sub("[\ue000-\ue07f]", lambda m: chr(ord(m.group(0)) - 0xE000), text)
     return " ".join(text.split())
 
 
 def _roles(paragraph: _Paragraph, start: int, end: int) -> tuple[Role, ...]:
+    if "`" not in paragraph.text:
+        return ()
     found = []
     for match in _patterns()["role"].finditer(paragraph.text, start, end):
         name = match.group("name") or match.group("rst")
@@ -318,11 +344,15 @@ def _leading_roles(paragraph: _Paragraph, start: int, end: int) -> int:
         position = match.end()
 
 
-def sentences(blocks: Iterable[TextBlock]) -> tuple[list[Sentence], list[Place]]:
+def sentences(blocks: Iterable[TextBlock], wanted: Callable[[str], bool] | None = None
+              ) -> tuple[list[Sentence], list[Place]]:
     """The page's sentences, in order, and where its headings are.
 
     Roles that start a sentence (``Faster. {timing-claim}`a < b` Then ...``) belong
     to the sentence before them in the paragraph: a mark after a sentence is its.
+    ``wanted``: a test of a paragraph's Markdown; the sentences of the paragraphs it
+    refuses are left out (most of a lecture says nothing about speed: not split into
+    sentences, not made plain text).
     """
     found: list[Sentence] = []
     headings: list[Place] = []
@@ -330,6 +360,8 @@ def sentences(blocks: Iterable[TextBlock]) -> tuple[list[Sentence], list[Place]]
         for paragraph in _paragraphs(block):
             if isinstance(paragraph, _Heading):
                 headings.append(Place(block.position, paragraph.line))
+                continue
+            if wanted is not None and not wanted(paragraph.text):
                 continue
             first_of_paragraph = len(found)
             starts = _boundaries(paragraph.text)

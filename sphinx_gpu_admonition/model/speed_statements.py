@@ -5,14 +5,10 @@ Most timing statements are written before anyone marks them with a
 cells just before it with their values on every build, as a maintainer checking
 a lecture by hand would: it never says a sentence is wrong.
 
-A sentence speaks about speed when it has a cue (:func:`speed_cues`): a word
-about speed or time (faster, slower, quick, speed, speed-up, run time,
-performance, overhead, efficient, seconds, ms ...), a comparison of amounts
-(similar, comparable, the same time, 3 times, 13x, twice as, orders of
-magnitude) or a modifier before better / worse / a gain (much, significantly,
-barely ...).  A miss costs more than a false alarm, so the cues are generous; a
-sentence with a ``{timing-claim}`` or a ``{timing-ratio}`` is not listed (the
-build checks or states it).
+A sentence speaks about speed when it has a cue (:mod:`.speed_words`: faster,
+speed-up, similar, the same time, 3 times, much better, seconds ...); a sentence
+with a ``{timing-claim}`` or a ``{timing-ratio}`` is not listed (the build checks
+or states it), nor a question or a sentence that leads to the code after it.
 
 Its evidence (:func:`evidence_places`) is the :data:`EVIDENCE_CELLS` timed cells
 nearest before it on the page (named or printing a timer: :mod:`.timings`); a
@@ -22,54 +18,25 @@ sentence with none before it in its section gets the first one after it there
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Sequence
 
 from .claims import Build, record_device
 from .page_text import CLAIM_ROLE, RATIO_ROLE, Place, Sentence
 from .record import NotebookRecord
+from .speed_words import may_have_cues, speed_cues
 from .timing_record import TIMING_OK, Evidence, EvidenceValue, Timing, TimingStatement
 
 #: how many timed cells before a sentence its evidence shows
 EVIDENCE_CELLS = 4
 
-_COUNT = (r"(?:[0-9]+(?:\.[0-9]+)?|two|three|four|five|six|seven|eight|nine|ten|twelve|"
-          r"fifteen|twenty|thirty|fifty|a hundred|hundreds of|a thousand|several)")
-#: the cues, one pattern each (matched case-insensitively, as whole words)
-CUES = (
-    r"fast(?:er|est)?", r"slow(?:er|est|ly|s|ed|ing)?", r"slow-?downs?", r"quick(?:er|est|ly)?",
-    r"speed(?:s|ed|ier|iest|ily)?", r"speed[- ]?ups?", r"(?:ac|de)celerat(?:e|es|ed|ing|ion)",
-    r"run[- ]?times?", r"running times?", r"execution times?", r"wall[- ]?(?:clock[- ]?)?times?",
-    r"compil(?:e|ation) times?", r"timings?", r"timed", r"elapsed", r"latency", r"throughput",
-    r"overheads?", r"performance", r"performant", r"outperform\w*",
-    r"(?<!memory )(?:in)?efficien(?:t|tly|cy)", r"(?:nano|micro|milli)?seconds", r"minutes?",
-    r"hours?", r"[0-9]+(?:\.[0-9]+)?\s*(?:ms|µs|μs|us|ns|s|sec|min|(?:nano|micro|milli)?second)",
-    r"[0-9]+(?:\.[0-9]+)?\s*[x×]",
-    rf"{_COUNT}\s+times", r"twice\s+as", r"half\s+(?:the|as)", r"orders?\s+of\s+magnitude",
-    r"same\s+(?:time|times|speed|performance)", r"about\s+the\s+same", r"similar(?:ly)?",
-    r"comparable", r"on\s+par", r"as\s+(?:fast|slow|quick)\s+as", r"gains?",
-    r"benefits?\s+from",
-    r"(?:much|significantly|substantially|considerably|dramatically|noticeably|barely|"
-    r"slightly|marginally|far|way|a\s+bit|little)\s+(?:\w+\s+){0,2}?"
-    r"(?:better|worse|improv\w*|difference|advantage)",
-)
+def may_matter(markdown: str) -> bool:
+    """Whether a paragraph may hold a claim, a quoting role or a sentence about speed
+    (:func:`.page_text.sentences`'s ``wanted``: the others need not be read)."""
+    return "timing" in markdown or may_have_cues(markdown)
 
 
-@functools.cache
-def _cue_pattern() -> re.Pattern[str]:
-    """Compiled at the first page (not at import)."""
-    return re.compile(r"(?<![\w-])(?:" + "|".join(CUES) + r")(?![\w-])", re.IGNORECASE)
-
-
-def speed_cues(text: str) -> list[str]:
-    """The words of ``text`` that speak about speed, as written, each once, in order."""
-    found: list[str] = []
-    for match in _cue_pattern().finditer(text):
-        cue = " ".join(match.group(0).split())
-        if cue.lower() not in (known.lower() for known in found):
-            found.append(cue)
-    return found
+_LEADS_TO_CODE = re.compile(r"(?:now\s+)?(?:let's|let us|here's|here is)\b")
 
 
 def is_statement(text: str) -> bool:
@@ -79,12 +46,29 @@ def is_statement(text: str) -> bool:
     text = text.strip()
     if text.endswith(("?", ":")):
         return False
-    return re.match(r"(?:now\s+)?(?:let's|let us|here's|here is)\b", text.lower()) is None
+    return _LEADS_TO_CODE.match(text.lower()) is None
 
 
 def is_checked(sentence: Sentence) -> bool:
     """Whether the sentence has a claim or states a ratio (the build checks it)."""
     return any(role.name in (CLAIM_ROLE, RATIO_ROLE) for role in sentence.roles)
+
+
+def _with_cues(found: Iterable[Sentence]) -> list[tuple[Sentence, list[str]]]:
+    listed = []
+    for sentence in found:
+        if is_checked(sentence) or not is_statement(sentence.text):
+            continue
+        cues = speed_cues(sentence.text)
+        if cues:
+            listed.append((sentence, cues))
+    return listed
+
+
+def review_candidates(found: Iterable[Sentence]) -> list[Sentence]:
+    """The sentences the review list may list, before any build is known: an engine may
+    keep these (and the headings) per page instead of every sentence."""
+    return [sentence for sentence, _cues in _with_cues(found)]
 
 
 # -- where the evidence is -------------------------------------------------------------------
@@ -157,19 +141,15 @@ def statements_to_review(page: str, found: Iterable[Sentence], headings: Sequenc
                          ) -> list[TimingStatement]:
     """The page's sentences about speed that have no claim, with their evidence.
 
-    ``found`` and ``headings``: :func:`.page_text.sentences` of the page; ``builds``:
+    ``found`` and ``headings``: :func:`.page_text.sentences` of the page (or only its
+    :func:`review_candidates`); ``builds``:
     this build first (its record of ``page`` gives the timed cells), then the other
     builds (:class:`.claims.Build`).
     """
     record = builds[0].records.get(page) if builds else None
     timed = list(record.timings) if record is not None else []
     statements = []
-    for sentence in found:
-        if is_checked(sentence) or not is_statement(sentence.text):
-            continue
-        cues = speed_cues(sentence.text)
-        if not cues:
-            continue
+    for sentence, cues in _with_cues(found):
         evidence = [Evidence(name=timing.name, cell_index=timing.cell_index, line=timing.line,
                              values=_values(timing, page, builds))
                     for timing in evidence_places(sentence, headings, timed)]

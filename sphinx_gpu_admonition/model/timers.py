@@ -95,6 +95,8 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
 
 
 _PART = rf"({_NUMBER})\s*({_UNIT})"
+_DIGIT = re.compile("[0-9]")
+_WORDS = ("elapsed", "Elapsed", "Average", "Wall time", "per loop")
 
 
 def duration_seconds(text: str) -> float:
@@ -114,7 +116,9 @@ def _clock_seconds(match: re.Match[str]) -> float:
 def read_line(line: str) -> TimerReading | None:
     """The reading ``line`` is, if it is one."""
     text = line.strip()
-    if not text or not any(ch.isdigit() for ch in text):
+    # every reading has one of these words and a digit: other lines (a printed array)
+    # are told by substring searches, without the patterns
+    if not any(word in text for word in _WORDS) or _DIGIT.search(text) is None:
         return None
     for timer, pattern in _patterns():
         match = pattern.search(text)

@@ -4,6 +4,8 @@ timed cells before each and their values on every build."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lecture_text import LECTURE, lecture_record
 
 from sphinx_gpu_admonition.model.claims import Build
@@ -14,6 +16,14 @@ from sphinx_gpu_admonition.model.speed_statements import (
     is_statement,
     speed_cues,
     statements_to_review,
+)
+from sphinx_gpu_admonition.model.speed_words import (
+    COUNTS,
+    MODIFIERS,
+    PHRASES,
+    UNITS,
+    WORDS,
+    may_have_cues,
 )
 from sphinx_gpu_admonition.model.timing_record import TIMER, Timing
 
@@ -74,6 +84,23 @@ def test_other_sentences_have_none(sentence):
 ])
 def test_leading_to_code_is_no_statement(sentence, statement):
     assert is_statement(sentence) is statement
+
+
+VOCABULARY = sorted(WORDS | MODIFIERS | COUNTS | UNITS | set(PHRASES)
+                    | {w for rests in PHRASES.values() for rest in rests for w in rest}
+                    | {"times", "better", "improvement", "memory", "code", "the", "GPU", "3",
+                       "2.4", "13x", "is", "a"})
+
+
+@settings(deadline=None, database=None, derandomize=True)
+@given(st.lists(st.sampled_from(VOCABULARY), max_size=8),
+       st.sampled_from([" ", ", ", "  ", " - "]))
+def test_the_quick_test_never_hides_a_cue(words, separator):
+    sentence = separator.join(words)
+    if not may_have_cues(sentence):
+        assert speed_cues(sentence) == []
+    for cue in speed_cues(sentence):  # each cue is the sentence's own words
+        assert cue.lower() in " ".join(sentence.split()).lower()
 
 
 def _builds() -> list[Build]:
