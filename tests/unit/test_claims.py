@@ -8,6 +8,7 @@ import math
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from lecture_text import environment
 
 from sphinx_gpu_admonition.model import claims
 from sphinx_gpu_admonition.model.claims import (
@@ -23,7 +24,7 @@ from sphinx_gpu_admonition.model.claims import (
     worst_verdict,
 )
 from sphinx_gpu_admonition.model.page_text import TextBlock, sentences
-from sphinx_gpu_admonition.model.record import Environment, NotebookRecord
+from sphinx_gpu_admonition.model.record import NotebookRecord
 from sphinx_gpu_admonition.model.settings import GpuConfig, validate
 from sphinx_gpu_admonition.model.timing_record import (
     CELL,
@@ -239,14 +240,6 @@ def test_the_worst_verdict_is_the_claims():
 
 
 # -- builds ------------------------------------------------------------------------------------
-def environment(device: str) -> Environment:
-    if device == "cpu":
-        return Environment.from_dict({"host": {"cpu": "AMD EPYC 7763", "cores": 4},
-                                      "jax": {"backend": "cpu"}})
-    return Environment.from_dict({"host": {"cpu": "Intel Xeon"}, "jax": {
-        "backend": "gpu", "devices": [{"platform": "gpu", "kind": device}]}})
-
-
 def timing(name: str, seconds: float | None, status: str = TIMING_OK,
            source: str = TIMER) -> Timing:
     return Timing(name=name, status=status, seconds=seconds, source=source,
