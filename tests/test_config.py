@@ -40,6 +40,9 @@ WRONG = {
     "cell_badges": "on",
     "warn_regressions": None,
     "notebook_budget_seconds": 0,
+    "claim_much_factor": 1,
+    "claim_similar_factor": "about 2",
+    "claim_margin": 1.5,
 }
 
 
@@ -123,6 +126,9 @@ FROM_THE_COMMAND_LINE = {
     "warn_slow_cells": ("1", True),
     "warn_regressions": ("1", True),
     "notebook_budget_seconds": ("60", 60.0),
+    "claim_much_factor": ("10", 10.0),
+    "claim_similar_factor": ("1.5", 1.5),
+    "claim_margin": ("0.2", 0.2),
 }
 
 #: conf.py of the project: the extension alone, and a hook that writes the values the

@@ -46,6 +46,15 @@ from sphinx_gpu_admonition.model.record import (
     WorkLine,
 )
 from sphinx_gpu_admonition.model.schema import SchemaError
+from sphinx_gpu_admonition.model.timing_record import (
+    Claim,
+    ClaimCheck,
+    Evidence,
+    EvidenceValue,
+    TimedValue,
+    Timing,
+    TimingStatement,
+)
 
 SCHEMA = json.loads((Path(record.__file__).parents[1] / "schema" / "execution-status.schema.json")
                     .read_text(encoding="utf-8"))
@@ -94,6 +103,8 @@ def _item_type(hint: Any) -> Any:
 _NOTEBOOK = ("properties", "notebooks", "items")
 _ENVIRONMENT = (*_NOTEBOOK, "properties", "environment")
 _CELL = (*_NOTEBOOK, "properties", "cells", "items")
+_CHECK = ("properties", "claims", "items", "properties", "checks", "items")
+_STATEMENT = ("properties", "timing_statements", "items")
 #: each dataclass of the model and where the schema describes it
 MODEL_IN_SCHEMA = [
     (StatusReport, ()),
@@ -112,6 +123,15 @@ MODEL_IN_SCHEMA = [
                 "items")),
     (JitCall, (*_CELL, "properties", "jit_calls", "items")),
     (WorkLine, (*_CELL, "properties", "work")),
+    (Timing, (*_NOTEBOOK, "properties", "timings", "items")),
+    (Claim, ("properties", "claims", "items")),
+    (ClaimCheck, _CHECK),
+    (TimedValue, (*_CHECK, "properties", "left")),
+    (TimedValue, (*_CHECK, "properties", "right")),
+    (TimingStatement, _STATEMENT),
+    (Evidence, (*_STATEMENT, "properties", "evidence", "items")),
+    (EvidenceValue, (*_STATEMENT, "properties", "evidence", "items", "properties", "values",
+                     "items")),
 ]
 
 

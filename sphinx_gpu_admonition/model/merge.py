@@ -5,7 +5,9 @@ a matrix (``nb_execution_excludepatterns`` per shard), each into its own
 jupyter-cache.  :func:`merge_reports` makes one ``execution-status.json`` of the
 jobs' files, and ``merge-cache`` (:mod:`..cli.merge`) one jupyter-cache of their caches, so that a
 final build renders every notebook from the cache with the capture data (and
-machine) of the job that executed it.
+machine) of the job that executed it.  Timing claims and the review list are kept per
+page from the job whose record of the page counts; a claim's check on the build is made
+again against the merged records (it may name a page another job executed).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
+from .claims import recheck
 from .files import atomic_write, build_time, status_json_text
 from .machine import WORKLOAD_VERSION, build_seconds
 from .record import (
@@ -97,9 +100,29 @@ def merge_reports(inputs: list[tuple[str, StatusReport]]) -> tuple[StatusReport,
         entry = inputs[position][1].analysis.get(docname)
         if entry is not None:
             analysis[docname] = entry
-    merged = StatusReport(notebooks=[chosen[name][2] for name in sorted(chosen)],
-                          build=_merged_build(inputs, chosen), analysis=analysis)
+    notebooks = [chosen[name][2] for name in sorted(chosen)]
+    records = {record.docname: record for record in notebooks}
+    merged = StatusReport(
+        notebooks=notebooks, build=_merged_build(inputs, chosen), analysis=analysis,
+        # a claim of one job may name a timing another job executed: checked again
+        claims=[recheck(claim, records) for claim in _text_of(inputs, chosen, "claims")],
+        timing_statements=_text_of(inputs, chosen, "timing_statements"))
     return merged, conflicts
+
+
+def _text_of(inputs: list[tuple[str, StatusReport]],
+             chosen: dict[str, tuple[int, str, NotebookRecord]], field: str) -> list[Any]:
+    """The claims or review statements (``field``) of each page, from the job whose record
+    of the page counts (a page that is no notebook: the first job that has it)."""
+    found: list[Any] = []
+    first: dict[str, int] = {}
+    for position, (_source, report) in enumerate(inputs):
+        for item in getattr(report, field):
+            owner = chosen[item.page][0] if item.page in chosen else \
+                first.setdefault(item.page, position)
+            if owner == position:
+                found.append(item)
+    return sorted(found, key=lambda item: (item.page, item.line or 0))
 
 
 def _merged_build(inputs: list[tuple[str, StatusReport]],

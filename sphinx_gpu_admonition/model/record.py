@@ -27,6 +27,7 @@ from typing import Any
 
 from . import device
 from .schema import Loadable, SchemaError, choices, dumper, load_model, short_repr
+from .timing_record import Claim, Timing, TimingStatement
 
 SCHEMA_ID = "sphinx-gpu-admonition/execution-status"
 SCHEMA_VERSION = 2
@@ -560,6 +561,9 @@ class NotebookRecord(Loadable):
     #: the notebook's time budget (its ``gpu_budget_seconds`` metadata, else
     #: ``gpu_notebook_budget_seconds``); None: no budget
     budget_seconds: float | None = dataclasses.field(default=None, metadata={"minimum": 0})
+    #: the cells timed for the text (``time:NAME`` tags, cells that printed a timer's
+    #: reading) and their values in this execution (:mod:`.timings`)
+    timings: list[Timing] = dataclasses.field(default_factory=list)
 
     @property
     def cells_seconds(self) -> float:
@@ -637,6 +641,11 @@ class StatusReport:
     #: derived data written for consumers that do not share this model (flags,
     #: baseline comparison); keyed by docname
     analysis: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: the text's timing claims with their verdicts (:mod:`.claims`)
+    claims: list[Claim] = dataclasses.field(default_factory=list)
+    #: the sentences about speed that have no claim, with their evidence: the review list
+    #: (:mod:`.speed_statements`)
+    timing_statements: list[TimingStatement] = dataclasses.field(default_factory=list)
 
     def by_docname(self) -> dict[str, NotebookRecord]:
         return {nb.docname: nb for nb in self.notebooks}
@@ -662,6 +671,9 @@ class StatusReport:
             "build": self.build,
             "notebooks": [nb.to_dict() for nb in self.notebooks],
             "analysis": self.analysis,
+            "claims": [dumper(Claim)(claim) for claim in self.claims],
+            "timing_statements": [dumper(TimingStatement)(statement)
+                                  for statement in self.timing_statements],
         }
 
     @classmethod

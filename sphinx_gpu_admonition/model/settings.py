@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from .analysis import Thresholds
 from .device import BACKENDS
+from .timing_record import ClaimRules
 
 PREFIX = "gpu_"
 
@@ -25,6 +26,8 @@ EXECUTION_INFO_POSITIONS = ("top", "bottom", "admonition", "off")
 
 #: the flagging rules' defaults, defined once by the analysis (the command line's too)
 _RULES = Thresholds()
+#: the timing claims' defaults, defined once by the claims' rules
+_CLAIMS = ClaimRules()
 
 
 class ConfigValueError(ValueError):
@@ -76,6 +79,14 @@ def _share(value: Any) -> float:
     number = _non_negative_number(value)
     if not 0 < number <= 1:
         raise ConfigValueError("must be a fraction between 0 and 1 (for example 0.5)")
+    return number
+
+
+def _margin(value: Any) -> float:
+    number = _non_negative_number(value)
+    if number >= 1:
+        raise ConfigValueError("must be a fraction from 0 to below 1 (for example 0.1 for "
+                               "10%)")
     return number
 
 
@@ -287,6 +298,19 @@ class GpuConfig:
     warn_regressions: bool = _option(
         False, (bool,), _flag,
         "Warn (gpu_admonition.regression) for every regression against the baseline.", "")
+    claim_much_factor: float = _option(
+        _CLAIMS.much_factor, (int, float), _ratio_above_one,
+        "A timing claim A << B (A >> B) holds when A is at least this many times faster "
+        "(slower) than B.")
+    claim_similar_factor: float = _option(
+        _CLAIMS.similar_factor, (int, float), _ratio_above_one,
+        "A timing claim A ~ B (about the same) holds when neither takes this many times "
+        "as long as the other.")
+    claim_margin: float = _option(
+        _CLAIMS.margin, (int, float), _margin,
+        "A timing claim whose measured ratio is within this fraction of its bound is "
+        "'too close to call' instead of holding or failing, so that a noisy runner cannot "
+        "flip its verdict.")
 
 
 def options() -> dict[str, Option]:

@@ -84,7 +84,11 @@ class Measurement(NamedTuple):
 
 def device_phrase(record: NotebookRecord, translate: Translate = english) -> str:
     """``"a GPU (Tesla T4)"``, ``"a CPU (AMD EPYC 7763)"`` (translated)."""
-    kind, name = device_kind(record), device_name(record)
+    return kind_phrase(device_kind(record), device_name(record), translate)
+
+
+def kind_phrase(kind: str, name: str | None, translate: Translate = english) -> str:
+    """:func:`device_phrase` of a device's kind and name (``"GPU"``, ``"Tesla T4"``)."""
     if name:
         return translate("a %(kind)s (%(name)s)") % {"kind": kind, "name": name}
     return translate("a %(kind)s") % {"kind": kind}
