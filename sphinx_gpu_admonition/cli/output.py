@@ -15,7 +15,7 @@ from typing import Any, TextIO
 from ..model.analysis import Thresholds
 from ..model.files import read_status
 from ..model.formatting import one_line as one_line_text
-from ..model.formatting import plural, safe_lines, shorten
+from ..model.formatting import plural, safe_json, safe_lines, shorten
 from ..model.record import StatusReport
 from ..model.schema import SchemaError
 from ..render.markdown import fmt_change, fmt_ratio, fmt_seconds, md_code, md_table, md_text
@@ -150,11 +150,8 @@ def json_safe(data: Any) -> Any:
 def emit_json(data: Any) -> None:
     text = json.dumps(json_safe(data), indent=2, ensure_ascii=False, allow_nan=False,
                       default=str)
-    # JSON escapes the C0 controls; these other line separators are escaped too, so a
-    # reader that splits lines on them sees no line begin inside a string
-    for separator in "\x85\u2028\u2029":
-        text = text.replace(separator, f"\\u{ord(separator):04x}")
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(safe_json(text) + "\n")
+
 
 
 def read_report(path: str) -> StatusReport:

@@ -27,7 +27,7 @@ from typing import Any
 from ..model.analysis import analyse
 from ..model.device import backend_family
 from ..model.findings import findings
-from ..model.formatting import format_seconds
+from ..model.formatting import format_seconds, one_line, safe_line
 from ..model.record import EXECUTED, NotebookRecord, StatusReport
 from ..render.junit import FailOn
 from ..render.labels import Labels
@@ -67,7 +67,7 @@ def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
         return status.placeholder()
     if name == "execution-environment":
         return environment.placeholder(bool((data.get("options") or {}).get("packages")))
-    raise SystemExit(f"unknown directive {name!r}")
+    raise SystemExit(safe_line(f"unknown directive {one_line(repr(name))}"))
 
 
 class StrictFailure(Exception):
@@ -75,8 +75,8 @@ class StrictFailure(Exception):
 
 
 def warn(messages: list[str], arguments: list[str]) -> None:
-    for message in messages:
-        print(f"sphinx-gpu-admonition: {message}", file=sys.stderr)
+    for message in messages:  # the rule of every printed line (mystmd prints them)
+        print(safe_line(f"sphinx-gpu-admonition: {one_line(message)}"), file=sys.stderr)
     if messages and build_options.strict(arguments):
         raise StrictFailure(messages[0])
 
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args[1] in ROLES:
         json.dump(runtime.role(args[1], data), sys.stdout)
     else:
-        raise SystemExit(f"unknown role {args[1]!r}")
+        raise SystemExit(safe_line(f"unknown role {one_line(repr(args[1]))}"))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from typing import TextIO
 
 from ..model.analysis import BuildAnalysis, NotebookAnalysis, Thresholds
 from ..model.findings import BudgetFinding, Finding, budget_findings, findings
-from ..model.formatting import format_seconds, one_line
+from ..model.formatting import format_seconds, one_line, without_legacy_commands
 from ..model.record import NotebookRecord, StatusReport
 from .markdown import capped, render_compare_markdown, render_report_markdown
 from .summary import CompareOptions, summarise_compare, summarise_report
@@ -55,9 +55,10 @@ def enabled(setting: object = "auto", environ: Mapping[str, str] | None = None) 
 def escape_data(text: str) -> str:
     """A workflow command's message: ``%``, CR and LF encoded as the runner expects
     (kept as line breaks of the annotation); other control characters and line
-    separators as a space, so no reader of the log sees a second line."""
+    separators as a space and invisible characters removed, so no reader of the log
+    sees a second line, and no ``##[`` (the older command syntax, read anywhere)."""
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return one_line(text)
+    return without_legacy_commands(one_line(text))
 
 
 def escape_property(text: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model.formatting import format_ratio, format_seconds, one_line, shorten
+from ..model.formatting import format_ratio, format_seconds, one_line, safe_lines, shorten
 from .summary import (
     MACHINE_FIELDS,
     cells_heading,
@@ -69,7 +69,9 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
 
 def capped(lines: list[str], limit: int = MAX_MARKDOWN_BYTES) -> list[str]:
     """``lines`` cut to at most ``limit`` bytes (UTF-8), ending with how many lines
-    were left out."""
+    were left out; each a :func:`~..model.formatting.safe_line` (a code span keeps its
+    text raw otherwise, and the comment is printed into the log)."""
+    lines = safe_lines(lines)
     size = 0
     for count, line in enumerate(lines):
         size += len(line.encode("utf-8")) + 1
