@@ -116,6 +116,19 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
+def write_or_warn(path: Path, text: str) -> str | None:
+    """:func:`atomic_write`, with the folders it needs; what went wrong as a warning's
+    text (None: written).  A full disk, an unwritable folder or a file where a folder
+    goes costs the file, never the build: every engine warns with this text (and a
+    strict build fails on the warning)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text)
+    except OSError as error:
+        return f"could not write {repository_path(path)}: {error.strerror or error}"
+    return None
+
+
 def read_json(path: Path) -> Any:
     """The JSON in ``path``; :class:`SchemaError` naming the file for anything but JSON.
 

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..model.files import atomic_write, read_json, read_sidecar, repository_path, sidecar_dict
+from ..model.files import read_json, read_sidecar, repository_path, sidecar_dict, write_or_warn
 from ..model.formatting import error_message
 from ..model.probe_output import ProbeOutput, device_peak, probe_lines, recorded_text
 from ..model.record import (
@@ -245,7 +245,8 @@ def page_record(tree: dict[str, Any], folder: Path | None = None,
             warnings.append(f"the in-kernel capture failed: {output.errors[0]} "
                             "(the notebook ran normally)")
         if record.status == OK:  # mystmd caches only pages that ran without error
-            _save(sidecar, json.dumps(sidecar_dict(record), sort_keys=True, allow_nan=False))
+            warnings += _save(sidecar, json.dumps(sidecar_dict(record), sort_keys=True,
+                                                  allow_nan=False))
         output.path.unlink(missing_ok=True)
     else:
         record, problem = _from_sidecar(sidecar)
@@ -254,8 +255,8 @@ def page_record(tree: dict[str, Any], folder: Path | None = None,
         if record is None:
             return None, warnings  # no data: not executed with capture on (or code only)
         record.title = _title(tree) or record.title
-    _save(folder / RECORDS_FOLDER / f"{_digest(record.docname)}.json",
-          json.dumps(record.to_dict(), sort_keys=True, allow_nan=False))
+    warnings += _save(folder / RECORDS_FOLDER / f"{_digest(record.docname)}.json",
+                      json.dumps(record.to_dict(), sort_keys=True, allow_nan=False))
     return record, warnings
 
 
@@ -276,9 +277,10 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _save(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, text)
+def _save(path: Path, text: str) -> list[str]:
+    """A warning when the file cannot be written (the page keeps its record)."""
+    problem = write_or_warn(path, text)
+    return [problem] if problem else []
 
 
 def build_records(folder: Path | None = None, root: Path | None = None) -> list[NotebookRecord]:

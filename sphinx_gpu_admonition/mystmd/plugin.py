@@ -144,11 +144,10 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
                                     this_page_only=False)
         labels = Labels.load(options.translate, options.ngettext)
         if status.fill_placeholders(tree, report, analysis, labels) or report.notebooks:
-            status.write_status_file(report, folder.parent)
             # a flagged cell's case fails where its warning fails the build (as on Sphinx)
             fail_on = FailOn(slow_cells=options.config.warn_slow_cells
                              and build_options.strict(arguments))
-            status.write_junit_file(report, analysis, folder.parent, fail_on)
+            warnings += status.write_reports(report, analysis, folder.parent, fail_on)
         warn(warnings, arguments)
     return tree
 
