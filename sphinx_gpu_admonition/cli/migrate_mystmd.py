@@ -14,7 +14,9 @@ mystmd:
   ``[a, b]`` list or a new key), by a text edit that keeps comments and order and
   must read as the old YAML plus the plugin; otherwise a note says what to add;
 * the plugin file ``myst.yml`` names (``gpu_admonition.py``, what ``python -m
-  sphinx_gpu_admonition.mystmd init`` writes), when the book has none.
+  sphinx_gpu_admonition.mystmd init`` writes), when the book has none or an earlier
+  release's; a link or a file of the user's of that name is refused (``force``
+  replaces it), never written through (:mod:`..mystmd.plugin_file`).
 
 The safeguards are :mod:`.migrate_rules`' own (UTF-8 only, byte-order marks and
 line endings kept, every file read and checked before the first is written).
@@ -23,11 +25,19 @@ line endings kept, every file read and checked before the first is written).
 from __future__ import annotations
 
 import copy
+import os
 import re
 from pathlib import Path
 from typing import Any
 
-from ..mystmd.__main__ import PLUGIN_FILE, PLUGIN_TEXT
+from ..mystmd.plugin_file import (
+    CURRENT,
+    MISSING,
+    PLUGIN_FILE,
+    PLUGIN_TEXT,
+    PluginFileRefused,
+    plugin_file_state,
+)
 from .migrate_rules import (
     _MYST_OPEN,
     CONFIG_FILE,
@@ -177,22 +187,32 @@ def migrate_myst_config(book: Path) -> tuple[FileChange | None, str | None]:
                       edited, bom), None
 
 
-def plugin_file_change(book: Path) -> tuple[FileChange | None, str | None]:
-    """The plugin file, when the book has none; a note when a file of that name is not
-    the plugin's (it is left alone, and so is myst.yml)."""
+def plugin_file_change(book: Path, force: bool = False) -> FileChange | None:
+    """The plugin file, when the book has none or an earlier release's; None when it is
+    this release's; :class:`MigrationError` for a link or a file of the user's (unless
+    ``force``): nothing is written through a link or over a file that is not ours."""
     path = book / PLUGIN_FILE
-    if not path.exists():
-        return FileChange(path, ["new file: the plugin mystmd runs (myst.yml names it)"],
-                          "", PLUGIN_TEXT, executable=True), None
-    text, _bom = read_source(path, book)
-    if "sphinx_gpu_admonition.mystmd.plugin" in text:
-        return None, None
-    return None, (f"{PLUGIN_FILE}: a file of that name that is not the plugin's; move it, "
-                  "then run migrate again (myst.yml was not edited)")
+    try:
+        state = plugin_file_state(path, force)
+    except PluginFileRefused as refused:
+        raise MigrationError(f"{refused} (nothing was changed)") from None
+    if state == CURRENT:
+        return None
+    before = "" if state == MISSING else (_text_of_plugin(path))
+    what = ("new file: the plugin mystmd runs (myst.yml names it)" if state == MISSING
+            else "replaced: the plugin mystmd runs, this release's")
+    return FileChange(path, [what], before, PLUGIN_TEXT, executable=True)
+
+
+def _text_of_plugin(path: Path) -> str:
+    """What a file (or link) being replaced held, for the diff (a link: its target)."""
+    if path.is_symlink():
+        return f"(a symbolic link to {os.readlink(path)})\n"
+    return path.read_bytes().decode("utf-8", errors="replace")
 
 
 # -- the command -------------------------------------------------------------------------
-def migrate(book: Path, dry_run: bool = False) -> MigrationResult:
+def migrate(book: Path, dry_run: bool = False, force: bool = False) -> MigrationResult:
     """:func:`.migrate_rules.migrate` for a mystmd book (see the module's docstring)."""
     book = book.resolve()
     sphinx = (book / CONFIG_FILE).exists()
@@ -218,19 +238,16 @@ def migrate(book: Path, dry_run: bool = False) -> MigrationResult:
                 f"{name}: line{'s' if len(prose) > 1 else ''} "
                 f"{', '.join(map(str, prose))}: the text before a removed machine cell "
                 "introduced its output; reword or delete it")
-    plugin_file, note = plugin_file_change(book)
-    if note:
-        result.notes.append(note)
-    else:
-        config, config_note = migrate_myst_config(book)
-        result.changes += [change for change in (config, plugin_file) if change is not None]
-        if config_note:
-            result.notes.append(config_note)
-        if config is not None:
-            result.notes.append(
-                "turn the capture on where the book is built (CI too): "
-                'eval "$(python -m sphinx_gpu_admonition.mystmd env)" before '
-                "myst build --execute")
+    plugin_file = plugin_file_change(book, force)
+    config, config_note = migrate_myst_config(book)
+    result.changes += [change for change in (config, plugin_file) if change is not None]
+    if config_note:
+        result.notes.append(config_note)
+    if config is not None:
+        result.notes.append(
+            "turn the capture on where the book is built (CI too): "
+            'eval "$(python -m sphinx_gpu_admonition.mystmd env)" before '
+            "myst build --execute")
     if not dry_run:
         apply(result, book)
     return result

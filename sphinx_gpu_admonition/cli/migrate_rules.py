@@ -84,19 +84,23 @@ class FileChange:
     after: str
     #: the file started with a UTF-8 byte-order mark (kept when it is written)
     bom: bool = False
-    #: a new file that must be executable (mystmd's plugin file)
+    #: mystmd's plugin file: written executable, in place of what is there (a link is
+    #: replaced, never followed: :func:`..mystmd.plugin_file.write_plugin_file`)
     executable: bool = False
 
     def write(self) -> None:
+        if self.executable:
+            from ..mystmd.plugin_file import write_plugin_file
+
+            write_plugin_file(self.path)
+            return
         self.path.write_bytes((codecs.BOM_UTF8 if self.bom else b"")
                               + self.after.encode("utf-8"))
-        if self.executable:
-            self.path.chmod(self.path.stat().st_mode | 0o111)
 
     @property
     def writable(self) -> bool:
-        """Whether the file (or, for a new one, its folder) can be written."""
-        target = self.path if self.path.exists() else self.path.parent
+        """Whether the file (or, for a new one or one replaced, its folder) can be written."""
+        target = self.path if self.path.exists() and not self.executable else self.path.parent
         return os.access(target, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
 
     def diff(self, root: Path) -> str:

@@ -212,6 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the book's folder (with _config.yml or myst.yml)")
     migrate.add_argument("--dry-run", action="store_true",
                          help="print unified diffs of the changes and change nothing")
+    migrate.add_argument("--force", action="store_true",
+                         help="mystmd books: replace a gpu_admonition.py that is not the "
+                              "plugin file this package writes (a link or a file of your "
+                              "own; refused otherwise)")
     migrate.set_defaults(run=cmd_migrate)
     return parser
 
