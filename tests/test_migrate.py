@@ -624,3 +624,23 @@ def test_a_folder_of_the_plugins_name_is_refused_even_with_force(mystmd_book, ca
     assert _plugin_command(command, mystmd_book, "--force") == 2
     assert "gpu_admonition.py: not a file" in capsys.readouterr().err
     assert digests(mystmd_book) == before
+
+
+def test_a_jupyter_book_1_status_page_gets_its_machine_cells_replaced(copy, capsys):
+    """Issue 33, item 8: on a Jupyter Book 1 book, as on mystmd, the status page's
+    ``!python --version`` / ``!conda list`` / ``jax.devices()`` / ``!nvidia-smi`` cells
+    become one ``{execution-environment}``, and the text that introduced them is named."""
+    book = copy / "lectures"
+    status = (QUANTECON_MYSTMD / "status.md").read_text(encoding="utf-8")
+    (book / "status.md").write_text(status, encoding="utf-8")
+    assert not (book / "myst.yml").exists()  # a Jupyter Book 1 book
+    assert main(["migrate", str(book)]) == 0
+    out = capsys.readouterr().out
+    page = (book / "status.md").read_text(encoding="utf-8")
+    assert page.count("```{execution-environment}\n```") == 1
+    assert "{code-cell}" not in page and "nvidia-smi" not in page and "conda list" not in page
+    assert "```{execution-status}\n```" in page
+    assert out.count("machine cells -> {execution-environment}") == 4
+    assert "the text before a removed machine cell introduced its output" in out
+    # the page has no code cell left: MyST-NB need not start a kernel for it
+    assert "status.md has no code cells: remove its jupytext / kernelspec front matter" in out
