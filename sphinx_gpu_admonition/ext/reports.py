@@ -116,7 +116,8 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
     report, analysis = build_report(app, extra, exception)
     outdir = Path(app.outdir)
     if config.status_json:
-        _write(outdir / config.status_json, status_json_text(report))
+        _write(outdir / config.status_json,
+               status_json_text(report, config.publish_interpreter_path))
     if config.status_junit:
         _write(outdir / config.status_junit, junit_xml(report, analysis, junit_fail_on(app)))
     if config.status_console:

@@ -31,15 +31,22 @@ def build_time() -> str:
     return moment.isoformat(timespec="seconds")
 
 
-def status_json_text(report: StatusReport) -> str:
-    """The text of ``execution-status.json`` (also of a merged one).
+def status_json_text(report: StatusReport, interpreter_path: bool = True) -> str:
+    """The text of ``execution-status.json`` (also of a merged one); without
+    ``interpreter_path`` (``gpu_publish_interpreter_path`` off) no notebook names the
+    kernel's Python (``packages.executable`` is empty).
 
     A line for each key of the document and one for each notebook (and each entry
     of the other lists and mappings at that level), each written compactly: as
     easy to read, diff and grep by notebook as an indented file, and written by
     the json module's C encoder, which ``indent`` turns off (about 4x slower).
     """
-    return _json_by_line(report.to_dict())
+    data = report.to_dict()
+    if not interpreter_path:
+        for notebook in data.get("notebooks") or []:
+            if isinstance(notebook.get("packages"), dict):
+                notebook["packages"]["executable"] = ""
+    return _json_by_line(data)
 
 
 def _json_by_line(data: dict[str, Any]) -> str:
@@ -80,6 +87,20 @@ def repository_path(path: Path, book: Path | None = None) -> str:
         return path.as_posix()
     folder = _resolved_folder(os.path.abspath(book))
     return path.relative_to(folder).as_posix() if path.is_relative_to(folder) else path.name
+
+
+def shown_interpreter(executable: str, publish: bool = True) -> str:
+    """The kernel's Python as the public files name it (:func:`public_path`), or ""
+    where they must not (``gpu_publish_interpreter_path`` off)."""
+    return public_path(executable) if publish and executable else ""
+
+
+def without_interpreter(text: str, executable: str, publish: bool = True) -> str:
+    """A message naming the kernel's Python (a package list that failed), with the
+    path replaced by "the kernel's Python" where the public files must not name it."""
+    if publish or not executable:
+        return text
+    return text.replace(public_path(executable), "the kernel's Python")
 
 
 def public_path(path: str) -> str:

@@ -264,6 +264,11 @@ class GpuConfig:
     status_junit: str | None = _option(
         "execution-status.junit.xml", (str, type(None)), _optional_report_file(".xml"),
         "File name of the JUnit XML in the output folder; None disables it.", "")
+    publish_interpreter_path: bool = _option(
+        True, (bool,), _flag,
+        "Name the kernel's Python on the status page's package list (:packages:) and in "
+        "execution-status.json: relative to the repository inside it, ~/... under the "
+        "home folder, else absolute. False leaves it out of every public file.", "html")
     status_console: bool = _option(
         True, (bool,), _flag, "Print a short execution summary at the end of the build.", "")
     github_annotations: str | bool = _option(

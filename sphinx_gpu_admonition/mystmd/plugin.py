@@ -138,8 +138,10 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
             capture.build_records(folder),
             execute_parallel=build_options.execute_parallel(arguments),
             thresholds=options.thresholds)
-        warnings += environment.fill_placeholders(tree, report, options.translate,
-                                                  packages.problems(folder))
+        warnings += environment.fill_placeholders(
+            tree, report, options.translate,
+            packages.problems(folder, options.config.publish_interpreter_path),
+            options.config.publish_interpreter_path)
         warnings += runtime.resolve(tree, report.by_docname().get, lambda _target: [], texts,
                                     this_page_only=False)
         labels = Labels.load(options.translate, options.ngettext)
@@ -147,7 +149,8 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
             # a flagged cell's case fails where its warning fails the build (as on Sphinx)
             fail_on = FailOn(slow_cells=options.config.warn_slow_cells
                              and build_options.strict(arguments))
-            warnings += status.write_reports(report, analysis, folder.parent, fail_on)
+            warnings += status.write_reports(report, analysis, folder.parent, fail_on,
+                                             options.config.publish_interpreter_path)
         warn(warnings, arguments)
     return tree
 

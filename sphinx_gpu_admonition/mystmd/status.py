@@ -67,10 +67,11 @@ def build_report(records: list[NotebookRecord], project: str | None = None,
 
 
 def write_reports(report: StatusReport, analysis: BuildAnalysis, folder: Path,
-                  fail_on: FailOn = NEVER_FAIL) -> list[str]:
+                  fail_on: FailOn = NEVER_FAIL, interpreter_path: bool = True) -> list[str]:
     """The JSON and the JUnit file; a warning for each that cannot be written (a full
-    disk, a file where a folder goes), as on Sphinx: the build goes on."""
-    texts = {STATUS_FILE: lambda: status_json_text(report),
+    disk, a file where a folder goes), as on Sphinx: the build goes on.
+    ``interpreter_path``: ``publish_interpreter_path``."""
+    texts = {STATUS_FILE: lambda: status_json_text(report, interpreter_path),
              JUNIT_FILE: lambda: junit_xml(report, analysis, fail_on)}
     problems = (write_or_warn(folder / name, text()) for name, text in texts.items())
     return [problem for problem in problems if problem]
