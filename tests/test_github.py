@@ -156,3 +156,27 @@ def test_the_config_switch_takes_command_line_values(value, expected) -> None:
     setting = validate({"github_annotations": value}, reports.append).github_annotations
     assert setting == expected and type(setting) is type(expected)
     assert reports == []
+
+
+# -- the step outputs (issue 33, item 8) -------------------------------------------
+def test_report_of_a_build_folder_names_its_files_in_the_step_outputs(tmp_path, monkeypatch):
+    """``report BUILD_DIR --github``: ``status-json`` is the file in the folder, not the
+    folder, and ``junit`` the JUnit file beside it."""
+    import json
+
+    from sphinx_gpu_admonition.cli import main
+
+    build = tmp_path / "_build" / "html"
+    build.mkdir(parents=True)
+    report = StatusReport([_notebook("a", "a.md", [(0.1, 3)])])
+    (build / "execution-status.json").write_text(json.dumps(report.to_dict()), "utf-8")
+    (build / "execution-status.junit.xml").write_text("<testsuite/>\n", "utf-8")
+    outputs = tmp_path / "outputs"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    assert main(["report", "_build", "--github"]) == 0
+    lines = outputs.read_text("utf-8").splitlines()
+    assert "status-json=_build/html/execution-status.json" in lines
+    assert "junit=_build/html/execution-status.junit.xml" in lines

@@ -179,22 +179,41 @@ def read_json(path: Path) -> Any:
         raise SchemaError(f"{path}: not JSON this version reads ({error})") from error
 
 
+#: the reports' default names (``gpu_status_json``, ``gpu_status_junit``), side by side
+STATUS_FILE = "execution-status.json"
+JUNIT_FILE = "execution-status.junit.xml"
+
+
+def find_status_file(path: str | Path) -> Path:
+    """``path``, or the status file in it when it is a folder: an output folder, a build
+    folder (Sphinx's ``_build/html``, mystmd's ``_build``) or a book's source folder;
+    :class:`SchemaError` for a folder without one."""
+    path = Path(path)
+    if not path.is_dir():
+        return path
+    candidates = [path / STATUS_FILE, path / "html" / STATUS_FILE,
+                  path / "_build" / "html" / STATUS_FILE, path / "_build" / STATUS_FILE]
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        raise SchemaError(f"{path}: build folder without {STATUS_FILE} "
+                          "(was it built with sphinx_gpu_admonition?)")
+    return found
+
+
+def junit_beside(status_file: Path) -> Path | None:
+    """The JUnit file the build wrote beside its status file (its default name), if any."""
+    junit = status_file.with_name(JUNIT_FILE)
+    return junit if junit.is_file() else None
+
+
 def read_status(path: str | Path) -> StatusReport:
-    """Read an ``execution-status.json`` file, or find it in a build folder.
+    """Read an ``execution-status.json`` file, or find it in a build folder
+    (:func:`find_status_file`).
 
     Raises :class:`SchemaError` (or :class:`OSError`) with a message that names
     the file and what is wrong; callers print it as one line.
     """
-    path = Path(path)
-    if path.is_dir():
-        # an output folder, a build folder, or a book's source folder
-        candidates = [path / "execution-status.json", path / "html" / "execution-status.json",
-                      path / "_build" / "html" / "execution-status.json"]
-        found = next((c for c in candidates if c.is_file()), None)
-        if found is None:
-            raise SchemaError(f"{path}: build folder without execution-status.json "
-                              "(was it built with sphinx_gpu_admonition?)")
-        path = found
+    path = find_status_file(path)
     if not path.exists():
         raise SchemaError(f"{path}: no such file")
     data = read_json(path)

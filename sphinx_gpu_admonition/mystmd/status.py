@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .._version import __version__
 from ..model.analysis import BuildAnalysis, Thresholds, analyse, is_ci
-from ..model.files import build_time, status_json_text, write_or_warn
+from ..model.files import JUNIT_FILE, STATUS_FILE, build_time, status_json_text, write_or_warn
 from ..model.findings import findings
 from ..model.formatting import format_seconds
 from ..model.record import (
@@ -32,9 +32,6 @@ from . import mdast
 
 STATUS_CLASS = "gpu-execution-status"
 PLACEHOLDER_CLASS = "gpu-execution-status-placeholder"
-STATUS_FILE = "execution-status.json"
-#: the Sphinx build's default name (``gpu_status_junit``), beside the JSON
-JUNIT_FILE = "execution-status.junit.xml"
 ENGINE = "mystmd"
 
 
