@@ -46,6 +46,10 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
         lines.append(f"  {one_line(summary['build_line'])}")
     failed = style(f"{totals['failed']} failed", "red" if totals["failed"] else "green")
     lines.append("  " + totals_line(totals).replace(f"{totals['failed']} failed", failed, 1))
+    if summary["baseline"]:  # the status page's headline: regressions, a device change
+        against = summary["baseline"]
+        news = against["regressed"] or against["device_change"]
+        lines.append("  " + style(one_line(against["headline"]), *(("yellow",) if news else ())))
     lines.append(f"  Total time: {time_line(totals)}")
     stopped = stopped_line(totals)
     if stopped:
@@ -79,6 +83,13 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
             lines.append(f"      {style('hint:', 'cyan')} {one_line(cause)}")
         if c["action"]:
             lines.append(f"      {style('what to do:', 'bold')} {one_line(c['action'])}")
+    if summary["notes"]:  # shown, never counted as flagged: slow on purpose, only imports
+        lines += ["", style(f"Notes ({len(summary['notes'])})", "bold")]
+        for c in summary["notes"]:
+            lines.append(f"  {fmt_seconds(c['seconds'])}  {one_line(c['name'])}: "
+                         f"{one_line('; '.join(c['reasons']))}")
+            if c["action"]:  # an import cell's (a slow-ok cell has none)
+                lines.append(f"      {style('what to do:', 'bold')} {one_line(c['action'])}")
     if summary["over_budget"]:  # budgets are the book's choice: no section without one
         lines += ["", style(f"Over their time budget ({len(summary['over_budget'])})", "bold")]
         for row in summary["over_budget"]:
