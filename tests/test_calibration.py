@@ -172,7 +172,7 @@ def test_faster_notebooks_are_never_called_slower_whatever_the_calibration_says(
     text = _compared(before, after)["machine"]["text"]
     assert text == ("The machine of the new build was 2.0x faster overall (the median of 4 "
                     "notebooks' ratios, 0.37x to 0.74x; the calibration said 2.5x faster); 0 "
-                    "notebooks slower beyond that.")
+                    "notebooks slower beyond that")
     # the analysis (the status page, the job summary) agrees: no regression
     analysis = analyse(after, Thresholds(), before)
     assert analysis.regressed == []

@@ -45,8 +45,10 @@ MIN_NOTEBOOKS_FOR_MEDIAN = 3
 MAX_NAMED = 5
 #: the check: when the notebooks' median is this many times the calibration's factor or
 #: more, the notebooks as a whole got slower than the machine (a dependency that slows
-#: every notebook): the calibration is the factor, so the median cannot excuse them
-CHECK_RATIO = 1.5
+#: every notebook): the calibration is the factor, so the median cannot excuse them.
+#: Above the spread seen between the two on shared runners (QuantEcon's lectures: the
+#: calibration moved 2.5x, the notebooks 1.35x to 2.7x), so that noise never triggers it
+CHECK_RATIO = 2.0
 
 
 

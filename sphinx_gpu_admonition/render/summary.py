@@ -501,7 +501,7 @@ def _machine_text(machine: MachineFactor, slower: list[str],
         text = _capitalised(machine.sentence(slower, name, ratio))
         if slower and options.build_baseline:
             text += ": regressions of this build (gpu_regression_ratio)"
-        parts.append(text + ".")
+        parts.append(text)
     if other_device:
         changes = sorted({f"{item.comparison.baseline_device or '?'} → "
                           f"{item.notebook.device_label or '?'}"
@@ -516,15 +516,17 @@ def _machine_text(machine: MachineFactor, slower: list[str],
                 text += f" and {len(slower_elsewhere) - MAX_NAMED} more"
         if slower_elsewhere and options.build_baseline:
             text += ": regressions of this build (gpu_regression_ratio)"
-        parts.append(text + ".")
+        parts.append(text)
     if (slower or slower_elsewhere) and options.fail_above is None \
             and not options.build_baseline:
         # tiny notebooks are often "slower beyond" a machine factor (across a device
         # change none applies, and the device is the reason)
         why = (" (a notebook whose time is mostly imports or start-up does not scale with "
                "the machine's speed)" if slower else "")
-        parts.append(f"Not regressions: compare judges regressions only with --fail-above{why}.")
-    return " ".join(parts)
+        parts.append(f"Not regressions: compare judges regressions only with --fail-above{why}")
+    # one sentence alone, with nothing slower, ends without a full stop (as it always did)
+    ends = "." if slower or slower_elsewhere or len(parts) > 1 else ""
+    return ". ".join(parts) + ends
 
 
 def unchanged_line(data: dict[str, Any]) -> str | None:
