@@ -249,7 +249,7 @@ class GpuConfig:
     regression_ratio: float = _option(
         _RULES.regression_ratio, (int, float), _ratio_above_one,
         "A cell or notebook this many times slower than the baseline, beyond the "
-        "machine's own slowdown (its calibration), is a regression.")
+        "machine's own slowdown (the machine factor), is a regression.")
     status_baseline: str | None = _option(
         None, (str, type(None)), _optional_text,
         "Path (relative to the source folder) of a previous build's execution-status.json.")
