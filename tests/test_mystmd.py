@@ -776,7 +776,8 @@ def test_wrong_settings_warn_and_their_defaults_apply(tmp_path):
         where + "'cell_badges' does nothing on mystmd; ignored",
         where + "unknown setting 'colour'; ignored (known: expected_backend, colab_url, "
                 "slow_cell_seconds, slow_cell_share, slow_cell_min_seconds, compile_share, "
-                "recompile_threshold, warn_slow_cells, explain_recompilations, language)",
+                "recompile_threshold, warn_slow_cells, explain_recompilations, "
+                "publish_interpreter_path, language)",
         where + "invalid value -1 for slow_cell_seconds: must be a finite number >= 0; using "
                 f"the default {settings.DEFAULTS.thresholds.slow_cell_seconds!r}",
         where + "no translation for language 'xx' (there are: en, zh_CN); the texts are "
