@@ -247,3 +247,23 @@ def test_a_cache_hit_does_not_make_the_machine_factor() -> None:
     assert (factor.factor, factor.count) == (2.0, 3)
     analysis = analyse(after, Thresholds(), before)
     assert analysis.notebooks[3].comparison.machine_factor == 1.0
+
+
+def test_notebooks_of_start_up_and_sleeps_make_no_factor() -> None:
+    """A notebook whose cells took under a second is mostly kernel start-up, imports or
+    sleeps, which do not scale with the machine: on a loaded runner the one CPU-bound
+    notebook is judged by the calibration, not by two notebooks that did not slow down."""
+    from sphinx_gpu_admonition.model.record import CellRecord
+
+    def build(loops: float, calibration: float) -> StatusReport:
+        report = _report({"broken": 1.5, "sleeps": 1.8, "loops": loops + 1.0},
+                         calibration=calibration)
+        for nb, cell_seconds in zip(report.notebooks, (0.01, 0.3, loops), strict=True):
+            nb.cells = [CellRecord(index=1, execution_count=1, seconds=cell_seconds,
+                                   first_line="x")]
+        return report
+
+    before, after = build(2.0, 0.02), build(5.0, 0.05)  # the runner 2.5x slower
+    factor = machine_factor(after, before)
+    assert (factor.source, factor.factor) == ("calibration", pytest.approx(2.5))
+    assert _compared(before, after, fail_above=1.5)["slower_notebooks"] == []

@@ -3,12 +3,14 @@
 A notebook that is 1.9x slower on a runner that is 1.9x slower overall did not
 regress.  :func:`machine_factor` estimates how much slower (or faster) the new build's
 machine was from the notebooks themselves: the median of the ratios of the notebooks
-executed in both builds on the same kind of device (the lower middle one of an even
-count, so that regressions do not excuse each other), with their spread and count
-saying how sure it is.  A calibration, a fixed pure-Python :func:`workload` an engine's
-adapter times in the builder process while notebooks execute (the Sphinx side:
-:mod:`..ext.calibration`), is the check beside it, and the factor when fewer than
-:data:`MIN_NOTEBOOKS_FOR_MEDIAN` notebooks are in both builds: the builder process is
+executed in both builds on the same kind of device that worked for at least
+:data:`MIN_SECONDS_FOR_FACTOR` (a notebook of start-up and sleeps does not scale with the
+machine), the lower middle one of an even count, so that regressions do not excuse each
+other; their spread and count say how sure it is.  A calibration, a fixed pure-Python
+:func:`workload` an engine's adapter times in the builder process while notebooks
+execute (the Sphinx side: :mod:`..ext.calibration`), is the check beside it, and the
+factor when fewer than :data:`MIN_NOTEBOOKS_FOR_MEDIAN` such notebooks are in both
+builds: the builder process is
 not where the notebooks run (their NumPy threads, kernels competing for cores), and a
 calibration that moved 2.5x while the notebooks moved 1.35-2.7x made faster notebooks
 look slower.  The check works the other way too: where the notebooks moved
@@ -41,6 +43,10 @@ _SIZE = 50_000
 #: the median notebook ratio is the machine factor only with at least this many
 #: notebooks on both sides: with fewer, one regressed notebook would be its own excuse
 MIN_NOTEBOOKS_FOR_MEDIAN = 3
+#: a notebook that worked less than this in either build (its cells' time where they were
+#: recorded, kernel start-up left out) is mostly start-up, imports and waiting, which do
+#: not scale with the machine's speed: it makes no factor (it is still judged by it)
+MIN_SECONDS_FOR_FACTOR = 1.0
 #: notebooks a sentence names (then "and N more")
 MAX_NAMED = 5
 #: the check: when the notebooks' median is this many times the calibration's factor or
@@ -219,6 +225,12 @@ def _workload(report: StatusReport) -> Any:
     return calibration.get("workload") if isinstance(calibration, dict) else None
 
 
+def _work_seconds(notebook: NotebookRecord) -> float:
+    """What a notebook's own work took: its cells' time where they were recorded, else
+    its run time."""
+    return notebook.cells_seconds if notebook.cells else notebook.seconds
+
+
 def _measured_now(current: NotebookRecord, baseline: NotebookRecord) -> bool:
     """Both executed by their own build: a cache hit keeps the time of the build that
     executed it, which says nothing about this machine."""
@@ -260,7 +272,8 @@ def machine_factor(report: StatusReport, baseline: StatusReport) -> MachineFacto
     calibration, calibrated_machines = _calibration(report, baseline, pairs)
     ratios: dict[tuple[str, str], list[float]] = {}
     for nb, old in pairs:
-        if _measured_now(nb, old) and old.seconds > 0 and nb.seconds > 0:
+        if (_measured_now(nb, old) and old.seconds > 0 and nb.seconds > 0
+                and min(_work_seconds(nb), _work_seconds(old)) >= MIN_SECONDS_FOR_FACTOR):
             key = (nb.environment.machine_id, old.environment.machine_id)
             ratios.setdefault(key, []).append(nb.seconds / old.seconds)
     every = [ratio for values in ratios.values() for ratio in values]
