@@ -332,9 +332,12 @@ def test_report_thresholds_change_flags(run_cli, builds):
     completed = run_cli("report", str(builds["b"]), "--json", "--slow-cell-seconds", "0",
                         "--min-seconds", "0")
     data = json.loads(completed.stdout)
-    assert len(data["flagged_cells"]) == sum(
+    # every cell is flagged or a note (an import cell: never counted as flagged)
+    assert len(data["flagged_cells"]) + len(data["notes"]) == sum(
         1 for nb in json.loads((builds["b"] / STATUS_JSON).read_text())["notebooks"]
         for _ in nb["cells"])
+    assert all(set(c["rules"]) <= {"imports", "slow_ok"} for c in data["notes"])
+    assert not any(set(c["rules"]) <= {"imports", "slow_ok"} for c in data["flagged_cells"])
 
 
 def test_report_markdown(run_cli, builds):
@@ -762,14 +765,23 @@ def test_a_uniformly_slower_machine_is_not_a_regression():
     a = _timed_report({"x": 10.0, "y": 20.0, "z": 5.0}, calibration=0.02)
     b = _timed_report({"x": 19.0, "y": 41.0, "z": 9.5}, calibration=0.04)
     data = _compare(a, b, fail_above=1.5)
-    assert data["machine"]["source"] == "calibration"
-    assert data["machine"]["text"] == ("The machine of the new build was 2.0x slower overall; "
-                                       "0 notebooks slower beyond that")
+    # the notebooks' own median, the calibration beside it as the check
+    assert data["machine"]["source"] == "notebooks"
+    assert data["machine"]["text"] == (
+        "The machine of the new build was 1.9x slower overall (the median of 3 notebooks' "
+        "ratios, 1.90x to 2.05x; the calibration agrees); 0 notebooks slower beyond that")
     assert data["slower_notebooks"] == [] and data["regressions"] == []
-    # the same times on an equally fast machine are regressions
+    # the same times on a machine the calibration finds as fast: the sentence says so
     same_speed = _compare(a, _timed_report({"x": 19.0, "y": 41.0, "z": 9.5}, 0.02),
                           fail_above=1.5)
-    assert same_speed["slower_notebooks"] == ["x", "y", "z"]
+    assert "the calibration said about as fast" in same_speed["machine"]["text"]
+    # twice as slow or more than the calibration says: the notebooks as a whole got
+    # slower (a dependency that slows them all), and they are regressions
+    slower = _compare(a, _timed_report({"x": 25.0, "y": 52.0, "z": 12.0}, 0.02),
+                      fail_above=1.5)
+    assert slower["slower_notebooks"] == ["x", "y", "z"]
+    assert slower["machine"]["source"] == "calibration"
+    assert "so the notebooks as a whole got slower" in slower["machine"]["text"]
 
 
 def test_a_notebook_slower_beyond_the_machine_is_a_regression():
@@ -791,9 +803,11 @@ def test_compare_names_the_notebooks_slower_beyond_the_machine_and_what_they_are
     b = _timed_report({"w": 10.0, "x": 10.0, "y": 30.0, "z": 40.0}, calibration=0.02)
     data = _compare(a, b)
     text = data["machine"]["text"]
-    assert text.startswith("The machine of the new build was about as fast as the baseline's; "
-                           "2 notebooks slower beyond that (1.5x or more): y, z. "
-                           "Not regressions: compare judges regressions only with --fail-above")
+    assert text.startswith("The machine of the new build was about as fast as the baseline's "
+                           "(the median of 4 notebooks' ratios, 1.00x to 4.00x; the "
+                           "calibration agrees); 2 notebooks slower beyond that (1.5x or more): "
+                           "y, z. Not regressions: compare judges regressions only with "
+                           "--fail-above")
     assert data["regressions"] == []
     assert any(text in line for line in render_compare_text(data, cli.Style(False)))
     assert f"**{cli.md_text(text)}**" in render_compare_markdown(data)
@@ -866,7 +880,9 @@ def test_the_machine_factor_never_excuses_a_change_of_backend():
     a = _timed_report({"x": 10.0, "y": 10.0, "z": 10.0}, calibration=0.02, backend="gpu")
     b = _timed_report({"x": 40.0, "y": 40.0, "z": 40.0}, calibration=0.04, backend="cpu")
     data = _compare(a, b)
-    assert data["slower_notebooks"] == ["x", "y", "z"]  # a GPU to CPU change is hardware
+    # a GPU to CPU change is hardware: judged without a factor, as the device change's
+    assert data["slower_notebooks"] == [] and data["slower_on_other_device"] == ["x", "y", "z"]
+    assert data["machine"]["text"].startswith("The device changed for 3 notebooks")
 
 
 def test_report_and_compare_write_github_output_from_the_json(run_cli, builds, tmp_path,

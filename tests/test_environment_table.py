@@ -155,3 +155,38 @@ def test_the_package_list_of_a_real_interpreter():
     assert listed["jax"] == jax.__version__
     reason = installed_distributions("/nonexistent/python")
     assert isinstance(reason, str) and "/nonexistent/python" in reason
+
+
+def test_the_interpreter_path_can_be_left_out_of_every_public_file(tmp_path):
+    """``gpu_publish_interpreter_path = False``: the status page's package list and
+    ``execution-status.json`` do not name the kernel's Python (issue 33, item 8); by
+    default they name it as the policy says (here: absolute, outside the checkout and
+    the home folder)."""
+    import json
+    import sys
+
+    from conftest import MYST_HEADER, build_project
+
+    from sphinx_gpu_admonition.model.files import public_path
+    from sphinx_gpu_admonition.mystmd.environment import packages_nodes
+
+    files = {"index.md": "# Book\n\n```{toctree}\nstatus\npage\n```\n",
+             "status.md": "# Status\n\n```{execution-environment}\n:packages:\n```\n",
+             "page.md": MYST_HEADER + "# Page\n\n```{code-cell} ipython3\nx = 1\n```\n"}
+    shown = public_path(sys.executable)
+    for publish in (True, False):
+        build = build_project("outcomes", tmp_path / str(publish), files=files,
+                              confoverrides={"gpu_publish_interpreter_path": publish,
+                                             # a cache miss keeps the list in its record
+                                             "nb_execution_mode": "cache"})
+        page = soup_of(build.outdir / "status.html")
+        (details,) = page.select("details.gpu-environment-packages")
+        (record,) = [nb for nb in json.loads(build.read("execution-status.json"))["notebooks"]
+                     if nb["docname"] == "page"]
+        assert record["packages"]["distributions"]  # the list itself is kept
+        text = details.get_text(" ") + build.read("execution-status.json")
+        assert (shown in text) is publish
+        assert record["packages"]["executable"] == (shown if publish else "")
+    # mystmd's package list: the same option, the same rule
+    (hidden,) = packages_nodes((shown, [("numpy", "2.2.0")]), interpreter_path=False)
+    assert shown not in json.dumps(hidden) and "numpy 2.2.0" in json.dumps(hidden)

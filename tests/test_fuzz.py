@@ -19,6 +19,7 @@ import copy
 import io
 import json
 import re
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,10 +41,14 @@ EXAMPLES = 500
 _RAW = "__raw:{}:{}__"
 _RAW_PATTERN = re.compile(r'"__raw:(deep|digits):(\d+)__"')
 
-#: the workflow-command rule (issue 25): what a hostile writer puts in a string field
+#: the workflow-command rule (issues 25 and 33): what a hostile writer puts in a string
+#: field: both of the runner's syntaxes, behind line breaks, bidirectional controls and
+#: characters a culture-sensitive comparison skips
 COMMANDS = ["::stop-commands::x", "\n::error file=evil.py,line=1::INJECTED",
             "a\r::warning file=evil.py::CR", "b\u2028::notice::LS", "c\x85  ::error::NEL",
-            "@octocat ::x"]
+            "@octocat ::x", "E##[error]X", "x ##[add-mask]secret", "##[stop-commands]tok",
+            "#\u200b#[warning]ZWSP", "\u202e##[error]RLO\u202c", "\u2067evil\u2069",
+            "\u200b::error::ZW", "#\ufe0f#[error]VS", "##\u00ad[error]SHY"]
 
 _ANNOTATION = re.compile(r"::(error|warning|notice)(?: ([a-z]+=[^,:]*(?:,[a-z]+=[^,:]*)*))?"
                          r"::(.*)")
@@ -56,20 +61,39 @@ def runner_lines(text: str) -> Iterator[str]:
         yield from piece.splitlines() or [piece]
 
 
+#: bidirectional controls (embeddings, overrides, isolates, marks): never in any output
+BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def skeleton(line: str) -> str:
+    """The line as a culture-sensitive comparison on .NET (ICU) sees it: controls,
+    format characters and the other ignorable code points skipped (written apart from
+    the package's own list, from the Unicode database)."""
+    return "".join(ch for ch in line
+                   if unicodedata.category(ch) not in ("Cc", "Cf")
+                   and not ("\ufe00" <= ch <= "\ufe0f" or ch in "\u034f\u115f\u1160\u3164\uffa0"))
+
+
 def forged_commands(text: str, annotations: bool = False) -> list[str]:
     """The lines of ``text`` a runner would read as commands and the extension did not
-    write: with ``annotations``, its own ``::error`` / ``::warning`` / ``::notice``
-    lines are allowed when their properties and message are escaped."""
+    write, by either of the runner's parsers (``ActionCommand.TryParseV2``: ``::`` at
+    the start after whitespace; ``ActionCommand.TryParse``: ``##[`` anywhere), on the
+    line as written and on its :func:`skeleton`; a line with a bidirectional control
+    counts too.  With ``annotations``, the extension's own ``::error`` / ``::warning`` /
+    ``::notice`` lines are allowed when their properties and message are escaped."""
     forged = []
     for line in runner_lines(text):
+        if "##[" in line or "##[" in skeleton(line) or BIDI.search(line):
+            forged.append(line)
+            continue
         start = line.lstrip()
-        if not start.startswith("::"):
+        if not start.startswith("::") and not skeleton(start).lstrip().startswith("::"):
             continue
         match = _ANNOTATION.fullmatch(start)
         properties = dict(item.split("=", 1) for item in (match.group(2) or "").split(",")
                           if item) if match else {}
         if (annotations and match and properties.get("file") != "evil.py"
-                and not re.search(r"%(?!25|0D|0A)", match.group(3))):
+                and not re.search(r"%(?!25|0D|0A|23#\[)", match.group(3))):
             continue
         forged.append(line)
     return forged

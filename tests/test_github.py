@@ -156,3 +156,88 @@ def test_the_config_switch_takes_command_line_values(value, expected) -> None:
     setting = validate({"github_annotations": value}, reports.append).github_annotations
     assert setting == expected and type(setting) is type(expected)
     assert reports == []
+
+
+# -- the job summary's headline, the step outputs (issue 33, item 8) ----------------------
+def _on(backend: str, device: str, seconds: float, docname: str = "jax_intro",
+        cells: list[tuple[float, int | None]] | None = None) -> NotebookRecord:
+    from sphinx_gpu_admonition.model.record import Environment, GpuInfo, Host, JaxInfo
+
+    record = _notebook(docname, f"lectures/{docname}.md", cells or [(seconds, 10)],
+                       runtime_seconds=seconds)
+    record.environment = Environment(
+        jax=JaxInfo(backend=backend), host=Host(cpu="AMD EPYC", cores=2),
+        gpus=[GpuInfo(name=device)] if backend == "gpu" else [])
+    return record
+
+
+@pytest.mark.parametrize("change", ["device", "regression"])
+def test_the_job_summary_opens_with_a_regression_or_a_device_change(change) -> None:
+    """As the status page: never "✅ ... 2 notebooks: 2 ok" for a build 39x slower on
+    another device, or with a notebook regressed beyond the machine factor."""
+    if change == "device":
+        before = StatusReport([_on("gpu", "Tesla T4", 4.5), _on("gpu", "Tesla T4", 2.0, "ar1")])
+        now = StatusReport([_on("cpu", "", 176.0), _on("cpu", "", 2.1, "ar1")])
+    else:
+        before = StatusReport([_on("cpu", "", 10.0, name) for name in ("a", "b", "c", "d")])
+        now = StatusReport([_on("cpu", "", seconds, name) for name, seconds in
+                            (("a", 10.0), ("b", 10.0), ("c", 10.5), ("d", 25.0))])
+    analysis = analyse(now, Thresholds(), before)
+    assert len(analysis.regressed) == 1
+    summary = github.job_summary(now, analysis, Thresholds())
+    heading, _, headline = summary[:3]
+    assert heading.startswith("### ⚠️ Notebook execution:")
+    if change == "device":
+        assert "the device changed: GPU: Tesla T4 → CPU: AMD EPYC, 2 cores" in headline
+        assert "beyond the machine" not in headline
+        assert "does not scale" not in "\n".join(summary)
+    else:
+        assert "1 notebook slower beyond the machine's own speed" in headline
+    assert github.output_values(now, analysis, "s.json", None)["regressed"] == 1
+    # the same build without the baseline: green
+    alone = analyse(now, Thresholds())
+    assert github.job_summary(now, alone, Thresholds())[0].startswith("### ✅")
+
+
+def test_a_slow_ok_cell_is_a_note_in_every_count() -> None:
+    """``flagged=4`` counted a slow-ok cell that had no annotation: a note is shown,
+    never counted as a flagged cell."""
+    from sphinx_gpu_admonition.render.console import summary_lines
+    from sphinx_gpu_admonition.render.summary import summarise_report
+
+    record = _notebook("lectures/slow", "lectures/slow.md",
+                       [(12.0, 8), (11.0, 12), (13.0, 16), (30.0, 20)])
+    record.cells[3].slow_ok = True
+    report = StatusReport([record])
+    analysis = analyse(report, Thresholds())
+    assert len(github.annotations(report, analysis)) == 3
+    assert github.output_values(report, analysis, None, None)["flagged"] == 3
+    console = summary_lines(report, analysis)
+    assert "flagged cells (3):" in console and "notes (1):" in console
+    summary = summarise_report(report, analysis, Thresholds(), "x", 5)
+    assert len(summary["flagged_cells"]) == 3 and len(summary["notes"]) == 1
+    markdown = "\n".join(github.job_summary(report, analysis, Thresholds()))
+    assert "#### Flagged cells (3)" in markdown and "#### Notes (1)" in markdown
+
+
+def test_report_of_a_build_folder_names_its_files_in_the_step_outputs(tmp_path, monkeypatch):
+    """``report BUILD_DIR --github``: ``status-json`` is the file in the folder, not the
+    folder, and ``junit`` the JUnit file beside it."""
+    import json
+
+    from sphinx_gpu_admonition.cli import main
+
+    build = tmp_path / "_build" / "html"
+    build.mkdir(parents=True)
+    report = StatusReport([_notebook("a", "a.md", [(0.1, 3)])])
+    (build / "execution-status.json").write_text(json.dumps(report.to_dict()), "utf-8")
+    (build / "execution-status.junit.xml").write_text("<testsuite/>\n", "utf-8")
+    outputs = tmp_path / "outputs"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    assert main(["report", "_build", "--github"]) == 0
+    lines = outputs.read_text("utf-8").splitlines()
+    assert "status-json=_build/html/execution-status.json" in lines
+    assert "junit=_build/html/execution-status.junit.xml" in lines

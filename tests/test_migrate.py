@@ -23,6 +23,7 @@ from conftest import ROOTS, QuantEconBook
 
 from sphinx_gpu_admonition.cli import main
 from sphinx_gpu_admonition.cli.migrate_rules import add_extension, rewrite_source
+from sphinx_gpu_admonition.mystmd.plugin_file import PLUGIN_TEXT
 
 QUANTECON = ROOTS / "quantecon"
 
@@ -443,7 +444,7 @@ def test_a_mystmd_book_is_migrated_as_the_mystmd_page_says(mystmd_book, capsys):
     assert [line for line in before.splitlines() if "#" in line] == [
         line for line in config.splitlines() if "#" in line]
     plugin_file = mystmd_book / mystmd_cli.PLUGIN_FILE
-    assert plugin_file.read_text() == mystmd_cli.PLUGIN_TEXT and os.access(plugin_file, os.X_OK)
+    assert plugin_file.read_text() == PLUGIN_TEXT and os.access(plugin_file, os.X_OK)
     status = (mystmd_book / "status.md").read_text()
     [status_page] = [block for block in fenced_blocks(docs, "md")
                      if "{execution-environment}" in block]
@@ -544,11 +545,105 @@ def test_an_unwritable_myst_yml_is_refused_before_anything_is_written(capsys):
         shutil.rmtree(folder)
 
 
-def test_a_file_of_the_plugins_name_that_is_not_the_plugin_is_left_alone(mystmd_book, capsys):
-    (mystmd_book / "gpu_admonition.py").write_text("print('mine')\n")
-    config = (mystmd_book / "myst.yml").read_text()
-    assert main(["migrate", str(mystmd_book)]) == 0
-    assert (mystmd_book / "gpu_admonition.py").read_text() == "print('mine')\n"
-    assert (mystmd_book / "myst.yml").read_text() == config
-    assert "to do by hand: gpu_admonition.py: a file of that name that is not the plugin's" \
-        in capsys.readouterr().out
+# -- the plugin file: nothing written outside the book, nothing of the user's overwritten --
+def _plugin_command(command: str, book: Path, *options: str) -> int:
+    """``migrate BOOK`` or ``python -m sphinx_gpu_admonition.mystmd init BOOK``: the two
+    commands that write the plugin file, under one rule."""
+    from sphinx_gpu_admonition.mystmd import __main__ as mystmd_cli
+
+    if command == "migrate":
+        return main(["migrate", str(book), *options])
+    return mystmd_cli.main(["init", str(book), *options])
+
+
+def _outside_and_link(book: Path, dangling: bool) -> tuple[Path, Path]:
+    outside = book.parent / "outside.py"
+    if not dangling:
+        outside.write_text("print('not the book')\n")
+    link = book / "gpu_admonition.py"
+    link.symlink_to(os.path.relpath(outside, book))
+    return outside, link
+
+
+@pytest.mark.parametrize("command", ["migrate", "init"])
+@pytest.mark.parametrize("dangling", [True, False])
+def test_a_link_of_the_plugins_name_is_never_written_through(mystmd_book, capsys, command,
+                                                             dangling):
+    outside, link = _outside_and_link(mystmd_book, dangling)
+    before = digests(mystmd_book.parent)
+    assert _plugin_command(command, mystmd_book) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "gpu_admonition.py: a symbolic link" in err
+    assert "--force" in err and "nothing was" in err
+    assert digests(mystmd_book.parent) == before and link.is_symlink()
+    assert outside.exists() is not dangling  # nothing written outside the book
+    # --force replaces the link with the plugin file, and still writes nothing outside
+    assert _plugin_command(command, mystmd_book, "--force") == 0
+    assert not link.is_symlink() and link.read_text() == PLUGIN_TEXT
+    assert os.access(link, os.X_OK)
+    assert outside.exists() is not dangling
+    if not dangling:
+        assert outside.read_text() == "print('not the book')\n"
+
+
+@pytest.mark.parametrize("command", ["migrate", "init"])
+def test_a_file_of_the_plugins_name_that_is_not_ours_is_refused(mystmd_book, capsys, command):
+    mine = mystmd_book / "gpu_admonition.py"
+    mine.write_text("print('mine')\n")
+    mine.chmod(0o644)
+    before = digests(mystmd_book)
+    assert _plugin_command(command, mystmd_book) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1, err
+    assert "gpu_admonition.py: a file of that name that is not the plugin file" in err
+    assert digests(mystmd_book) == before and not os.access(mine, os.X_OK)  # not made executable
+    assert _plugin_command(command, mystmd_book, "--force") == 0
+    assert mine.read_text() == PLUGIN_TEXT and os.access(mine, os.X_OK)
+
+
+@pytest.mark.parametrize("command", ["migrate", "init"])
+def test_the_plugin_file_of_an_earlier_release_is_replaced_and_this_ones_left_alone(
+        mystmd_book, capsys, command):
+    from sphinx_gpu_admonition.mystmd.plugin_file import EARLIER_TEXTS
+
+    plugin = mystmd_book / "gpu_admonition.py"
+    plugin.write_text(EARLIER_TEXTS[0].replace("\n", "\r\n"))  # line endings do not matter
+    assert _plugin_command(command, mystmd_book) == 0
+    out = capsys.readouterr().out
+    assert "replaced" in out and plugin.read_text() == PLUGIN_TEXT
+    assert os.access(plugin, os.X_OK)
+    written = plugin.stat().st_mtime_ns
+    assert _plugin_command(command, mystmd_book) == 0  # up to date: left as it is
+    out = capsys.readouterr().out
+    assert plugin.stat().st_mtime_ns == written
+    assert "changed gpu_admonition.py" not in out
+
+
+@pytest.mark.parametrize("command", ["migrate", "init"])
+def test_a_folder_of_the_plugins_name_is_refused_even_with_force(mystmd_book, capsys, command):
+    (mystmd_book / "gpu_admonition.py").mkdir()
+    before = digests(mystmd_book)
+    assert _plugin_command(command, mystmd_book, "--force") == 2
+    assert "gpu_admonition.py: not a file" in capsys.readouterr().err
+    assert digests(mystmd_book) == before
+
+
+def test_a_jupyter_book_1_status_page_gets_its_machine_cells_replaced(copy, capsys):
+    """Issue 33, item 8: on a Jupyter Book 1 book, as on mystmd, the status page's
+    ``!python --version`` / ``!conda list`` / ``jax.devices()`` / ``!nvidia-smi`` cells
+    become one ``{execution-environment}``, and the text that introduced them is named."""
+    book = copy / "lectures"
+    status = (QUANTECON_MYSTMD / "status.md").read_text(encoding="utf-8")
+    (book / "status.md").write_text(status, encoding="utf-8")
+    assert not (book / "myst.yml").exists()  # a Jupyter Book 1 book
+    assert main(["migrate", str(book)]) == 0
+    out = capsys.readouterr().out
+    page = (book / "status.md").read_text(encoding="utf-8")
+    # the page listed its packages (!conda list): :packages: keeps that list
+    assert page.count("```{execution-environment}\n:packages:\n```") == 1
+    assert "{code-cell}" not in page and "nvidia-smi" not in page and "conda list" not in page
+    assert "```{execution-status}\n```" in page
+    assert out.count("machine cells -> {execution-environment}") == 4
+    assert "the text before a removed machine cell introduced its output" in out
+    # the page has no code cell left: MyST-NB need not start a kernel for it
+    assert "status.md has no code cells: remove its jupytext / kernelspec front matter" in out

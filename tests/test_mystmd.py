@@ -870,7 +870,8 @@ def test_wrong_settings_warn_and_their_defaults_apply(tmp_path):
         where + "'cell_badges' does nothing on mystmd; ignored",
         where + "unknown setting 'colour'; ignored (known: expected_backend, colab_url, "
                 "slow_cell_seconds, slow_cell_share, slow_cell_min_seconds, compile_share, "
-                "recompile_threshold, warn_slow_cells, explain_recompilations, language)",
+                "recompile_threshold, warn_slow_cells, explain_recompilations, "
+                "publish_interpreter_path, language)",
         where + "invalid value -1 for slow_cell_seconds: must be a finite number >= 0; using "
                 f"the default {settings.DEFAULTS.thresholds.slow_cell_seconds!r}",
         where + "no translation for language 'xx' (there are: en, zh_CN); the texts are "
@@ -934,5 +935,6 @@ def test_warn_slow_cells_warns_per_flagged_cell_and_fails_its_junit_case_when_st
     assert warning.startswith("slow a cell 1 (60.0 s): slow: took 60.0 s")
     report, analysis = status.build_report([record], thresholds=opted_in.thresholds)
     for fail_on, failures in ((FailOn(), "0"), (FailOn(slow_cells=True), "1")):
-        path = status.write_junit_file(report, analysis, tmp_path, fail_on)
+        assert status.write_reports(report, analysis, tmp_path, fail_on) == []
+        path = tmp_path / status.JUNIT_FILE
         assert ElementTree.parse(path).getroot().get("failures") == failures

@@ -533,9 +533,11 @@ def test_junit_xml_is_valid_with_control_characters_in_names_and_types() -> None
                             executed_at="2026-01-01T00:00:00\x07")
     suite = etree.fromstring(junit_xml(StatusReport([failed, cached])).encode("utf-8"))
     cases = suite.findall("testcase")
-    assert [case.get("name") for case in cases] == ["badname", "old"]
+    # the one rule of every output (model.formatting.safe_line): a control character is
+    # a space, a vertical tab a line break, a lone surrogate U+FFFD
+    assert [case.get("name") for case in cases] == ["bad name", "old "]
     failure = cases[0].find("failure")
-    assert failure.get("type") == "EscError"
-    assert failure.get("message") == "error: EscError"
-    assert failure.text == "message"
+    assert failure.get("type") == "Esc Error"
+    assert failure.get("message") == "error: Esc Error"
+    assert failure.text == "m es\nsage\ufffd"
     assert "\x07" not in cases[1].find("system-out").text

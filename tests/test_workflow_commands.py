@@ -1,20 +1,26 @@
-"""Untrusted text never becomes a GitHub workflow command (issue 25, item 1).
+"""Untrusted text never becomes a GitHub workflow command (issues 25 and 33, item 1).
 
-A runner reads every line of a step's output that starts, after whitespace, with
-``::`` as a command (``::error``, ``::stop-commands::``).  Every string field of a
-real status file (exception types and messages, docnames, titles, sources, device
-names, OS strings, the host, compilations, the build's project ...) and every label
-of the command line is set to workflow commands behind line breaks of every kind;
-then no printed line of the console summary, ``report`` (text, Markdown, JSON,
-``--github``), ``compare``, ``check``, ``merge`` or the extension's warnings, split as
-the runner splits (CR, LF) and as Python's ``splitlines`` does, starts with ``::``,
-except the extension's own annotations, escaped by GitHub's rules.
+A runner reads a line of a step's output as a command with two parsers: a line that
+starts, after whitespace, with ``::`` (``::error``, ``::stop-commands::``), and the
+older syntax, ``##[`` anywhere in a line (``##[error]``, ``##[add-mask]``,
+``##[stop-commands]``).  Every string field of a real status file (exception types and
+messages, docnames, titles, sources, device names, OS strings, the host, compilations,
+the build's project ...) and every label of the command line is set to commands of
+both syntaxes behind line breaks of every kind, bidirectional controls and invisible
+characters; then no printed line of the console summary, ``report`` (text, Markdown,
+JSON, ``--github``), ``compare``, ``check``, ``merge``, the command line's error
+messages, JUnit or the extension's warnings, split as the runner splits (CR, LF) and
+as Python's ``splitlines`` does, is a command for either parser or holds a
+bidirectional control, except the extension's own annotations, escaped by GitHub's
+rules.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import io
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,10 +29,11 @@ from typing import Any
 import pytest
 from test_fuzz import BASE, forged_commands, run, runner_lines
 
+from sphinx_gpu_admonition.cli import main as cli_main
 from sphinx_gpu_admonition.cli.check import render_check_text
 from sphinx_gpu_admonition.cli.output import Style, emit
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
-from sphinx_gpu_admonition.model.formatting import one_line, safe_line
+from sphinx_gpu_admonition.model.formatting import one_line, safe_line, safe_text
 from sphinx_gpu_admonition.model.record import StatusReport
 from sphinx_gpu_admonition.model.schema import SchemaError
 from sphinx_gpu_admonition.render import github
@@ -35,7 +42,9 @@ from sphinx_gpu_admonition.render.console import summary_lines
 #: what a hostile status file or label holds: commands behind every kind of line break
 PAYLOAD = ("::stop-commands::x{n}\n::error file=evil.py,line=1::INJECTED\r"
            "::error file=evil.py::CR\u2028::warning file=evil.py::LS\x85::notice "
-           "file=evil.py::NEL\v::error file=evil.py::VT\x1e::error file=evil.py::RS @octocat")
+           "file=evil.py::NEL\v::error file=evil.py::VT\x1e::error file=evil.py::RS @octocat"
+           " E##[error]X ##[add-mask]secret ##[stop-commands]tok \u202eRLO\u202c \u2066iso\u2069"
+           " #\u200b#[warning]ZWSP\n\u200b::error::ZW")
 
 def _string_paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     if isinstance(node, str):
@@ -72,7 +81,6 @@ def poisoned_document() -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    import json
 
     folder = tmp_path_factory.mktemp("commands")
     data, poisoned = poisoned_document()
@@ -97,7 +105,74 @@ def test_safe_line_and_one_line() -> None:
     assert safe_line("\x1b[1m::error::x\x1b[0m").startswith("\x1b[1m%3A:")
     assert safe_line("a\n::error::x") == "a ::error::x"
     assert safe_line("Build status  ::x") == "Build status  ::x"  # not at a line start
+    # the older syntax, anywhere in a line: its first ``#`` percent-encoded
+    assert safe_line("E##[error]X") == "E%23#[error]X"
+    assert safe_line("###[add-mask]") == "#%23#[add-mask]"
+    assert safe_line("a # [b] #[c]") == "a # [b] #[c]"  # nothing to read
+    # invisible characters go first, so that nothing they hid is left behind
+    assert safe_line("#\u200b#[error]x") == "%23#[error]x"
+    assert safe_line("\u200b\ufeff::error::x") == "%3A:error::x"
+    assert one_line("a\u202eb\u2066c\u2069\U000e0041d") == "abcd"
+    assert one_line("x\ud800") == "x\ufffd"
+    visible = "caf\u00e9 \u00a0 \u4e2d\u6587 \U0001f600 \u2764\ufe0f"  # kept as they are
+    assert one_line(visible) == visible
+    assert safe_text("a\r\n##[error]x\n  ::y") == "a\n%23#[error]x\n  %3A:y"
 
+
+def test_forged_commands_reads_lines_as_the_runner_does() -> None:
+    """The test's own parser (guards against a toothless check)."""
+    for line in ("::error::x", "  ::warning::x", "a ##[error]b", "#\u200b#[add-mask]s",
+                 "\u200b::error::x", "a\u202eb", "ok\n##[stop-commands]t"):
+        assert forged_commands(line), line
+    assert forged_commands("a ::b #[c] %23#[d]") == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["report", "--top", "##[error]x"], ["compare", "a", "b", "--fail-above", "##[add-mask]s"],
+    ["report", "no-such-##[error]-file\u202e.json"], ["merge", "::error::out.json", "##[x].json"],
+    ["migrate", "##[error]no-such-book"], ["report", "x.json", "--no-such-##[error]-option"]])
+def test_error_messages_echo_the_value_safely(argv) -> None:
+    """The command line's errors (its own and argparse's) name the offending value
+    without printing a command."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = cli_main(argv)
+        except SystemExit as stop:  # argparse's own errors
+            code = stop.code
+    out, err = stdout.getvalue(), stderr.getvalue()
+    assert code == 2 and err.strip(), (argv, out, err)
+    assert forged_commands(out + err) == [], err
+    assert "error" in err
+
+
+def test_a_schema_error_quoting_a_value_is_a_safe_line(tmp_path) -> None:
+
+    data = copy.deepcopy(BASE)
+    data["notebooks"] = "x ##[add-mask]secret \u202e ::error::y"
+    (tmp_path / "bad.json").write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = run("report", str(tmp_path / "bad.json"))
+    assert code == 2 and "not" in err
+    assert forged_commands(err) == [] and len(err.splitlines()) == 1
+
+
+def test_junit_holds_no_command(files) -> None:
+    from xml.etree import ElementTree
+
+    from sphinx_gpu_admonition.render.junit import FailOn, junit_xml
+
+    report = StatusReport.from_dict(files["data"])
+    analysis = analyse(report, Thresholds(slow_cell_seconds=0, slow_cell_min_seconds=0))
+    text = junit_xml(report, analysis, FailOn(slow_cells=True, regressions=True, budget=True))
+    suite = ElementTree.fromstring(text.encode())
+    values = [value for element in suite.iter() for value in element.attrib.values()]
+    values += [element.text or "" for element in suite.iter()]
+    assert any("%23#[error]X" in value for value in values)  # the payload is there, defused
+    assert forged_commands(text) == []
+    assert forged_commands("\n".join(values)) == []
+    for element in suite.iter():
+        for value in element.attrib.values():
+            assert len(list(runner_lines(value))) == 1, value
 
 @pytest.mark.parametrize("form", [[], ["--markdown"], ["--json"]])
 def test_report_prints_no_command(files, form) -> None:
@@ -231,3 +306,64 @@ def test_step_outputs_are_written_when_the_summary_cannot_be(tmp_path, monkeypat
     with pytest.raises(OSError):
         github.write_github(report, analysis, ["# x"], "status.json", stream=io.StringIO())
     assert "status-json=status.json" in outputs.read_text("utf-8").splitlines()
+
+
+# -- a real build: what a notebook puts in its names, lines and exceptions ----------------
+HOSTILE = (
+    "# Hostile \u202eTITLE ##[error]T\n\n"
+    "```{code-cell} ipython3\nx = 1  # ##[add-mask]secret \u2066iso\u2069\n```\n\n"
+    "```{code-cell} ipython3\n#\u200b#[warning]zero width\ny = 2\n```\n\n"
+    "```{code-cell} ipython3\nraise type(\"E##[error]X\", (Exception,), {})("
+    "\"##[stop-commands]tok \u202egnp.live\")\n```\n")
+
+
+@pytest.fixture(scope="module")
+def hostile_build(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from conftest import MYST_HEADER, build_project
+
+    folder = tmp_path_factory.mktemp("hostile")
+    environ = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(folder / "summary.md"),
+               "GITHUB_OUTPUT": str(folder / "outputs")}
+    stderr = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stderr(stderr):
+        for name, value in environ.items():
+            patch.setenv(name, value)
+        build = build_project(
+            "outcomes", folder, files={
+                "index.md": "# Book\n\n```{toctree}\nhostile\n```\n",
+                "hostile.md": MYST_HEADER + HOSTILE},
+            confoverrides={"gpu_slow_cell_seconds": 0, "gpu_slow_cell_min_seconds": 0,
+                           "gpu_github_annotations": True})
+    return build, stderr.getvalue(), folder
+
+
+def _extensions_lines(text: str) -> list[str]:
+    """The lines of a build's log that are the extension's (its summary and warnings):
+    Sphinx's own progress lines and MyST-NB's are theirs."""
+    ours = ("execution:", "flagged cells", "  ", "build:", "cache misses", "over their")
+    return [line for line in runner_lines(text)
+            if line.startswith(ours) or "gpu_admonition" in line]
+
+
+def test_a_real_build_prints_no_command_of_its_notebook(hostile_build) -> None:
+    """A real kernel's exception class ``E##[error]X``, a cell whose first line is
+    ``##[add-mask]`` and one hidden behind a zero-width space, and a title with a
+    right-to-left override: the console summary, the warnings, the annotations, JUnit,
+    the JSON and every form of ``report`` print none of them as a command."""
+    build, annotations, folder = hostile_build
+    record = next(nb for nb in json.loads(build.read("execution-status.json"))["notebooks"]
+                  if nb["docname"] == "hostile")
+    assert record["error"]["type"] == "E##[error]X"  # recorded as it is
+    summary = _extensions_lines(build.status + build.warnings)
+    assert any("FAILED hostile" in line for line in summary), build.status
+    assert any("E%23#[error]X" in line for line in summary)
+    assert forged_commands("\n".join(summary)) == []
+    assert "::error " in annotations and "E%23#[error]X" in annotations
+    assert forged_commands(annotations, annotations=True) == []
+    assert forged_commands(build.read("execution-status.junit.xml")) == []
+    assert forged_commands((folder / "summary.md").read_text("utf-8")) == []
+    for form in ([], ["--markdown"], ["--json"], ["--github"]):
+        code, out, err = run("report", str(build.outdir), "--slow-cell-seconds", "0",
+                             "--min-seconds", "0", *form)
+        assert code == 1 and "E" in out
+        assert forged_commands(out) == [] and forged_commands(err, annotations=True) == []

@@ -19,6 +19,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ..model.formatting import safe_line
 from ..render.github import job_summary as github_summary
 from .check import run_check
 from .compare import CompareOptions, summarise_compare, summary_sentence
@@ -49,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except UsageError as error:
         sys.stdout.flush()
-        print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
+        print(safe_line(f"{PROG}: error: {one_line(error)}"), file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # the reader (``| head``) went away: stop quietly
@@ -60,8 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as error:  # a bug: one line, and an exit code no build state uses
         sys.stdout.flush()
-        print(f"{PROG}: internal error: {type(error).__name__}: {one_line(error)} (please "
-              "report this with the command line and input)", file=sys.stderr)
+        print(safe_line(f"{PROG}: internal error: {type(error).__name__}: {one_line(error)} "
+                        "(please report this with the command line and input)"),
+              file=sys.stderr)
         return EXIT_INTERNAL
 
 

@@ -18,9 +18,11 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     if not book.is_dir():
         raise UsageError(f"{book}: not a folder")
     # a mystmd (Jupyter Book 2) book: its myst.yml, plugin file and status page too
-    run = migrate_mystmd.migrate if migrate_mystmd.is_mystmd_book(book) else migrate
     try:
-        result = run(book, dry_run=args.dry_run)
+        if migrate_mystmd.is_mystmd_book(book):
+            result = migrate_mystmd.migrate(book, dry_run=args.dry_run, force=args.force)
+        else:
+            result = migrate(book, dry_run=args.dry_run)
     except MigrationError as error:
         raise UsageError(str(error)) from error
     except OSError as error:  # a page that cannot be read: named, nothing written yet

@@ -15,6 +15,12 @@ This module rewrites, in the book's MyST Markdown and reStructuredText sources:
   ```` ```{include} ```` or rST ``.. include::``, with any options) into a ``{gpu}``
   directive (``:required:`` when the included notice says the lecture needs a GPU);
 * ``{nb-exec-table}`` into ``{execution-status}`` (its options are kept);
+* on the status page (the page with ``{nb-exec-table}`` / ``{execution-status}``), its
+  code cells that print the machine (``!nvidia-smi``, ``!python --version``,
+  ``!conda list``, ``jax.devices()``, as QuantEcon's ``status.md`` has them) into one
+  ``{execution-environment}`` (the machine the lectures' kernels reported; the page
+  then needs no kernel of its own), for Jupyter Book 1 and 2 books alike; the text
+  that introduced their output is named in the report, for a person to reword;
 * ``_config.yml``: adds ``sphinx_gpu_admonition`` to ``sphinx: extra_extensions:``
   (a block list, at any indent, or a one-line ``[a, b]`` list) by a text edit that
   keeps comments and order; when the file's shape is not one it can edit safely
@@ -70,6 +76,20 @@ LITERAL_DIRECTIVES = frozenset({"code-block", "code", "sourcecode", "code-cell",
                                 "literalinclude", "raw", "parsed-literal"})
 
 
+#: What a status page's machine cells were turned into, for the report.
+ENVIRONMENT_CELLS = "machine cells -> {execution-environment}"
+#: the directives that make a page the status page
+STATUS_DIRECTIVES = ("{nb-exec-table}", "{execution-status}")
+
+# a code cell's opening fence (MyST: ```{code-cell} ipython3)
+_CODE_CELL = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\{code-cell\}")
+# what a status page's cells ran to show the machine
+_MACHINE_CODE = re.compile(
+    r"^[ \t]*!\s*(?:nvidia-smi|python3?\s+--version|conda\s+list|pip3?\s+(?:list|freeze)"
+    r"|nvcc\b|lscpu|free\b)|\bjax\.(?:devices|default_backend|print_environment_info)\(",
+    re.MULTILINE)
+
+
 class MigrationError(ValueError):
     """A book this command refuses to change (one line; nothing was written)."""
 
@@ -84,19 +104,23 @@ class FileChange:
     after: str
     #: the file started with a UTF-8 byte-order mark (kept when it is written)
     bom: bool = False
-    #: a new file that must be executable (mystmd's plugin file)
+    #: mystmd's plugin file: written executable, in place of what is there (a link is
+    #: replaced, never followed: :func:`..mystmd.plugin_file.write_plugin_file`)
     executable: bool = False
 
     def write(self) -> None:
+        if self.executable:
+            from ..mystmd.plugin_file import write_plugin_file
+
+            write_plugin_file(self.path)
+            return
         self.path.write_bytes((codecs.BOM_UTF8 if self.bom else b"")
                               + self.after.encode("utf-8"))
-        if self.executable:
-            self.path.chmod(self.path.stat().st_mode | 0o111)
 
     @property
     def writable(self) -> bool:
-        """Whether the file (or, for a new one, its folder) can be written."""
-        target = self.path if self.path.exists() else self.path.parent
+        """Whether the file (or, for a new one or one replaced, its folder) can be written."""
+        target = self.path if self.path.exists() and not self.executable else self.path.parent
         return os.access(target, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
 
     def diff(self, root: Path) -> str:
@@ -292,6 +316,82 @@ def source_files(book: Path, suffixes: tuple[str, ...] = SOURCE_SUFFIXES) -> Ite
         yield path
 
 
+# -- the status page -------------------------------------------------------------------
+#: a machine cell that listed the kernel environment's packages (``:packages:`` does)
+_PACKAGE_LISTING = re.compile(r"^[ \t]*!\s*(?:conda\s+list|pip3?\s+(?:list|freeze))",
+                              re.MULTILINE)
+
+
+def _machine_cells(lines: list[str]) -> list[str]:
+    """The code of every code cell of the page that prints the machine."""
+    found = []
+    for index, line in enumerate(lines):
+        cell = _CODE_CELL.match(line)
+        end = _myst_block_end(lines, index, cell["fence"]) if cell else -1
+        if cell and end > index and _MACHINE_CODE.search(code := "".join(lines[index + 1:end])):
+            found.append(code)
+    return found
+
+
+def rewrite_status_page(text: str) -> tuple[str, list[str], list[int]]:
+    """The page with its machine cells replaced by one ``{execution-environment}``
+    (none added when it has one; with ``:packages:`` when a cell listed the packages,
+    ``!conda list``), what changed, and the lines (1-based, of the
+    rewritten page) of the text just before each removed cell, which introduced its
+    output."""
+    lines = text.splitlines(keepends=True)
+    newline = _newline(text)
+    has_directive = any("{execution-environment}" in line for line in lines)
+    # a page that listed the packages (!conda list) keeps that list: :packages:
+    packages = any(_PACKAGE_LISTING.search(code) for code in _machine_cells(lines))
+    out: list[str] = []
+    changes: list[str] = []
+    prose: list[int] = []
+    # the fences of the directives open around this line (as migrate_rules tracks them)
+    open_fences: list[str] = []
+    index = 0
+    while index < len(lines):
+        cell = _CODE_CELL.match(lines[index])
+        end = _myst_block_end(lines, index, cell["fence"]) if cell else -1
+        if cell and end > index and _MACHINE_CODE.search("".join(lines[index + 1:end])):
+            before = next((number for number in range(len(out) - 1, -1, -1)
+                           if out[number].strip()), None)
+            if before is not None and not out[before].lstrip().startswith(
+                    (cell["fence"][0] * 3, "(", "#", "---")):
+                prose.append(before + 1)  # its line in the rewritten page
+            if not has_directive:
+                indent, fence = cell["indent"], cell["fence"]
+                out += [f"{indent}{fence}{{execution-environment}}{newline}",
+                        *([f"{indent}:packages:{newline}"] if packages else []),
+                        f"{indent}{fence}{newline}"]
+                has_directive = True
+            changes.append(f"line {index + 1}: {ENVIRONMENT_CELLS}")
+            index = end + 1
+            if index < len(lines) and not lines[index].strip() and (
+                    not out or not out[-1].strip()):
+                index += 1  # no doubled blank line where a cell was removed
+            continue
+        bare = lines[index].rstrip("\r\n")
+        if open_fences and _closes(bare, open_fences[-1]):
+            open_fences.pop()  # the end of a directive, not the start of a code block
+            out.append(lines[index])
+            index += 1
+            continue
+        literal = _literal_end(lines, index, rst=False)
+        if literal > index:  # a code block or cell (an example: kept as it is)
+            out.extend(lines[index:literal])
+            index = literal
+            continue
+        if directive := _MYST_OPEN.match(bare):
+            open_fences.append(directive["fence"])
+        out.append(lines[index])
+        index += 1
+    rewritten = "".join(out)
+    if rewritten.endswith(newline * 2) and not text.endswith(newline * 2):
+        rewritten = rewritten[:-len(newline)]  # the removed cell was the page's last
+    return rewritten, changes, prose
+
+
 # -- _config.yml -------------------------------------------------------------------------
 _TOP_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w-]*):[ \t]*(?P<rest>.*)$")
 # extra_extensions: [a, b]  # a comment    (one line; QuantEcon's own config)
@@ -460,7 +560,7 @@ def plan(book: Path, config: bool = True) -> MigrationResult:
         kept += left
         if what:
             changes.append(FileChange(path, what, text, rewritten, bom))
-    notes = []
+    notes = _rewrite_status_pages(book, changes)
     # .ipynb sources are JSON: rewriting them here would reformat the whole file
     for path in source_files(book, (".ipynb",)):
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -474,6 +574,33 @@ def plan(book: Path, config: bool = True) -> MigrationResult:
     if note:
         notes.append(note)
     return MigrationResult(changes, notes, kept)
+
+
+def _rewrite_status_pages(book: Path, changes: list[FileChange]) -> list[str]:
+    """The status pages' machine cells (:func:`rewrite_status_page`) in ``changes`` (a
+    page already rewritten keeps its other changes); the notes on the text that
+    introduced their output."""
+    planned = {change.path: change for change in changes}
+    notes = []
+    for path in source_files(book, (".md",)):
+        change = planned.get(path)
+        text, bom = (change.after, change.bom) if change else read_source(path, book)
+        if not any(directive in text for directive in STATUS_DIRECTIVES):
+            continue
+        rewritten, what, prose = rewrite_status_page(text)
+        if not what:
+            continue
+        if change is None:
+            change = FileChange(path, [], text, rewritten, bom)
+            changes.append(change)
+        change.after = rewritten
+        change.changes += what
+        if prose:
+            name = path.relative_to(book).as_posix()
+            notes.append(f"{name}: line{'s' if len(prose) > 1 else ''} "
+                         f"{', '.join(map(str, prose))}: the text before a removed machine "
+                         "cell introduced its output; reword or delete it")
+    return notes
 
 
 def apply(result: MigrationResult, book: Path) -> None:

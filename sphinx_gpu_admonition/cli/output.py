@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ..model.analysis import Thresholds
-from ..model.files import read_status
+from ..model.files import find_status_file, junit_beside, read_status, repository_path
 from ..model.formatting import one_line as one_line_text
-from ..model.formatting import plural, safe_lines, shorten
+from ..model.formatting import plural, safe_json, safe_lines, shorten
 from ..model.judging import Judging, judged_by
 from ..model.record import StatusReport
 from ..model.schema import SchemaError
@@ -66,11 +66,16 @@ def github_enabled(args: Any) -> bool:
 def write_github(report: StatusReport, analysis: Any, markdown: list[str],
                  status_json: str) -> None:
     """Annotations (standard error), the step outputs and the job summary of ``report``
-    and ``compare`` (``--github``); a file that cannot be written is bad input."""
+    and ``compare`` (``--github``); a file that cannot be written is bad input.  The
+    step outputs name files, as the build's do: the status file found in a build
+    folder, and the JUnit file beside it."""
     from ..render import github
 
+    found = find_status_file(status_json)
+    junit = junit_beside(found)
     try:
-        github.write_github(report, analysis, markdown, status_json,
+        github.write_github(report, analysis, markdown, repository_path(found),
+                            repository_path(junit) if junit is not None else None,
                             workspace=os.environ.get("GITHUB_WORKSPACE"), stream=sys.stderr)
     except OSError as error:
         raise UsageError(f"cannot write the GitHub Actions summary or outputs: "
@@ -161,11 +166,8 @@ def json_safe(data: Any) -> Any:
 def emit_json(data: Any) -> None:
     text = json.dumps(json_safe(data), indent=2, ensure_ascii=False, allow_nan=False,
                       default=str)
-    # JSON escapes the C0 controls; these other line separators are escaped too, so a
-    # reader that splits lines on them sees no line begin inside a string
-    for separator in "\x85\u2028\u2029":
-        text = text.replace(separator, f"\\u{ord(separator):04x}")
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(safe_json(text) + "\n")
+
 
 
 def read_report(path: str) -> StatusReport:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._version import __version__
+from ..model.formatting import one_line, safe_line
 from .check import cmd_check
 from .compare import cmd_compare
 from .merge import cmd_merge, cmd_merge_cache
@@ -38,7 +39,8 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{PROG}: error: {message}\n")
+        # the offending value is echoed: one line, never a workflow command
+        self.exit(EXIT_USAGE, safe_line(f"{PROG}: error: {one_line(message)}") + "\n")
 
 
 def _number_at_least(cast: Callable[[str], Any], minimum: float) -> Callable[[str], Any]:
@@ -265,6 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the book's folder (with _config.yml or myst.yml)")
     migrate.add_argument("--dry-run", action="store_true",
                          help="print unified diffs of the changes and change nothing")
+    migrate.add_argument("--force", action="store_true",
+                         help="mystmd books: replace a gpu_admonition.py that is not the "
+                              "plugin file this package writes (a link or a file of your "
+                              "own; refused otherwise)")
     migrate.set_defaults(run=cmd_migrate)
     return parser
 

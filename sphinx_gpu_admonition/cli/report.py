@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.analysis import analyse
-from ..model.files import status_file
+from ..model.files import find_status_file
 from ..model.formatting import one_line
 from ..model.judging import Judging, find_baseline
 from ..model.record import OK, StatusReport
@@ -52,6 +52,10 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
         lines.append(f"  {one_line(summary['build_line'])}")
     failed = style(f"{totals['failed']} failed", "red" if totals["failed"] else "green")
     lines.append("  " + totals_line(totals).replace(f"{totals['failed']} failed", failed, 1))
+    if summary["baseline"]:  # the status page's headline: regressions, a device change
+        against = summary["baseline"]
+        news = against["regressed"] or against["device_change"]
+        lines.append("  " + style(one_line(against["headline"]), *(("yellow",) if news else ())))
     lines.append(f"  Total time: {time_line(totals)}")
     stopped = stopped_line(totals)
     if stopped:
@@ -85,6 +89,13 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
             lines.append(f"      {style('hint:', 'cyan')} {one_line(cause)}")
         if c["action"]:
             lines.append(f"      {style('what to do:', 'bold')} {one_line(c['action'])}")
+    if summary["notes"]:  # shown, never counted as flagged: slow on purpose, only imports
+        lines += ["", style(f"Notes ({len(summary['notes'])})", "bold")]
+        for c in summary["notes"]:
+            lines.append(f"  {fmt_seconds(c['seconds'])}  {one_line(c['name'])}: "
+                         f"{one_line('; '.join(c['reasons']))}")
+            if c["action"]:  # an import cell's (a slow-ok cell has none)
+                lines.append(f"      {style('what to do:', 'bold')} {one_line(c['action'])}")
     if summary["over_budget"]:  # budgets are the book's choice: no section without one
         lines += ["", style(f"Over their time budget ({len(summary['over_budget'])})", "bold")]
         for row in summary["over_budget"]:
@@ -145,7 +156,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     elif args.no_baseline:
         baseline = None
     else:
-        baseline = build_baseline(judging, status_file(args.build))
+        baseline = build_baseline(judging, find_status_file(args.build))
     analysis = analyse(report, thresholds, baseline)  # the one analysis every output shows
     summary = summarise_report(report, analysis, thresholds, shown_path(args.build), args.top)
     if github_enabled(args):

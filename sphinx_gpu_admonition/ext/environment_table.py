@@ -49,7 +49,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from ..model.distributions import sorted_packages
-from ..model.files import public_path
+from ..model.files import shown_interpreter, without_interpreter
 from ..model.record import (
     CACHE,
     EXECUTED,
@@ -59,6 +59,7 @@ from ..model.record import (
 )
 from ..render.templates import render as render_template
 from .capture import all_records
+from .config import get_config
 from .i18n import translate
 from .kernel_packages import (  # noqa: F401 - installed_distributions: also read from here
     Packages,
@@ -179,10 +180,12 @@ def build_machine_packages(env: BuildEnvironment, report: StatusReport,
     """
     result: dict[str, MachinePackages] = {}
     kept: dict[str, MachinePackages] = {}
+    publish = get_config(app_of(env).config).publish_interpreter_path
     for record in report.notebooks:
         if record.capture == "ok" and record.packages is not None:
             kept.setdefault(record.environment.machine_id, (
-                record.packages.executable, sorted_packages(record.packages.distributions)))
+                shown_interpreter(record.packages.executable, publish),
+                sorted_packages(record.packages.distributions)))
     for record in report.notebooks:
         if record.capture != "ok":
             continue
@@ -206,9 +209,10 @@ def build_machine_packages(env: BuildEnvironment, report: StatusReport,
         if isinstance(packages, str):
             warn(logger, f"cannot list the packages of the kernel's environment: {packages}",
                  "capture", location=location)
-            result[machine] = translate("No package list: %s.") % packages
+            result[machine] = translate("No package list: %s.") % without_interpreter(
+                packages, executable, publish)
             continue
-        result[machine] = (public_path(executable), packages)
+        result[machine] = (shown_interpreter(executable, publish), packages)
     return result
 
 
@@ -227,7 +231,8 @@ def packages_summary(count: int) -> str:
 
 def packages_node(executable: str, packages: tuple[tuple[str, str], ...]) -> nodes.Node:
     container = nodes.container(classes=[PACKAGES_CLASS])
-    container += nodes.paragraph(text=f"{packages_summary(len(packages))}: {executable}")
+    summary = packages_summary(len(packages))
+    container += nodes.paragraph(text=f"{summary}: {executable}" if executable else summary)
     container += nodes.paragraph(text=", ".join(f"{n} {v}" for n, v in packages))
     return container
 

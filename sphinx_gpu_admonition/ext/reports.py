@@ -20,7 +20,7 @@ from sphinx.util import logging
 
 from .._version import __version__
 from ..model.analysis import BuildAnalysis, analyse, is_ci
-from ..model.files import atomic_write, build_time, repository_path, status_json_text
+from ..model.files import build_time, repository_path, status_json_text, write_or_warn
 from ..model.record import BUILD_FAILED, BUILD_SUCCEEDED, EXECUTED, NotebookRecord, StatusReport
 from ..render import github
 from ..render.console import summary_lines
@@ -95,10 +95,9 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
 
 
 def _write(path: Path, text: str) -> None:
-    try:
-        atomic_write(path, text)
-    except OSError as error:
-        warn(logger, f"could not write {path}: {error}", "output")
+    problem = write_or_warn(path, text)
+    if problem:
+        warn(logger, problem, "output")
 
 
 def write_reports(app: Sphinx, exception: Exception | None) -> None:
@@ -119,7 +118,8 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
     report, analysis = build_report(app, extra, exception)
     outdir = Path(app.outdir)
     if config.status_json:
-        _write(outdir / config.status_json, status_json_text(report))
+        _write(outdir / config.status_json,
+               status_json_text(report, config.publish_interpreter_path))
     if config.status_junit:
         _write(outdir / config.status_junit, junit_xml(report, analysis, junit_fail_on(app)))
     if config.status_console:

@@ -46,7 +46,8 @@ def warn(logger: logging.SphinxLoggerAdapter, message: str, subtype: str,
          location: Any = None) -> None:
     """Log a warning of this extension with its documented subtype.
 
-    The message is one line that cannot start with ``::``: it often quotes a notebook,
-    an exception or a file, and a CI runner reads the log's lines as commands."""
+    The message is one :func:`~..model.formatting.safe_line` (no ``::`` at its start,
+    no ``##[``, no invisible characters): it often quotes a notebook, an exception or a
+    file, and a CI runner reads the log's lines as commands."""
     assert subtype in SUBTYPES, subtype
     logger.warning(safe_line(message), type=WARNING_TYPE, subtype=subtype, location=location)

@@ -25,8 +25,10 @@ from .formatting import format_seconds
 from .machine import (
     UNKNOWN_MACHINE,
     MachineFactor,
+    is_slower,
     machine_factor,
     notebook_machine_factor,
+    same_device_kind,
 )
 from .record import (
     EXECUTED,
@@ -253,6 +255,8 @@ class NotebookComparison:
     #: baseline cells with no counterpart in this build: (position, seconds, first line)
     gone_cells: list[tuple[int, float, str]] = dataclasses.field(default_factory=list)
     machine_factor: float = 1.0
+    #: False: the baseline ran on another kind of device (CPU, GPU): no machine factor
+    same_device_kind: bool = True
 
     @property
     def relative_ratio(self) -> float | None:
@@ -291,10 +295,8 @@ def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
             cells[position] = CellComparison(old.seconds, _ratio(cell.seconds, old.seconds),
                                              "compared", factor)
     ratio = _ratio(current.seconds, baseline.seconds) if baseline.executed else None
-    regression = (
-        ratio is not None and current.seconds >= thresholds.slow_cell_min_seconds
-        and ratio / factor >= thresholds.regression_ratio
-    )
+    regression = (current.seconds >= thresholds.slow_cell_min_seconds
+                  and is_slower(ratio, factor, thresholds.regression_ratio))
     return NotebookComparison(
         baseline_seconds=baseline.seconds if baseline.executed else None,
         ratio=ratio,
@@ -305,6 +307,7 @@ def compare_notebooks(current: NotebookRecord, baseline: NotebookRecord | None,
         cells=cells,
         gone_cells=[(key, c.seconds, c.first_line) for key, c in before_cells.items()],
         machine_factor=factor,
+        same_device_kind=same_device_kind(current, baseline),
     )
 
 
@@ -340,7 +343,8 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
     if total > 0 and len(notebook.cells) > 1 and seconds / total >= thresholds.slow_cell_share:
         flags.append(Flag("share", f"{seconds / total:.0%} of the notebook's cell time"))
     relative = comparison.relative_ratio if comparison is not None else None
-    if comparison is not None and relative is not None and relative >= thresholds.regression_ratio:
+    if comparison is not None and relative is not None and is_slower(
+            comparison.ratio, comparison.machine_factor, thresholds.regression_ratio):
         beyond = (f"; {relative:.1f}x beyond the machine's {comparison.machine_factor:.1f}x"
                   if abs(comparison.machine_factor - 1) >= 0.05 else "")
         flags.append(Flag("regression", f"{comparison.ratio:.1f}x slower than the baseline "

@@ -32,15 +32,22 @@ def build_time() -> str:
     return moment.isoformat(timespec="seconds")
 
 
-def status_json_text(report: StatusReport) -> str:
-    """The text of ``execution-status.json`` (also of a merged one).
+def status_json_text(report: StatusReport, interpreter_path: bool = True) -> str:
+    """The text of ``execution-status.json`` (also of a merged one); without
+    ``interpreter_path`` (``gpu_publish_interpreter_path`` off) no notebook names the
+    kernel's Python (``packages.executable`` is empty).
 
     A line for each key of the document and one for each notebook (and each entry
     of the other lists and mappings at that level), each written compactly: as
     easy to read, diff and grep by notebook as an indented file, and written by
     the json module's C encoder, which ``indent`` turns off (about 4x slower).
     """
-    return _json_by_line(report.to_dict())
+    data = report.to_dict()
+    if not interpreter_path:
+        for notebook in data.get("notebooks") or []:
+            if isinstance(notebook.get("packages"), dict):
+                notebook["packages"]["executable"] = ""
+    return _json_by_line(data)
 
 
 def _json_by_line(data: dict[str, Any]) -> str:
@@ -83,6 +90,20 @@ def repository_path(path: Path, book: Path | None = None) -> str:
     return path.relative_to(folder).as_posix() if path.is_relative_to(folder) else path.name
 
 
+def shown_interpreter(executable: str, publish: bool = True) -> str:
+    """The kernel's Python as the public files name it (:func:`public_path`), or ""
+    where they must not (``gpu_publish_interpreter_path`` off)."""
+    return public_path(executable) if publish and executable else ""
+
+
+def without_interpreter(text: str, executable: str, publish: bool = True) -> str:
+    """A message naming the kernel's Python (a package list that failed), with the
+    path replaced by "the kernel's Python" where the public files must not name it."""
+    if publish or not executable:
+        return text
+    return text.replace(public_path(executable), "the kernel's Python")
+
+
 def public_path(path: str) -> str:
     """How a file of the build machine that is not a source (the kernel's Python, as
     ``!conda list`` names its environment) is written in public files: relative to the
@@ -117,6 +138,19 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
+def write_or_warn(path: Path, text: str) -> str | None:
+    """:func:`atomic_write`, with the folders it needs; what went wrong as a warning's
+    text (None: written).  A full disk, an unwritable folder or a file where a folder
+    goes costs the file, never the build: every engine warns with this text (and a
+    strict build fails on the warning)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text)
+    except OSError as error:
+        return f"could not write {repository_path(path)}: {error.strerror or error}"
+    return None
+
+
 def read_json(path: Path) -> Any:
     """The JSON in ``path``; :class:`SchemaError` naming the file for anything but JSON.
 
@@ -146,29 +180,41 @@ def read_json(path: Path) -> Any:
         raise SchemaError(f"{path}: not JSON this version reads ({error})") from error
 
 
-def status_file(path: str | Path) -> Path:
-    """The status file ``path`` names: itself, or the ``execution-status.json`` of a
-    build folder (:class:`SchemaError` for a folder without one)."""
+#: the reports' default names (``gpu_status_json``, ``gpu_status_junit``), side by side
+STATUS_FILE = "execution-status.json"
+JUNIT_FILE = "execution-status.junit.xml"
+
+
+def find_status_file(path: str | Path) -> Path:
+    """``path``, or the status file in it when it is a folder: an output folder, a build
+    folder (Sphinx's ``_build/html``, mystmd's ``_build``) or a book's source folder;
+    :class:`SchemaError` for a folder without one."""
     path = Path(path)
-    if path.is_dir():
-        # an output folder, a build folder, or a book's source folder
-        candidates = [path / "execution-status.json", path / "html" / "execution-status.json",
-                      path / "_build" / "html" / "execution-status.json"]
-        found = next((c for c in candidates if c.is_file()), None)
-        if found is None:
-            raise SchemaError(f"{path}: build folder without execution-status.json "
-                              "(was it built with sphinx_gpu_admonition?)")
-        path = found
-    return path
+    if not path.is_dir():
+        return path
+    candidates = [path / STATUS_FILE, path / "html" / STATUS_FILE,
+                  path / "_build" / "html" / STATUS_FILE, path / "_build" / STATUS_FILE]
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        raise SchemaError(f"{path}: build folder without {STATUS_FILE} "
+                          "(was it built with sphinx_gpu_admonition?)")
+    return found
+
+
+def junit_beside(status_file: Path) -> Path | None:
+    """The JUnit file the build wrote beside its status file (its default name), if any."""
+    junit = status_file.with_name(JUNIT_FILE)
+    return junit if junit.is_file() else None
 
 
 def read_status(path: str | Path) -> StatusReport:
-    """Read an ``execution-status.json`` file, or find it in a build folder.
+    """Read an ``execution-status.json`` file, or find it in a build folder
+    (:func:`find_status_file`).
 
     Raises :class:`SchemaError` (or :class:`OSError`) with a message that names
     the file and what is wrong; callers print it as one line.
     """
-    path = status_file(path)
+    path = find_status_file(path)
     if not path.exists():
         raise SchemaError(f"{path}: no such file")
     data = read_json(path)

@@ -104,8 +104,15 @@ class Finding(NamedTuple):
         return bool(self.flags) and all(flag.is_note for flag in self.flags)
 
 
+def flagged_and_notes(rows: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """``rows`` (:func:`findings`) as the flagged cells and the notes (a ``slow-ok``
+    cell, an import cell: shown, never counted or warned as flagged), each in order."""
+    return ([row for row in rows if not row.is_note], [row for row in rows if row.is_note])
+
+
 def findings(analysis: BuildAnalysis) -> list[Finding]:
-    """Every flagged cell of the build, slowest first (then by docname)."""
+    """Every flagged cell of the build and every note, slowest first (then by docname);
+    :func:`flagged_and_notes` tells them apart."""
     rows = []
     for result in analysis.notebooks:
         record = result.notebook
@@ -155,6 +162,7 @@ class Headline(NamedTuple):
     devices_now: list[str]
     new: int
     gone: int
+    #: notebooks slower beyond the machine factor (on the same kind of device)
     regressed: int
 
     @property
@@ -219,9 +227,12 @@ def headline(analysis: BuildAnalysis) -> Headline | None:
             now.add(record.environment.device_label)
             before.add(comparison.baseline_device)
     changed = now != before
+    # across a change of device kind no machine factor applies: those notebooks are the
+    # device change's, which the headline names, not "beyond the machine's own speed"
+    beyond = [result for result in analysis.regressed
+              if result.comparison is not None and result.comparison.same_device_kind]
     return Headline(seconds, baseline_seconds, sorted(before) if changed else [],
-                    sorted(now) if changed else [], new, len(analysis.gone),
-                    len(analysis.regressed))
+                    sorted(now) if changed else [], new, len(analysis.gone), len(beyond))
 
 
 def device_changed(analysis_comparison_device: str | None, record: NotebookRecord) -> bool:
@@ -248,7 +259,9 @@ class BuildTotals:
     cells_seconds: float = 0.0
     compile_seconds: float = 0.0
     cells: int = 0
+    #: cells flagged (not those with notes only: a ``slow-ok`` cell, an import cell)
     flagged: int = 0
+    notes: int = 0
     baseline_seconds: float = 0.0
     compared_now: float = 0.0
     compared_before: float = 0.0
@@ -276,7 +289,9 @@ class BuildTotals:
             totals.notebooks += 1
             totals.by_status[record.status] = totals.by_status.get(record.status, 0) + 1
             totals.failed += record.failed
-            totals.flagged += sum(1 for flags in result.cell_flags if flags)
+            warned = len(result.warned_cells)
+            totals.flagged += warned
+            totals.notes += len(result.flagged_cells) - warned
             if record.executed:
                 totals.executed += 1
                 totals.seconds += record.seconds

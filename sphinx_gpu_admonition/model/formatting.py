@@ -73,10 +73,25 @@ def format_date(iso: str | None) -> str:
 # Terminal escapes: OSC (hyperlinks, titles; ended by BEL or ESC \ or left open),
 # CSI (colours, cursor moves) and the two-character ones.
 _TERMINAL_ESCAPE = r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]?"
-# Controls (C0 but tab and newlines, DEL, C1), bidirectional overrides and isolates
-# (a right-to-left override can make a message read backwards) and lone surrogates.
-_INVISIBLE = ("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
-              "\u2066-\u2069\ud800-\udfff]")
+# Characters that show nothing, removed from untrusted text: format characters (Unicode's
+# Cf: zero-width spaces and joiners, the soft hyphen, the byte-order mark, bidirectional
+# marks, embeddings, overrides and isolates, tag characters), the other unprintable
+# default-ignorable code points and lone surrogates.  A right-to-left override makes a
+# text read backwards; and a GitHub runner's command parsers compare culture-sensitively,
+# which on .NET (ICU) skips ignorable characters: ``#\u200b#[error]`` may read as
+# ``##[error]``.
+_INVISIBLE_CHARS = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\ufeff\ufff0-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e00ff\U000e01f0-\U000e0fff\ud800-\udfff")
+# The default-ignorable code points Python prints (variation selectors, which choose an
+# emoji's look, Hangul fillers, the combining grapheme joiner): kept, and looked through
+# when a line is checked for a command.
+_IGNORABLE_MARKS = ("\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u3164"
+                    "\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef")
+# Controls (C0 but tab and newlines, DEL, C1) and the invisible characters above
+_INVISIBLE = f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{_INVISIBLE_CHARS}]"
 # An IPython traceback's first line: "ZeroDivisionError    Traceback (most recent call last)"
 _TRACEBACK_HEAD = r"^(\S+)\s+Traceback \(most recent call last\)"
 _EXCEPTION_LINE = r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b:?"
@@ -113,46 +128,109 @@ def error_message(traceback: str | None) -> str:
 
 
 # -- untrusted text in line-based output ----------------------------------------------
-# Text from a notebook, a status file, a label or the machine is made one line and never
-# starts an output line with ``::``: a GitHub runner reads every line of a step's output
-# that starts (after spaces) with ``::`` as a workflow command (``::error``,
-# ``::stop-commands::``).  The runner splits on CR and LF; Python's ``splitlines`` (what
-# a reader of the log or a test uses) also on the other separators below.
+# Text from a notebook, a status file, a label or the machine never becomes a GitHub
+# workflow command.  A runner (actions/runner, ``ActionCommandManager.TryProcessCommand``)
+# tries two parsers on every line of a step's output (both streams):
+# ``ActionCommand.TryParseV2``, a line that starts, after whitespace, with ``::``
+# (``::error ...::``, ``::stop-commands::``), and the older ``ActionCommand.TryParse``,
+# ``##[`` anywhere in the line, then ``]`` (``##[error]...``, ``##[add-mask]...``,
+# ``##[stop-commands]...``).  The runner splits on CR and LF; Python's ``splitlines``
+# (what a reader of the log or a test uses) also on the other separators below.
 _LINE_BREAK_CHARS = "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 #: what no line may start with (after whitespace): a workflow command
 WORKFLOW_COMMAND_PREFIX = "::"
+#: what no line may contain anywhere: a workflow command of the older syntax
+LEGACY_COMMAND_PREFIX = "##["
 #: the "no data" wording of every view that names a notebook without capture data
 NO_DATA = "no measurements"
+# the colour codes of the command line's own styles (``cli.output.Style``)
+_STYLE = r"\x1b\[[0-9;]*m"
+
+
+def _cleaned(match: re.Match[str]) -> str:
+    char = match.group()
+    if "\ud800" <= char <= "\udfff":
+        return "\ufffd"  # a lone surrogate cannot be written as UTF-8
+    if char in _LINE_BREAK_CHARS or char < "\x20" or "\x7f" <= char <= "\x9f":
+        return " "
+    return ""  # a format character: nothing to see, nothing to keep
 
 
 def one_line(text: object) -> str:
-    """``text`` on one line: line breaks and other control characters as a space."""
+    """``text`` on one line of visible characters: line breaks and other control
+    characters become a space; invisible characters (zero-width, bidirectional
+    controls, tags) are removed; a lone surrogate becomes U+FFFD."""
     text = str(text)
     if text.isprintable():  # the common case, without a regular expression
         return text
-    return re.sub("[\x00-\x1f\x7f-\x9f\u2028\u2029]", " ", text)
+    return re.sub(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{_INVISIBLE_CHARS}]", _cleaned, text)
 
 
-def _without_leading_styles(line: str) -> str:
-    """The line as a runner's parser sees its start: whitespace and colour codes skipped."""
-    return re.sub(r"^(?:\s|\x1b\[[0-9;]*m)+", "", line)
+# what a culture-sensitive comparison may skip in a cleaned line: the escape character
+# of a colour code, and the ignorable marks
+_SKIPPED_CHAR = f"[\x1b{_IGNORABLE_MARKS}]"
+_SKIPPED = f"{_SKIPPED_CHAR}*"
+
+
+def without_legacy_commands(text: str) -> str:
+    """``text`` with no ``##[`` in it: the first ``#`` of each is written ``%23``, as the
+    runner's own escaping writes a character (``%3A`` for ``:``).  What a comparison may
+    skip between the three (a colour code's escape character, a variation selector) is
+    looked through."""
+    if "#" not in text or "[" not in text:
+        return text
+    return re.sub(f"#(?={_SKIPPED}#{_SKIPPED}\\[)", "%23", text)
 
 
 def safe_line(line: str) -> str:
-    """An output line that cannot be a workflow command: line breaks (a value that was
-    not made one line) become spaces, and a leading ``::`` is written ``%3A:``, as the
-    runner's own escaping writes a colon (colour codes are kept)."""
-    if any(ch in line for ch in _LINE_BREAK_CHARS):
-        line = re.sub(f"[{_LINE_BREAK_CHARS}]", " ", line)
-    start = _without_leading_styles(line)
-    if start.startswith(WORKFLOW_COMMAND_PREFIX):
-        cut = len(line) - len(start)
-        line = line[:cut] + "%3A" + line[cut + 1:]
+    """An output line that neither of the runner's parsers reads as a command: the one
+    rule for every line the package prints (and JUnit's and Markdown's text).
+
+    Line breaks (a value that was not made one line) and control characters become
+    spaces and invisible characters go (:func:`one_line`; the command line's colour
+    codes are kept), a leading ``::`` is written ``%3A:`` and every ``##[`` is written
+    ``%23#[`` (:func:`without_legacy_commands`)."""
+    if not line.isprintable():
+        line = "".join(part if index % 2 else one_line(part)
+                       for index, part in enumerate(re.split(f"({_STYLE})", line)))
+    line = without_legacy_commands(line)
+    if ":" in line:
+        command = re.match(f"(?:\\s|{_STYLE}|{_SKIPPED_CHAR})*(?=:{_SKIPPED}:)", line)
+        if command:
+            cut = command.end()
+            line = line[:cut] + "%3A" + line[cut + 1:]
     return line
 
 
 def safe_lines(lines: list[str] | tuple[str, ...]) -> list[str]:
     return [safe_line(line) for line in lines]
+
+
+def safe_text(text: str) -> str:
+    """Text of several lines (a JUnit failure's body) with each line a :func:`safe_line`;
+    its line breaks are kept as LF."""
+    return "\n".join(safe_line(line) for line in re.split(f"\r\n|[{_LINE_BREAK_CHARS}]", text))
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:  # JSON writes it as a surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def safe_json(text: str) -> str:
+    """JSON text (``json.dumps``) that reads back the same and that no line of holds a
+    workflow command: the line separators JSON leaves raw and the invisible characters
+    are written as ``\\uXXXX`` escapes (a reader splitting lines on them sees no line
+    begin inside a string; a runner skipping them sees no ``##[``), and the ``[`` of a
+    ``##[`` as ``\\u005b`` (JSON has no ``#`` outside a string).  Indented JSON starts
+    no line with ``::``."""
+    if not text.isprintable():
+        text = re.sub(f"[\x85\u2028\u2029{_INVISIBLE_CHARS}{_IGNORABLE_MARKS}]", _json_escape,
+                      text)
+    return text.replace(LEGACY_COMMAND_PREFIX, "##\\u005b")
 
 
 def shorten(text: str | None, width: int = 60) -> str:

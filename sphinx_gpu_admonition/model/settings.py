@@ -260,7 +260,7 @@ class GpuConfig:
     regression_ratio: float = _option(
         _RULES.regression_ratio, (int, float), _ratio_above_one,
         "A cell or notebook this many times slower than the baseline, beyond the "
-        "machine's own slowdown (its calibration), is a regression.")
+        "machine's own slowdown (the machine factor), is a regression.")
     status_baseline: str | None = _option(
         None, (str, type(None)), _optional_text,
         "Path (relative to the source folder) of a previous build's execution-status.json.")
@@ -275,6 +275,11 @@ class GpuConfig:
     status_junit: str | None = _option(
         "execution-status.junit.xml", (str, type(None)), _optional_report_file(".xml"),
         "File name of the JUnit XML in the output folder; None disables it.", "")
+    publish_interpreter_path: bool = _option(
+        True, (bool,), _flag,
+        "Name the kernel's Python on the status page's package list (:packages:) and in "
+        "execution-status.json: relative to the repository inside it, ~/... under the "
+        "home folder, else absolute. False leaves it out of every public file.", "html")
     status_console: bool = _option(
         True, (bool,), _flag, "Print a short execution summary at the end of the build.", "")
     github_annotations: str | bool = _option(

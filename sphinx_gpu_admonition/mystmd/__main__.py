@@ -2,32 +2,33 @@
 
 ``env``: the shell lines that turn the capture on for the next ``myst build
 --execute`` (``eval "$(python -m sphinx_gpu_admonition.mystmd env)"``).
-``init [FOLDER]``: writes the plugin file ``gpu_admonition.py`` that ``myst.yml``
-names (``myst.yml`` accepts only a file path, not a module).
+``init [FOLDER] [--force]``: writes the plugin file ``gpu_admonition.py`` that
+``myst.yml`` names (``myst.yml`` accepts only a file path, not a module); a file of that
+name that is not ours is refused (:mod:`.plugin_file`).
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..model.formatting import one_line, safe_line
 from ..probe import ENV_EXPLAIN_RECOMPILATIONS, ENV_USER_STARTUP
 from . import settings
 from .capture import DEFAULT_CAPTURE, ENV_CAPTURE
+from .plugin_file import (
+    CURRENT,
+    MISSING,
+    PLUGIN_FILE,
+    PluginFileRefused,
+    plugin_file_state,
+    write_plugin_file,
+)
 
 KERNEL_STARTUP = Path(__file__).resolve().parent / "kernel_startup.py"
-PLUGIN_FILE = "gpu_admonition.py"
-PLUGIN_TEXT = '''#!/usr/bin/env python3
-"""The mystmd plugin of sphinx-gpu-admonition (written by
-``python -m sphinx_gpu_admonition.mystmd init``; myst.yml names this file)."""
-from sphinx_gpu_admonition.mystmd.plugin import main
-
-main()
-'''
 
 
 def env_lines(book: Path, environ: Mapping[str, str] = os.environ) -> list[str]:
@@ -43,27 +44,43 @@ def env_lines(book: Path, environ: Mapping[str, str] = os.environ) -> list[str]:
     return [f"export {name}={shlex.quote(value)}" for name, value in values.items()]
 
 
-def write_plugin(folder: Path) -> Path:
+def write_plugin(folder: Path, force: bool = False) -> tuple[Path, str]:
+    """The plugin file in ``folder`` and what was done with it ("wrote", "replaced",
+    "kept"); :class:`.plugin_file.PluginFileRefused` for a file that is not ours."""
     path = folder / PLUGIN_FILE
-    path.write_text(PLUGIN_TEXT, encoding="utf-8")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return path
+    state = plugin_file_state(path, force)
+    if state == CURRENT:
+        return path, "kept"
+    write_plugin_file(path)
+    return path, "wrote" if state == MISSING else "replaced"
 
 
 def main(argv: list[str]) -> int:
+    force = argv[1:].count("--force") == 1 and argv[:1] == ["init"]
+    argv = [arg for arg in argv if arg != "--force"] if force else argv
     if not argv or argv[0] not in ("env", "init") or len(argv) > 2:
-        print("usage: python -m sphinx_gpu_admonition.mystmd env [BOOK] | init [BOOK]",
+        print("usage: python -m sphinx_gpu_admonition.mystmd env [BOOK] | init [BOOK] [--force]",
               file=sys.stderr)
         return 2
     book = Path(argv[1] if len(argv) > 1 else ".")
     if not book.is_dir():
-        print(f"error: {book}: no such folder", file=sys.stderr)
+        print(safe_line(f"error: {one_line(book)}: no such folder"), file=sys.stderr)
         return 2
     if argv[0] == "env":
         print("\n".join(env_lines(book)))
-    else:
-        print(f"wrote {write_plugin(book)}; add to myst.yml under project: "
-              f"plugins: [{{type: executable, path: {PLUGIN_FILE}}}]")
+        return 0
+    try:
+        path, done = write_plugin(book, force)
+    except PluginFileRefused as refused:
+        print(safe_line(f"error: {one_line(refused)} (nothing was written)"), file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(safe_line(f"error: {PLUGIN_FILE}: {one_line(error.strerror or error)}"),
+              file=sys.stderr)
+        return 2
+    what = "up to date" if done == "kept" else done
+    print(safe_line(f"{one_line(path)}: {what}; myst.yml names it under project: plugins: "
+                    f"[{{type: executable, path: {PLUGIN_FILE}}}]"))
     return 0
 
 

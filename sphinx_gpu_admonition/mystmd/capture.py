@@ -29,12 +29,12 @@ from typing import Any
 
 from ..model.enrich import PageCell, enrich
 from ..model.files import (
-    atomic_write,
     local_module_reader,
     read_json,
     read_sidecar,
     repository_path,
     sidecar_dict,
+    write_or_warn,
 )
 from ..model.probe_output import ProbeOutput, device_peak, probe_lines, recorded_text
 from ..model.record import (
@@ -257,7 +257,8 @@ def page_record(tree: dict[str, Any], folder: Path | None = None, root: Path | N
             warnings.append(f"the in-kernel capture failed: {output.errors[0]} "
                             "(the notebook ran normally)")
         if record.status == OK:  # mystmd caches only pages that ran without error
-            _save(sidecar, json.dumps(sidecar_dict(record), sort_keys=True, allow_nan=False))
+            warnings += _save(sidecar, json.dumps(sidecar_dict(record), sort_keys=True,
+                                                  allow_nan=False))
         output.remove()
     elif (unmatched := own_unmatched_kernel(folder, found, since)) is not None:
         output, reason = unmatched
@@ -272,7 +273,7 @@ def page_record(tree: dict[str, Any], folder: Path | None = None, root: Path | N
             return None, warnings  # no data: not executed with capture on (or code only)
         record.title = _title(tree) or record.title
         warnings += _enrich(record, tree, _source_file(record, root))
-    _save_record(folder, record)
+    warnings += _save_record(folder, record)
     return record, warnings
 
 
@@ -292,9 +293,9 @@ def _source_file(record: NotebookRecord, root: Path) -> Path | None:
     return None
 
 
-def _save_record(folder: Path, record: NotebookRecord) -> None:
-    _save(folder / RECORDS_FOLDER / f"{_digest(record.docname)}.json",
-          json.dumps(record.to_dict(), sort_keys=True, allow_nan=False))
+def _save_record(folder: Path, record: NotebookRecord) -> list[str]:
+    return _save(folder / RECORDS_FOLDER / f"{_digest(record.docname)}.json",
+                 json.dumps(record.to_dict(), sort_keys=True, allow_nan=False))
 
 
 def leftover_kernels(folder: Path | None = None, root: Path | None = None,
@@ -313,7 +314,7 @@ def leftover_kernels(folder: Path | None = None, root: Path | None = None,
                                    f"{len(output.cells)} code cells its kernel ran")
             saved = folder / RECORDS_FOLDER / f"{_digest(record.docname)}.json"
             if not (since is not None and saved.is_file() and saved.stat().st_mtime >= since):
-                _save_record(folder, record)
+                warnings += _save_record(folder, record)
                 records.append(record)
                 warnings.append(unmatched_warning(record))
         output.remove()
@@ -340,9 +341,10 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _save(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, text)
+def _save(path: Path, text: str) -> list[str]:
+    """A warning when the file cannot be written (the page keeps its record)."""
+    problem = write_or_warn(path, text)
+    return [problem] if problem else []
 
 
 def build_records(folder: Path | None = None, root: Path | None = None) -> list[NotebookRecord]:

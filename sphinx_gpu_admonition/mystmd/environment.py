@@ -12,6 +12,7 @@ hit shows the list of the run that produced its outputs.
 from __future__ import annotations
 
 from ..model.distributions import sorted_packages
+from ..model.files import shown_interpreter
 from ..model.formatting import format_gpu_memory
 from ..model.record import CACHE, EXECUTED, Environment, NotebookRecord, StatusReport
 from ..render.labels import Translate, english
@@ -53,15 +54,18 @@ def machine_packages(records: list[NotebookRecord], problems: list[str],
 
 
 def packages_nodes(listed: tuple[str, list[tuple[str, str]]] | str,
-                   translate: Translate = english) -> list[mdast.Node]:
+                   translate: Translate = english,
+                   interpreter_path: bool = True) -> list[mdast.Node]:
     """The list, collapsed (a standard ``details`` node, as ``{dropdown}`` makes), or
     why there is none."""
     if isinstance(listed, str):
         return [mdast.paragraph(listed, css=PACKAGES_MISSING_CLASS)]
     executable, packages = listed
+    executable = shown_interpreter(executable, interpreter_path)
     summary = translate("Installed packages in the kernel's environment (%d)") % len(packages)
     return [{"type": "details", "class": PACKAGES_CLASS, "children": [
-        {"type": "summary", "children": [mdast.text(f"{summary}: {executable}")]},
+        {"type": "summary", "children": [mdast.text(
+            f"{summary}: {executable}" if executable else summary)]},
         mdast.paragraph(", ".join(f"{name} {version}" for name, version in packages))]}]
 
 
@@ -111,7 +115,8 @@ def machine_rows(environment: Environment, records: list[NotebookRecord],
 
 
 def environment_nodes(report: StatusReport, translate: Translate = english,
-                      problems: list[str] | None = None) -> list[mdast.Node]:
+                      problems: list[str] | None = None,
+                      interpreter_path: bool = True) -> list[mdast.Node]:
     """One table per machine; ``problems``: with ``:packages:``, each machine's list
     follows its table (``problems``: why this build could not list one)."""
     machines = list(report.machines().values())
@@ -133,22 +138,27 @@ def environment_nodes(report: StatusReport, translate: Translate = english,
                   mdast.table(None, machine_rows(environment, records, translate),
                               css="gpu-environment-table")]
         if problems is not None:
-            nodes += packages_nodes(machine_packages(records, problems, translate), translate)
+            nodes += packages_nodes(machine_packages(records, problems, translate), translate,
+                                    interpreter_path)
     return nodes
 
 
 def fill_placeholders(tree: mdast.Node, report: StatusReport,
                       translate: Translate = english,
-                      problems: list[str] | None = None) -> list[str]:
+                      problems: list[str] | None = None,
+                      interpreter_path: bool = True) -> list[str]:
     """Replace every placeholder in ``tree``; the warnings (a ``:packages:`` list
-    this build could not read; ``problems``: why)."""
+    this build could not read; ``problems``: why). ``interpreter_path``:
+    ``publish_interpreter_path`` (off: the package lists do not name the kernel's
+    Python)."""
     warnings: list[str] = []
     for node in mdast.walk(tree):
         if node.get("type") == "div" and mdast.has_class(node, PLACEHOLDER_CLASS):
             with_packages = mdast.has_class(node, PACKAGES_OPTION_CLASS)
             node["class"] = ENVIRONMENT_CLASS
             node["children"] = environment_nodes(report, translate,
-                                                 (problems or []) if with_packages else None)
+                                                 (problems or []) if with_packages else None,
+                                                 interpreter_path)
             if with_packages and problems:
                 warnings += [f"cannot list the packages of the kernel's environment: {problem}"
                              for problem in problems]

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from ..model.distributions import installed_distributions
-from ..model.files import atomic_write, public_path
+from ..model.files import atomic_write, public_path, without_interpreter
 from ..model.record import KernelPackages
 
 PACKAGES_FOLDER = "packages"
@@ -65,13 +65,14 @@ def kernel_packages(executable: str | None, folder: Path) -> KernelPackages | No
                           distributions={str(name): str(version) for name, version in found})
 
 
-def problems(folder: Path) -> list[str]:
+def problems(folder: Path, interpreter_path: bool = True) -> list[str]:
     """Why this build could not list a kernel environment's packages (one per
-    executable)."""
+    executable); ``interpreter_path`` off: without naming the kernel's Python."""
     found = []
     for path in sorted((folder / PACKAGES_FOLDER).glob(f"{_build_prefix()}*.json")):
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(path.read_text(encoding="utf-8"))
             if isinstance(data, dict) and isinstance(data.get("error"), str):
-                found.append(data["error"])
+                found.append(without_interpreter(data["error"], str(data.get("executable")
+                                                                    or ""), interpreter_path))
     return found

@@ -27,7 +27,7 @@ from typing import Any
 from ..model.analysis import analyse
 from ..model.device import backend_family
 from ..model.findings import findings
-from ..model.formatting import format_seconds
+from ..model.formatting import format_seconds, one_line, safe_line
 from ..model.record import EXECUTED, NotebookRecord, StatusReport
 from ..render.junit import FailOn
 from ..render.labels import Labels
@@ -67,7 +67,7 @@ def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
         return status.placeholder()
     if name == "execution-environment":
         return environment.placeholder(bool((data.get("options") or {}).get("packages")))
-    raise SystemExit(f"unknown directive {name!r}")
+    raise SystemExit(safe_line(f"unknown directive {one_line(repr(name))}"))
 
 
 class StrictFailure(Exception):
@@ -75,8 +75,8 @@ class StrictFailure(Exception):
 
 
 def warn(messages: list[str], arguments: list[str]) -> None:
-    for message in messages:
-        print(f"sphinx-gpu-admonition: {message}", file=sys.stderr)
+    for message in messages:  # the rule of every printed line (mystmd prints them)
+        print(safe_line(f"sphinx-gpu-admonition: {one_line(message)}"), file=sys.stderr)
     if messages and build_options.strict(arguments):
         raise StrictFailure(messages[0])
 
@@ -140,17 +140,19 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
             capture.build_records(folder),
             execute_parallel=build_options.execute_parallel(arguments),
             thresholds=options.thresholds, rules=options.rules)
-        warnings += environment.fill_placeholders(tree, report, options.translate,
-                                                  packages.problems(folder))
+        warnings += environment.fill_placeholders(
+            tree, report, options.translate,
+            packages.problems(folder, options.config.publish_interpreter_path),
+            options.config.publish_interpreter_path)
         warnings += runtime.resolve(tree, report.by_docname().get, lambda _target: [], texts,
                                     this_page_only=False)
         labels = Labels.load(options.translate, options.ngettext)
         if status.fill_placeholders(tree, report, analysis, labels) or report.notebooks:
-            status.write_status_file(report, folder.parent)
             # a flagged cell's case fails where its warning fails the build (as on Sphinx)
             fail_on = FailOn(slow_cells=options.config.warn_slow_cells
                              and build_options.strict(arguments))
-            status.write_junit_file(report, analysis, folder.parent, fail_on)
+            warnings += status.write_reports(report, analysis, folder.parent, fail_on,
+                                             options.config.publish_interpreter_path)
         warn(warnings, arguments)
     return tree
 
@@ -174,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args[1] in ROLES:
         json.dump(runtime.role(args[1], data), sys.stdout)
     else:
-        raise SystemExit(f"unknown role {args[1]!r}")
+        raise SystemExit(safe_line(f"unknown role {one_line(repr(args[1]))}"))
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ CATALOG = "sphinx_gpu_admonition"
 #: the Sphinx options that mean something on mystmd
 USED = ("expected_backend", "colab_url", "slow_cell_seconds", "slow_cell_share",
         "slow_cell_min_seconds", "compile_share", "recompile_threshold", "warn_slow_cells",
-        "explain_recompilations")
+        "explain_recompilations", "publish_interpreter_path")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .._version import __version__
 from ..model.analysis import BuildAnalysis, Thresholds, analyse, is_ci
-from ..model.files import atomic_write, build_time, status_json_text
+from ..model.files import JUNIT_FILE, STATUS_FILE, build_time, status_json_text, write_or_warn
 from ..model.findings import findings
 from ..model.formatting import format_date, format_seconds
 from ..model.judging import Rules, build_fields
@@ -33,9 +33,6 @@ from . import mdast
 
 STATUS_CLASS = "gpu-execution-status"
 PLACEHOLDER_CLASS = "gpu-execution-status-placeholder"
-STATUS_FILE = "execution-status.json"
-#: the Sphinx build's default name (``gpu_status_junit``), beside the JSON
-JUNIT_FILE = "execution-status.junit.xml"
 ENGINE = "mystmd"
 
 
@@ -70,22 +67,15 @@ def build_report(records: list[NotebookRecord], project: str | None = None,
     return report, analysis
 
 
-def write_status_file(report: StatusReport, folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / STATUS_FILE
-    atomic_write(path, status_json_text(report))
-    return path
-
-
-def write_junit_file(report: StatusReport, analysis: BuildAnalysis, folder: Path,
-                     fail_on: FailOn = NEVER_FAIL) -> Path:
-    """The Sphinx build's JUnit file (:func:`~..render.junit.junit_xml`), beside the
-    JSON: a case per notebook (a failed one fails) and per flagged cell, failing only
-    as ``fail_on`` says (the findings whose warnings fail the build)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / JUNIT_FILE
-    atomic_write(path, junit_xml(report, analysis, fail_on))
-    return path
+def write_reports(report: StatusReport, analysis: BuildAnalysis, folder: Path,
+                  fail_on: FailOn = NEVER_FAIL, interpreter_path: bool = True) -> list[str]:
+    """The JSON and the JUnit file; a warning for each that cannot be written (a full
+    disk, a file where a folder goes), as on Sphinx: the build goes on.
+    ``interpreter_path``: ``publish_interpreter_path``."""
+    texts = {STATUS_FILE: lambda: status_json_text(report, interpreter_path),
+             JUNIT_FILE: lambda: junit_xml(report, analysis, fail_on)}
+    problems = (write_or_warn(folder / name, text()) for name, text in texts.items())
+    return [problem for problem in problems if problem]
 
 
 def _page_name(record: NotebookRecord) -> str:

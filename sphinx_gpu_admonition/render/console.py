@@ -10,7 +10,7 @@ name cannot become a workflow command of the CI runner reading the log.
 from __future__ import annotations
 
 from ..model.analysis import BuildAnalysis
-from ..model.findings import BuildTotals, budget_findings, findings
+from ..model.findings import BuildTotals, budget_findings, findings, flagged_and_notes
 from ..model.formatting import NO_DATA, format_seconds, one_line, safe_lines
 from ..model.record import BUILD_FAILED, StatusReport, sorted_slowest_first
 from .labels import cache_miss_text
@@ -43,7 +43,8 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
     for nb in sorted_slowest_first(n for n in notebooks if n.executed)[:SUMMARY_ROWS]:
         lines.append(f"  {_time(nb.seconds)}  {one_line(nb.docname)}  "
                      f"[{one_line(nb.device_label or NO_DATA)}]")
-    flagged = findings(analysis)  # the status page's list, in the same order
+    # the status page's list, in the same order; the notes apart (never counted as flagged)
+    flagged, notes = flagged_and_notes(findings(analysis))
     if flagged:
         shown = (f"{len(flagged)}" if len(flagged) <= SUMMARY_ROWS
                  else f"{len(flagged)}, the {SUMMARY_ROWS} slowest")
@@ -62,8 +63,15 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
                 lines.append(f"{indent}{finding.timing}")
             if finding.jax_says:  # a recompilation's reason (gpu_explain_recompilations)
                 lines.append(f"{indent}{one_line(finding.jax_says)}")
-            if finding.action:  # a slow-ok cell has none
+            if finding.action:
                 lines.append(f"{indent}what to do: {finding.action}")
+    if notes:  # shown, never warned: slow on purpose (slow-ok), only imports
+        lines.append(f"notes ({len(notes)}):")
+        for finding in notes[:SUMMARY_ROWS]:
+            lines.append(f"  {_time(finding.seconds)}  {one_line(finding.name.full)}: "
+                         f"{one_line(finding.reason)}")
+            if finding.action:  # an import cell's (a slow-ok cell has none)
+                lines.append(f"{' ' * (_TIME_WIDTH + 4)}what to do: {finding.action}")
     over_budget = budget_findings(analysis)  # the budget warnings', furthest over first
     if over_budget:
         lines.append(f"over their time budget ({len(over_budget)}):")

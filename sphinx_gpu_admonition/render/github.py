@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import TextIO
 
 from ..model.analysis import BuildAnalysis, NotebookAnalysis, Thresholds
-from ..model.findings import BudgetFinding, Finding, budget_findings, findings
-from ..model.formatting import format_seconds, one_line
+from ..model.findings import BudgetFinding, Finding, budget_findings, findings, flagged_and_notes
+from ..model.formatting import format_seconds, one_line, without_legacy_commands
 from ..model.record import NotebookRecord, StatusReport
 from .markdown import capped, render_compare_markdown, render_report_markdown
 from .summary import CompareOptions, summarise_compare, summarise_report
@@ -55,9 +55,10 @@ def enabled(setting: object = "auto", environ: Mapping[str, str] | None = None) 
 def escape_data(text: str) -> str:
     """A workflow command's message: ``%``, CR and LF encoded as the runner expects
     (kept as line breaks of the annotation); other control characters and line
-    separators as a space, so no reader of the log sees a second line."""
+    separators as a space and invisible characters removed, so no reader of the log
+    sees a second line, and no ``##[`` (the older command syntax, read anywhere)."""
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return one_line(text)
+    return without_legacy_commands(one_line(text))
 
 
 def escape_property(text: str) -> str:
@@ -134,11 +135,15 @@ def _regression_annotation(result: NotebookAnalysis, workspace: str | None) -> s
     nb, comparison = result.notebook, result.comparison
     assert comparison is not None and comparison.ratio is not None
     factor = comparison.machine_factor
+    if not comparison.same_device_kind:  # hardware, not noise: no factor to go beyond
+        why = (f"on another kind of device: {comparison.baseline_device} in the baseline, "
+               f"{nb.device_label} now")
+    else:
+        why = f"{comparison.relative_ratio:.1f}x beyond the machine factor {factor:.2f}x"
     return command(
         "warning",
         f"{format_seconds(nb.seconds)} against {format_seconds(comparison.baseline_seconds)}"
-        f" in the baseline ({comparison.ratio:.1f}x; {comparison.relative_ratio:.1f}x "
-        f"beyond the machine factor {factor:.2f}x)",
+        f" in the baseline ({comparison.ratio:.1f}x; {why})",
         file=annotation_file(nb.source, workspace),
         title=f"Slower than the baseline: {nb.docname}")
 
@@ -213,7 +218,7 @@ def output_values(report: StatusReport, analysis: BuildAnalysis, status_json: st
         "status-json": status_json or "",
         "junit": junit or "",
         "failed": sum(nb.failed for nb in report.notebooks),
-        "flagged": len(findings(analysis)),
+        "flagged": len(flagged_and_notes(findings(analysis))[0]),
         "regressed": len(analysis.regressed),
         "machine-factor": (f"{machine.factor:.3f}"
                            if machine is not None and machine.factor is not None else ""),

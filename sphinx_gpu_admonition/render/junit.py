@@ -10,7 +10,7 @@ from xml.etree import ElementTree
 
 from ..model.analysis import BuildAnalysis
 from ..model.findings import BudgetFinding, Finding, budget_findings, findings
-from ..model.formatting import format_seconds
+from ..model.formatting import format_seconds, one_line, safe_line, safe_text
 from ..model.record import (
     BUILD_FAILED,
     CACHE,
@@ -33,6 +33,17 @@ def _xml_characters(text: str | None) -> str | None:
     if not text or text.isprintable():  # printable characters are all XML characters
         return text
     return _not_xml().sub("", text)
+
+
+def _attribute(text: str) -> str:
+    """An attribute value as every output line is written (:func:`safe_line`): a CI
+    step that prints a test case's name or message prints no workflow command."""
+    return safe_line(one_line(text))
+
+
+def _body(text: str | None) -> str | None:
+    """A failure's or an output's text: each of its lines a :func:`safe_line`."""
+    return safe_text(text) if text else text
 
 
 class FailOn(NamedTuple):
@@ -188,7 +199,7 @@ def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None,
     suite.set("errors", str(errors))
     suite.set("time", f"{total:.3f}")
     for element in suite.iter():
-        element.text = _xml_characters(element.text)
+        element.text = _xml_characters(_body(element.text))
         for name, value in element.attrib.items():
-            element.set(name, _xml_characters(value))
+            element.set(name, _xml_characters(_attribute(value)))
     return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model.formatting import format_ratio, format_seconds, one_line, shorten
+from ..model.formatting import format_ratio, format_seconds, one_line, safe_lines, shorten
 from .summary import (
     MACHINE_FIELDS,
     cells_heading,
@@ -69,7 +69,9 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
 
 def capped(lines: list[str], limit: int = MAX_MARKDOWN_BYTES) -> list[str]:
     """``lines`` cut to at most ``limit`` bytes (UTF-8), ending with how many lines
-    were left out."""
+    were left out; each a :func:`~..model.formatting.safe_line` (a code span keeps its
+    text raw otherwise, and the comment is printed into the log)."""
+    lines = safe_lines(lines)
     size = 0
     for count, line in enumerate(lines):
         size += len(line.encode("utf-8")) + 1
@@ -106,9 +108,14 @@ def machines_markdown(machines: list[dict[str, Any]], prefix: str = "") -> list[
 
 def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
     totals = summary["totals"]
-    mark = "❌" if totals["failed"] or totals["build_failure"] else "✅"
-    lines = [f"### {mark} Notebook execution: {md_text(totals_line(totals))}", "",
-             f"Total time: {md_text(time_line(totals))}."]
+    against = summary.get("baseline")
+    # a regression or a change of device is news, as on the status page: never a green mark
+    news = bool(against and (against["regressed"] or against["device_change"]))
+    mark = "❌" if totals["failed"] or totals["build_failure"] else "⚠️" if news else "✅"
+    lines = [f"### {mark} Notebook execution: {md_text(totals_line(totals))}", ""]
+    if against:
+        lines += [f"**{md_text(against['headline'])}**", ""]
+    lines.append(f"Total time: {md_text(time_line(totals))}.")
     stopped = stopped_line(totals)
     if stopped:
         lines += ["", f"**{md_text(stopped)}**"]
@@ -149,6 +156,14 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
              md_text("; ".join(c["reasons"] + [f"hint: {h}" for h in c["causes"]])),
              md_text(c["action"])]
             for c in summary["flagged_cells"]], right=(0,))
+    if summary.get("notes"):  # shown, never counted as flagged (slow-ok, imports)
+        lines += ["", f"#### Notes ({len(summary['notes'])}): slow on purpose or only imports",
+                  ""]
+        lines += md_table(["Time", "Notebook", "Cell", "Where", "Why", "What to do"], [
+            [fmt_seconds(c["seconds"]), md_text(c["docname"]), md_text(c["cell"]),
+             md_code(c["location"] or ""), md_text("; ".join(c["reasons"])),
+             md_text(c["action"] or "-")]
+            for c in summary["notes"]], right=(0,))
     if summary["over_budget"]:
         lines += ["", f"#### Over their time budget ({len(summary['over_budget'])})", ""]
         lines += md_table(["Time", "Notebook", "Where", "Budget"], [

@@ -24,7 +24,7 @@ from ..model.analysis import (
     NotebookComparison,
     is_user_compilation,
 )
-from ..model.findings import budget_findings, findings, headline
+from ..model.findings import budget_findings, findings, flagged_and_notes, headline
 from ..model.formatting import format_percent, format_seconds
 from ..model.record import CellName, CellRecord, NotebookRecord
 from .labels import Labels
@@ -140,8 +140,9 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
                    for flag in analysis.build_flags]
     if not rows and summary is None and not budgets and not build_flags:
         return ""
+    counted = len(flagged_and_notes(every)[0])  # a note (slow-ok, imports) is not flagged
     title = (ngettext("%d flagged cell, slowest first", "%d flagged cells, slowest first",
-                      len(every)) % len(every)) if rows else lb.no_flagged
+                      counted) % counted) if counted else lb.no_flagged
     more = len(rows) - top
     unlisted = len(every) - len(rows)
     return render_template(

@@ -409,8 +409,11 @@ class _Rows:
         if not flagged:
             return value("0", "0")
         rules = list(dict.fromkeys(flag.rule for flags in flagged for flag in flags))
-        return value(len(flagged), self.labels.flag_names(rules),
-                     (Mark(str(len(flagged)), before=True, separator=": ",
+        counted = len(result.warned_cells)  # a note (slow-ok, imports) is no flagged cell
+        if not counted:
+            return value(0, self.labels.flag_names(rules))
+        return value(counted, self.labels.flag_names(rules),
+                     (Mark(str(counted), before=True, separator=": ",
                            classes="gpu-status-flagged"),))
 
     def _executed(self, record: NotebookRecord) -> Value:
@@ -511,7 +514,7 @@ class _Rows:
             record.cells or (result.comparison and result.comparison.gone_cells))
         if not (record.error or has_cells or self.facts or record.cache_miss):
             return None
-        flagged = sum(1 for flags in result.cell_flags if flags)
+        flagged = len(result.warned_cells)  # notes are not flagged cells
         summary = lb.cells_summary(len(record.cells), title)
         if flagged:
             summary += " (" + lb.ngettext("%d flagged cell", "%d flagged cells",

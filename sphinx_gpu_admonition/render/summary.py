@@ -15,10 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..model.analysis import BuildAnalysis, Thresholds, cell_key
+from ..model.analysis import BuildAnalysis, NotebookAnalysis, Thresholds, cell_key
 from ..model.device import build_label
-from ..model.findings import BuildTotals, budget_findings, findings
+from ..model.findings import (
+    BuildTotals,
+    Finding,
+    budget_findings,
+    findings,
+    flagged_and_notes,
+    headline,
+)
 from ..model.formatting import format_gpu_memory, format_ratio, format_seconds, plural
+from ..model.machine import MAX_NAMED, MachineFactor, is_slower
 from ..model.record import (
     BUILD_FAILED,
     CellRecord,
@@ -121,8 +129,9 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
     } for nb in sorted_slowest_first(executed)[:top]]
     cells = [(nb, cell) for nb in executed for cell in nb.cells]
     cells.sort(key=lambda item: (-item[1].seconds, item[0].docname))
-    flagged_cells = [
-        cell_entry(finding.notebook, finding.cell) | {
+    def finding_entry(finding: Finding) -> dict[str, Any]:
+        assert finding.cell is not None
+        return cell_entry(finding.notebook, finding.cell) | {
             "reasons": [f.reason for f in finding.flags if not f.is_hint],
             "hints": [f.text for f in finding.flags if f.is_hint],
             #: the causes the hints name, without their actions (``action`` is the one)
@@ -139,8 +148,9 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
             "run_seconds": finding.run_seconds,
             "first_call": finding.first_call,
             "timing": finding.timing,
-        } for finding in findings(analysis)
-    ]
+        }
+
+    flagged, notes = flagged_and_notes(findings(analysis))
     # the notebooks over their time budget, furthest over first (the status page's list
     # and the build's gpu_admonition.budget warnings)
     over_budget = [{
@@ -148,15 +158,26 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
         "location": row.notebook.source, "seconds": row.seconds,
         "budget_seconds": row.budget_seconds, "reason": row.reason,
     } for row in budget_findings(analysis)]
+    against = headline(analysis)  # the status page's sentence, with a baseline
     return {
         "source": source,
         "build": report.build,
         "build_line": build_line(report.build),
+        #: with a baseline: the status page's headline, the notebooks slower than the
+        #: baseline (``regressed``, every view's) and the device change, if any
+        "baseline": None if against is None else {
+            "headline": against.text(),
+            "regressed": [result.notebook.docname for result in analysis.regressed],
+            "device_change": against.device_change() if against.device_changed else None,
+        },
         "thresholds": thresholds._asdict(),
         "totals": totals,
         "slowest_notebooks": slowest,
         "slowest_cells": [cell_entry(nb, cell) for nb, cell in cells[:top]],
-        "flagged_cells": flagged_cells,
+        "flagged_cells": [finding_entry(finding) for finding in flagged],
+        #: cells shown, never counted or warned as flagged: slow on purpose (``slow-ok``),
+        #: only imports
+        "notes": [finding_entry(finding) for finding in notes],
         "over_budget": over_budget,
         #: findings about the whole build (a CI build compiling without a cache)
         "build_findings": [flag._asdict() | {"action": flag.action}
@@ -342,7 +363,14 @@ def summarise_compare(a: StatusReport, b: StatusReport, analysis: BuildAnalysis,
     notebooks.sort(key=order)
     cells.sort(key=order)
     ratio = common_b / common_a if common and common_a > 0 else None
-    slower = [item.notebook.docname for item in analysis.regressed]
+    # beyond the machine factor, and on another kind of device (no factor: hardware)
+    slower = [item.notebook.docname for item in analysis.regressed
+              if item.comparison is not None and item.comparison.same_device_kind]
+    other_device = [item for item in analysis.notebooks if item.comparison is not None
+                    and item.comparison.state == "compared"
+                    and not item.comparison.same_device_kind]
+    judged_by = (options.fail_above if options.fail_above is not None
+                 else options.regression_ratio)
     # a cell table of cells that changed (and new or gone ones): not "+0.00 ms" rows
     shown_cells = [row for row in cells if row["changed"] or row["regression"]]
     regressions = [
@@ -361,14 +389,22 @@ def summarise_compare(a: StatusReport, b: StatusReport, analysis: BuildAnalysis,
         },
         "machine": {
             "factor": machine.factor, "source": machine.source,
-            "text": _machine_text(machine.sentence(
-                slower, f"the machine of {label_b}",
-                options.fail_above if options.fail_above is not None
-                else options.regression_ratio), len(slower), options),
+            #: how sure: the notebooks it is the median of, their lowest and highest
+            #: ratio, and what the calibration said (the check)
+            "notebooks": machine.count, "spread": machine.spread,
+            "calibration": machine.calibration,
+            "text": _machine_text(machine, slower, other_device, f"the machine of {label_b}",
+                                  judged_by, options),
         },
         #: notebooks slower than A beyond the machine factor (by --fail-above, else the
-        #: default regression ratio) and at least --min-seconds
+        #: default regression ratio) and at least --min-seconds, on the same kind of device
         "slower_notebooks": slower,
+        #: notebooks that ran on another kind of device than in A (CPU to GPU): no machine
+        #: factor; those of them slower than A by the same ratio
+        "other_device_notebooks": [item.notebook.docname for item in other_device],
+        "slower_on_other_device": [item.notebook.docname for item in other_device
+                                   if item.comparison is not None
+                                   and item.comparison.regression],
         "notebooks": notebooks,
         #: the cells that changed (:func:`changed`), new and gone ones, largest change
         #: first: ``top`` of ``cells_total``; ``cells_unchanged`` did not change
@@ -394,9 +430,9 @@ def _compare_rows(a: StatusReport, analysis: BuildAnalysis, options: CompareOpti
                    else _DEFAULTS.slow_cell_min_seconds)
     a_by_name = a.by_docname()
 
-    def regressed(seconds: float | None, relative_ratio: float | None) -> bool:
-        return (fail_above is not None and relative_ratio is not None and seconds is not None
-                and seconds >= min_seconds and relative_ratio >= fail_above)
+    def regressed(seconds: float | None, ratio: float | None, factor: float) -> bool:
+        return (fail_above is not None and seconds is not None and seconds >= min_seconds
+                and is_slower(ratio, factor, fail_above))
 
     notebooks: list[dict[str, Any]] = []
     cells: list[dict[str, Any]] = []
@@ -424,7 +460,8 @@ def _compare_rows(a: StatusReport, analysis: BuildAnalysis, options: CompareOpti
             "b_device": nb.device_label,
             "a_status": old.status if old else None, "b_status": nb.status,
             "machine_factor": comp.machine_factor, "relative_ratio": relative,
-            "regression": regressed(b_seconds, relative),
+            "same_device_kind": comp.same_device_kind,
+            "regression": regressed(b_seconds, ratio, comp.machine_factor),
         })
         for position, cell in enumerate(nb.cells):
             cell_comp = comp.cells.get(position)
@@ -437,8 +474,8 @@ def _compare_rows(a: StatusReport, analysis: BuildAnalysis, options: CompareOpti
                 "ratio": cell_comp.ratio if cell_comp else None,
                 "change_seconds": cell.seconds - before if before is not None else None,
                 "changed": changed(before, cell.seconds),
-                "regression": regressed(cell.seconds,
-                                        cell_comp.relative_ratio if cell_comp else None),
+                "regression": regressed(cell.seconds, cell_comp.ratio if cell_comp else None,
+                                        cell_comp.machine_factor if cell_comp else 1.0),
             })
         for key, seconds, first_line in comp.gone_cells:
             gone = next((c for place, c in enumerate(old.cells) if cell_key(c, place) == key),
@@ -461,19 +498,46 @@ def _compare_rows(a: StatusReport, analysis: BuildAnalysis, options: CompareOpti
     return notebooks, cells, (common, common_a, common_b)
 
 
-def _machine_text(sentence: str, slower: int, options: CompareOptions) -> str:
-    """The machine factor's sentence and what its slower notebooks are: regressions of a
-    build, judged by ``--fail-above`` below, or neither (``compare`` without it)."""
-    text = _capitalised(sentence)
-    if not slower:
-        return text
-    if options.build_baseline:
-        return text + ": regressions of this build (gpu_regression_ratio)."
-    if options.fail_above is not None:
-        return text + "."
-    return (text + ". Not regressions: compare judges regressions only with --fail-above "
-            "(a notebook whose time is mostly imports or start-up does not scale with the "
-            "machine's speed).")
+def _machine_text(machine: MachineFactor, slower: list[str],
+                  other_device: list[NotebookAnalysis], name: str, ratio: float,
+                  options: CompareOptions) -> str:
+    """The machine factor's sentence, then the notebooks that ran on another kind of
+    device (no factor applies: the device change is the news), and what the slower ones
+    are: regressions of a build, judged by ``--fail-above`` below, or neither
+    (``compare`` without it)."""
+    slower_elsewhere = [item.notebook.docname for item in other_device
+                        if item.comparison is not None and item.comparison.regression]
+    parts = []
+    if machine.source != "device":
+        text = _capitalised(machine.sentence(slower, name, ratio))
+        if slower and options.build_baseline:
+            text += ": regressions of this build (gpu_regression_ratio)"
+        parts.append(text)
+    if other_device:
+        changes = sorted({f"{item.comparison.baseline_device or '?'} → "
+                          f"{item.notebook.device_label or '?'}"
+                          for item in other_device if item.comparison is not None})
+        count = len(other_device)
+        text = (f"The device changed for {plural(count, 'notebook')} ({'; '.join(changes)}): "
+                f"no machine factor applies to {'it' if count == 1 else 'them'}; "
+                f"{len(slower_elsewhere) or 'none'} slower than the baseline")
+        if slower_elsewhere:
+            text += f" ({ratio:g}x or more): " + ", ".join(slower_elsewhere[:MAX_NAMED])
+            if len(slower_elsewhere) > MAX_NAMED:
+                text += f" and {len(slower_elsewhere) - MAX_NAMED} more"
+        if slower_elsewhere and options.build_baseline:
+            text += ": regressions of this build (gpu_regression_ratio)"
+        parts.append(text)
+    if (slower or slower_elsewhere) and options.fail_above is None \
+            and not options.build_baseline:
+        # tiny notebooks are often "slower beyond" a machine factor (across a device
+        # change none applies, and the device is the reason)
+        why = (" (a notebook whose time is mostly imports or start-up does not scale with "
+               "the machine's speed)" if slower else "")
+        parts.append(f"Not regressions: compare judges regressions only with --fail-above{why}")
+    # one sentence alone, with nothing slower, ends without a full stop (as it always did)
+    ends = "." if slower or slower_elsewhere or len(parts) > 1 else ""
+    return ". ".join(parts) + ends
 
 
 def unchanged_line(data: dict[str, Any]) -> str | None:

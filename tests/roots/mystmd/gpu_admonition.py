@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The mystmd plugin of sphinx-gpu-admonition (written by
-``python -m sphinx_gpu_admonition.mystmd init``; myst.yml names this file)."""
+``python -m sphinx_gpu_admonition.mystmd init``; myst.yml names this file).
+init and migrate replace it only while it is this text, or with --force."""
 from sphinx_gpu_admonition.mystmd.plugin import main
 
 main()
