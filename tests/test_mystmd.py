@@ -352,7 +352,9 @@ def test_the_status_page_and_machine_table_speak_the_books_language(builds):
     """``language: zh_CN``: the status page and the machine table of this build's
     records through the package's catalog (the texts of the Sphinx page)."""
     from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.model.findings import findings
     from sphinx_gpu_admonition.mystmd import environment, settings, status
+    from sphinx_gpu_admonition.render.finding_text import FindingText
     from sphinx_gpu_admonition.render.labels import Labels
 
     catalog = settings.translator("zh_CN")
@@ -374,6 +376,18 @@ def test_the_status_page_and_machine_table_speak_the_books_language(builds):
             for row in tables["gpu-environment-table"]["children"]}
     assert rows["JAX 后端"] == "cpu" and rows["笔记本（3）"] == (
         "failing_page, jax_page, second_page")
+    # the findings' reasons and actions too (every cell flagged here: the book's are fast)
+    every_cell = Thresholds(slow_cell_seconds=0.0, slow_cell_min_seconds=0.0)
+    flagged = {"type": "root", "children": status.placeholder()}
+    analysis = analyse(report, every_cell)
+    status.fill_placeholders(flagged, report, analysis, labels)
+    items = [text_of(item) for node in walk(flagged) if node.get("type") == "list"
+             for item in node["children"]]
+    words = FindingText(catalog.gettext, catalog.ngettext)
+    assert len(items) == len(findings(analysis)) > 0
+    for item, finding in zip(items, findings(analysis), strict=True):
+        assert item.endswith(f"{words.finding_reason(finding)}. {words.finding_action(finding)}")
+        assert "用时" in item and "took" not in item and "profile the cell" not in item
     # English without a language: the page the build wrote
     english = {"type": "root", "children": status.placeholder()}
     status.fill_placeholders(english, report, analyse(report, Thresholds()))

@@ -32,6 +32,7 @@ from ..model.findings import budget_findings, findings
 from ..model.formatting import format_seconds
 from ..model.record import CellRecord, StatusReport
 from ..model.schema import SchemaError
+from ..render.finding_text import ENGLISH as WORDS
 from ..render.junit import NEVER_FAIL, FailOn
 from . import _mystnb
 from .capture import all_records
@@ -209,7 +210,8 @@ def emit_budget_warnings(app: Sphinx) -> None:
     for row in budget_findings(build_analysis(app)):
         docname = row.notebook.docname
         line = _budget_line(app, docname)
-        warn(logger, f"notebook over its time budget: {row.reason} "
+        warn(logger, "notebook over its time budget: "
+                     f"{WORDS.budget(row.seconds, row.budget_seconds)} "
                      f"(set {PAGE_BUDGET_KEY} in the page's metadata to change it)", "budget",
              location=(docname, line) if line is not None else docname)
 
@@ -241,13 +243,13 @@ def emit_warnings(app: Sphinx) -> None:
         location = _cell_location(record.docname, cell)
         label = finding.name.label
         if config.warn_slow_cells and not finding.is_note:
-            reasons = "; ".join(f"{f.rule}: {f.text}" for f in finding.flags)
+            reasons = "; ".join(f"{f.rule}: {WORDS.text(f)}" for f in finding.flags)
             warn(logger, f"slow {label} ({format_seconds(cell.seconds)}): {reasons}",
                  "slow_cell", location=location)
         if config.warn_regressions:
             for flag in finding.flags:
                 if flag.rule == "regression":
-                    warn(logger, f"{label} regressed: {flag.reason}", "regression",
+                    warn(logger, f"{label} regressed: {WORDS.reason(flag)}", "regression",
                          location=location)
 
 

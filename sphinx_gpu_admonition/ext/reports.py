@@ -25,6 +25,7 @@ from ..model.record import BUILD_FAILED, BUILD_SUCCEEDED, EXECUTED, NotebookReco
 from ..render import github
 from ..render.console import summary_lines
 from ..render.junit import junit_xml
+from ..render.summary import analysis_data
 from . import _mystnb, calibration
 from .build_analysis import (
     get_baseline,
@@ -88,7 +89,7 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
     # the build's own analysis unless a crashed notebook joins the records
     analysis = (analyse(report, thresholds(app), get_baseline(app)) if extra
                 else build_analysis(app))
-    report.analysis = analysis.to_dict()
+    report.analysis = analysis_data(analysis)
     return report, analysis
 
 

@@ -55,6 +55,7 @@ from ..model.analysis import BuildAnalysis
 from ..model.files import atomic_write
 from ..model.findings import budget_findings, findings, headline
 from ..model.formatting import format_seconds
+from ..render.finding_text import FindingText
 from ..render.labels import Labels
 from ..render.status_html import (
     cells_data_files,
@@ -279,13 +280,14 @@ def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
     """The headline and the flagged cells (why, what to do) before the plain table, as
     on the HTML page; no links to cells (anchors are HTML only)."""
     result: list[nodes.Node] = []
+    words = FindingText.of(lb)
     summary = headline(analysis)
     if summary is not None:
-        result.append(nodes.paragraph(text=summary.text(lb.translate, lb.ngettext),
+        result.append(nodes.paragraph(text=words.headline(summary),
                                      classes=["gpu-status-headline"]))
     for flag in analysis.build_flags:
-        result.append(nodes.paragraph(text=f"{lb.whole_build} {flag.reason}"))
-        result.append(nodes.paragraph(text=f"{lb.action} {flag.action}"))
+        result.append(nodes.paragraph(text=f"{lb.whole_build} {words.reason(flag)}"))
+        result.append(nodes.paragraph(text=f"{lb.action} {words.rule_action(flag)}"))
     items = nodes.enumerated_list(classes=["gpu-status-flagged-cells"])
     for finding in findings(analysis):
         record = finding.notebook
@@ -297,11 +299,13 @@ def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
         item += nodes.paragraph(text=where)
         if finding.code:  # as the HTML findings: the code, then compile against run
             item += nodes.paragraph("", "", nodes.literal(text=finding.code_text()))
-        if finding.timing:
-            item += nodes.paragraph(text=finding.timing_text(lb.translate))
-        item += nodes.paragraph(text=f"{lb.why} {finding.reason}")
-        if finding.action:  # a slow-ok cell has none: no empty "What to do:"
-            item += nodes.paragraph(text=f"{lb.action} {finding.action}")
+        timing = words.timing(finding)
+        if timing:
+            item += nodes.paragraph(text=timing)
+        item += nodes.paragraph(text=f"{lb.why} {words.finding_reason(finding)}")
+        action = words.finding_action(finding)
+        if action:  # a slow-ok cell has none: no empty "What to do:"
+            item += nodes.paragraph(text=f"{lb.action} {action}")
         items += item
     if len(items):
         count = len(items)

@@ -29,6 +29,7 @@ from ..model.device import backend_family
 from ..model.findings import findings
 from ..model.formatting import format_seconds
 from ..model.record import EXECUTED, NotebookRecord, StatusReport
+from ..render.finding_text import ENGLISH as WORDS
 from ..render.junit import FailOn
 from ..render.labels import Labels
 from ..render.runtime_text import ROLES
@@ -106,7 +107,7 @@ def slow_cell_warnings(record: NotebookRecord, options: settings.Settings) -> li
         return []
     analysis = analyse(StatusReport(notebooks=[record]), options.thresholds)
     return [f"slow {finding.name.full} ({format_seconds(finding.cell.seconds)}): "
-            + "; ".join(f"{flag.rule}: {flag.text}" for flag in finding.flags)
+            + "; ".join(f"{flag.rule}: {WORDS.text(flag)}" for flag in finding.flags)
             for finding in findings(analysis) if finding.cell and not finding.is_note]
 
 

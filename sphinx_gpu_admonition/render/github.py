@@ -32,6 +32,7 @@ from ..model.analysis import BuildAnalysis, NotebookAnalysis, Thresholds
 from ..model.findings import BudgetFinding, Finding, budget_findings, findings
 from ..model.formatting import format_seconds, one_line
 from ..model.record import NotebookRecord, StatusReport
+from .finding_text import ENGLISH as WORDS
 from .markdown import capped, render_compare_markdown, render_report_markdown
 from .summary import CompareOptions, summarise_compare, summarise_report
 
@@ -101,7 +102,8 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
                                                         if not f.is_regression]
     # the whole build's findings (no file): a warning each, before the cells', so
     # that the limit of ten never drops them
-    warnings += [command("warning", f"{flag.reason}\nwhat to do: {flag.action}",
+    warnings += [command("warning",
+                         f"{WORDS.reason(flag)}\nwhat to do: {WORDS.rule_action(flag)}",
                          title=f"Whole build: {flag.rule.replace('_', ' ')}")
                  for flag in analysis.build_flags]
     warnings += [_cell_annotation(finding, workspace) for finding in ranked]
@@ -145,7 +147,8 @@ def _regression_annotation(result: NotebookAnalysis, workspace: str | None) -> s
 
 def _budget_annotation(row: BudgetFinding, workspace: str | None) -> str:
     nb = row.notebook
-    return command("warning", f"notebook over its time budget: {row.reason}",
+    return command("warning", "notebook over its time budget: "
+                   + WORDS.budget(row.seconds, row.budget_seconds),
                    file=annotation_file(nb.source, workspace),
                    title=f"Over its time budget: {nb.docname}")
 
@@ -153,12 +156,13 @@ def _budget_annotation(row: BudgetFinding, workspace: str | None) -> str:
 def _cell_annotation(finding: Finding, workspace: str | None) -> str:
     nb, cell = finding.notebook, finding.cell
     assert cell is not None
-    reasons = [f.reason for f in finding.flags if not f.is_hint]
-    hints = [f"hint: {f.text}" for f in finding.flags if f.is_hint]
+    reasons = [WORDS.reason(f) for f in finding.flags if not f.is_hint]
+    hints = [f"hint: {WORDS.text(f)}" for f in finding.flags if f.is_hint]
     # the console's lines under the reasons: the code, then compile against run
     details = [f"code: {finding.code}"] if finding.code else []
-    if finding.timing:
-        details.append(finding.timing)
+    timing = WORDS.timing(finding)
+    if timing:
+        details.append(timing)
     return command(
         "warning", "\n".join(["; ".join(reasons + hints), *details]),
         file=annotation_file(nb.source, workspace), line=cell.line,

@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..model.analysis import BuildAnalysis, Thresholds
+from ..model.analysis import (
+    BuildAnalysis,
+    Flag,
+    NotebookAnalysis,
+    Thresholds,
+    first_call,
+    run_time,
+)
 from ..model.device import build_label
 from ..model.findings import BuildTotals, budget_findings, findings
 from ..model.formatting import format_gpu_memory, format_ratio, format_seconds, plural
@@ -27,6 +34,7 @@ from ..model.record import (
     StatusReport,
     sorted_slowest_first,
 )
+from .finding_text import ENGLISH as WORDS
 
 __all__ = ["plural", "summarise_report", "summarise_compare", "CompareOptions", "shown_path"]
 
@@ -123,12 +131,12 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
     cells.sort(key=lambda item: (-item[1].seconds, item[0].docname))
     flagged_cells = [
         cell_entry(finding.notebook, finding.cell) | {
-            "reasons": [f.reason for f in finding.flags if not f.is_hint],
-            "hints": [f.text for f in finding.flags if f.is_hint],
+            "reasons": [WORDS.reason(f) for f in finding.flags if not f.is_hint],
+            "hints": [WORDS.text(f) for f in finding.flags if f.is_hint],
             #: the causes the hints name, without their actions (``action`` is the one)
-            "causes": [f.reason for f in finding.flags if f.is_hint],
+            "causes": [WORDS.reason(f) for f in finding.flags if f.is_hint],
             "rules": finding.rules,
-            "action": finding.action,
+            "action": WORDS.finding_action(finding),
             #: the console's and the page's name: ``intro cell 3 (lectures/intro.md:42)``
             "name": finding.name.full,
             #: ``lectures/intro.md:42`` (a text notebook), else the source file, if known
@@ -138,7 +146,7 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
             "code": finding.code,
             "run_seconds": finding.run_seconds,
             "first_call": finding.first_call,
-            "timing": finding.timing,
+            "timing": WORDS.timing(finding),
         } for finding in findings(analysis)
     ]
     # the notebooks over their time budget, furthest over first (the status page's list
@@ -146,7 +154,8 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
     over_budget = [{
         "docname": row.notebook.docname, "title": row.notebook.title,
         "location": row.notebook.source, "seconds": row.seconds,
-        "budget_seconds": row.budget_seconds, "reason": row.reason,
+        "budget_seconds": row.budget_seconds,
+        "reason": WORDS.budget(row.seconds, row.budget_seconds),
     } for row in budget_findings(analysis)]
     return {
         "source": source,
@@ -159,11 +168,54 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
         "flagged_cells": flagged_cells,
         "over_budget": over_budget,
         #: findings about the whole build (a CI build compiling without a cache)
-        "build_findings": [flag._asdict() | {"action": flag.action}
+        "build_findings": [flag_data(flag) | {"action": WORDS.rule_action(flag)}
                            for flag in analysis.build_flags],
         "failures": [_failure(nb) for nb in report.notebooks if nb.failed],
         "machines": report_machines(report),
     }
+
+
+def flag_data(flag: Flag) -> dict[str, Any]:
+    """A flag in the JSON: its rule and its reason in English."""
+    return {"rule": flag.rule, "reason": WORDS.reason(flag)}
+
+
+def notebook_analysis_data(result: NotebookAnalysis) -> dict[str, Any]:
+    """One notebook's part of the status file's ``analysis``: its flagged cells, its
+    time budget and its baseline comparison."""
+    notebook = result.notebook
+    data: dict[str, Any] = {
+        "flagged_cells": [
+            {"cell": notebook.cell_name(c).label, "index": c.index,
+             "execution_count": c.execution_count, "seconds": c.seconds,
+             "compile_seconds": c.compile_seconds, "run_seconds": run_time(c),
+             "first_call": first_call(c, notebook),
+             "flags": [flag_data(f) for f in flags]}
+            for c, flags in result.flagged_cells
+        ],
+    }
+    excess = result.over_budget
+    if excess is not None:
+        data["budget"] = {"seconds": excess.seconds, "budget_seconds": excess.budget_seconds,
+                          "reason": WORDS.budget(excess.seconds, excess.budget_seconds)}
+    if result.comparison is not None:
+        comp = result.comparison
+        data["baseline"] = {
+            "state": comp.state, "seconds": comp.baseline_seconds, "ratio": comp.ratio,
+            "backend": comp.baseline_backend, "regression": comp.regression,
+        }
+    return data
+
+
+def analysis_data(analysis: BuildAnalysis) -> dict[str, Any]:
+    """The status file's ``analysis``, keyed by docname: derived data for consumers
+    that do not share this model (every reason in English)."""
+    data = {a.notebook.docname: notebook_analysis_data(a) for a in analysis.notebooks}
+    for nb in analysis.gone:
+        data[nb.docname] = {"flagged_cells": [], "baseline": {
+            "state": "gone", "seconds": nb.seconds, "ratio": None,
+            "backend": nb.environment.backend, "regression": False}}
+    return data
 
 
 def _failure(nb: NotebookRecord) -> dict[str, Any]:
