@@ -25,16 +25,11 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
-from ..model.device import backend_family, is_gpu
-from ..model.formatting import (
-    format_date,
-    format_gib,
-    format_gpu_memory,
-    format_mib,
-    format_seconds,
-)
-from ..model.record import CACHE, Environment, NotebookRecord
+from ..model.device import backend_family
+from ..model.formatting import format_date, format_mib, format_seconds
+from ..model.record import CACHE, NotebookRecord
 from ..render import notice_text
+from ..render.machine_rows import machine_rows
 from ..render.templates import render as render_template
 from ._mystnb import is_notebook
 from .admonition import INTRO_CLASS, written_for_gpu_text
@@ -73,7 +68,7 @@ def summary_line(record: NotebookRecord) -> str:
 
 def environment_fields(record: NotebookRecord) -> list[tuple[str, str]]:
     """(label, value) rows describing where the notebook ran, and what it cost there."""
-    rows = machine_fields(record.environment)
+    rows = machine_rows(record.environment, translate=translate)
     compile_seconds = record.compile_seconds
     if compile_seconds:
         rows.append((_("JAX compile time"), format_seconds(compile_seconds)))
@@ -81,44 +76,6 @@ def environment_fields(record: NotebookRecord) -> list[tuple[str, str]]:
         rows.append((_("Peak kernel memory"), format_mib(record.peak_memory_mb)))
     if record.device_peak_memory_mb:  # where JAX reports it (a GPU)
         rows.append((_("Peak GPU memory"), format_mib(record.device_peak_memory_mb)))
-    return rows
-
-
-def machine_fields(env: Environment) -> list[tuple[str, str]]:
-    """(label, value) rows of a machine: the page's box and the environment table."""
-    rows: list[tuple[str, str]] = []
-    host = env.host
-    if host.cpu:
-        rows.append((_("CPU"), f"{host.cpu}" + (f", {host.cores} " + _("cores")
-                                               if host.cores else "")))
-    if host.memory_gb:
-        rows.append((_("Memory"), format_gib(host.memory_gb)))
-    for gpu in env.gpus:
-        detail = ", ".join(x for x in (
-            format_gpu_memory(gpu.memory_mb),
-            f"driver {gpu.driver}" if gpu.driver else "",
-            f"CUDA {gpu.cuda}" if gpu.cuda else "") if x)
-        rows.append((_("GPU"), gpu.name + (f" ({detail})" if detail else "")))
-    if not env.gpus and not is_gpu(env.backend):
-        # said, not left out: a reader comparing two machines sees that this one had none
-        rows.append((_("GPU"), _("none")))
-    rows.append((_("JAX backend"), env.jax.backend or _("not used")))
-    if env.jax.devices:
-        rows.append((_("JAX devices"), ", ".join(
-            f"{d.count}x {d.platform}:{d.kind}" for d in env.jax.devices)))
-    if env.jax.version:
-        versions = f"jax {env.jax.version}"
-        if env.jax.jaxlib_version:
-            versions += f", jaxlib {env.jax.jaxlib_version}"
-        versions += "".join(f", {k} {v}" for k, v in sorted(env.jax.plugins.items()))
-        rows.append((_("JAX"), versions))
-    if env.python:
-        rows.append((_("Python"), env.python))
-    libraries = {k: v for k, v in env.libraries.items() if k not in ("jax", "jaxlib")}
-    if libraries:
-        rows.append((_("Libraries"), ", ".join(f"{k} {v}" for k, v in sorted(libraries.items()))))
-    if host.os:
-        rows.append((_("OS"), f"{host.os} ({host.machine})" if host.machine else host.os))
     return rows
 
 
