@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..mystmd.__main__ import PLUGIN_FILE, PLUGIN_TEXT
+from ..mystmd.plugin_file import PLUGIN_FILE, PLUGIN_TEXT
 from .migrate_rules import (
     _MYST_OPEN,
     CONFIG_FILE,

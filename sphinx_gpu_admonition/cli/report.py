@@ -96,6 +96,13 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
         lines += text_table(["notebook", "status", "error", "cell", "message"], rows, style)
     else:
         lines.append("  none")
+    warnings = [item for item in summary["warnings"] if not item["repeats_finding"]]
+    if warnings:  # what the build's log said, but for the findings listed above
+        lines += ["", style(f"Build warnings ({len(warnings)})", "bold")]
+        for item in warnings:
+            where = f"{one_line(item['where'])}: " if item["where"] else ""
+            lines.append(f"  {style('warning:', 'yellow')} {where}{one_line(item['message'])} "
+                         f"[{item['name']}]")
     lines += ["", style(f"Machines ({len(summary['machines'])})", "bold")]
     lines += machines_text(summary["machines"], style)
     return lines

@@ -58,6 +58,7 @@ from ..model.record import (
 from ..render.machine_rows import machine_rows, machine_title, machines, notebooks_label
 from ..render.templates import render as render_template
 from .capture import all_records
+from .changes import records_changed
 from .i18n import translate
 from .kernel_packages import (  # noqa: F401 - installed_distributions: also read from here
     Packages,
@@ -66,13 +67,13 @@ from .kernel_packages import (  # noqa: F401 - installed_distributions: also rea
     kernel_executable,
     kernel_name,
 )
-from .page_info import in_download_notebook, notebook_table_text
 from .state import app_of, env_data
 from .support import (
     NonHtmlPostTransform,
     add_assets,
     html_tree_may_hold,
-    records_changed,
+    in_download_notebook,
+    notebook_table_text,
 )
 from .warnings import warn
 

@@ -25,21 +25,23 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
-from ..model.device import backend_family
+from ..model.device import backend_mismatch
 from ..model.formatting import format_date, format_mib, format_seconds
 from ..model.record import CACHE, NotebookRecord
 from ..render import notice_text
 from ..render.machine_rows import machine_rows
+from ..render.notice_text import INTRO_CLASS
 from ..render.templates import render as render_template
 from ._mystnb import is_notebook
-from .admonition import INTRO_CLASS, written_for_gpu_text
 from .capture import get_record
 from .config import get_config
 from .i18n import _, translate
-from .support import NonHtmlPostTransform, app_of
+from .support import NOTEBOOK_BUILDERS, NonHtmlPostTransform, in_download_notebook
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
+#: the notice's texts in the book's language (looked up when each is asked for)
+TEXTS = notice_text.Texts(translate)
 
 INFO_CLASS = "gpu-execution-info"
 DETAILS_CLASS = "gpu-execution-details"
@@ -48,13 +50,8 @@ EXECUTED_ON_CLASS = "gpu-executed-on"
 #: the download notebook's sentence instead of :data:`EXECUTED_ON_CLASS`'s
 READER_CLASS = "gpu-reader-gpu"
 
-def device_sentence(record: NotebookRecord) -> str:
-    """``"GPU: NVIDIA H200 (JAX 0.10.2)"`` or ``"CPU: AMD EPYC 7763, 4 cores"``."""
-    return notice_text.device_sentence(record)
-
-
 def summary_line(record: NotebookRecord) -> str:
-    parts = [_("Executed on %s") % device_sentence(record)]
+    parts = [_("Executed on %s") % notice_text.device_sentence(record)]
     when = format_date(record.executed_at)
     if when:
         parts.append(when)
@@ -124,44 +121,24 @@ def _insert(doctree: nodes.document, node: nodes.Node, position: str) -> None:
         (section if section is not None and section.parent is doctree else doctree).append(node)
 
 
-def _check_backend(app: Sphinx, docname: str, record: NotebookRecord,
+def _check_backend(app: Sphinx, record: NotebookRecord,
                    admonitions: list[nodes.Element]) -> None:
-    expected = get_config(app.config).expected_backend
-    if not expected or not admonitions:
+    if not admonitions:
         return
-    actual = record.environment.backend
-    if record.capture == "missing" or (record.capture != "ok" and actual is None):
-        # a check that cannot be made must not pass silently (-W builds rely on it)
-        warn(logger, f"cannot check gpu_expected_backend {expected!r}: the kernel's "
-                     f"backend is unknown ({record.capture_message or 'no capture data'})",
-             "backend", location=admonitions[0])
-        return
-    # a page that never initialised JAX ran on no backend at all: not what was expected
-    if actual is not None and backend_family(actual) == backend_family(expected):
-        return
-    ran = f"on the {actual!r} backend" if actual else "without initialising a JAX backend"
-    warn(logger, f"page with a gpu directive executed {ran}, but gpu_expected_backend is "
-                 f"{expected!r} ({record.environment.device_label})",
-         "backend", location=admonitions[0])
-
-
-def ran_on_gpu(record: NotebookRecord) -> bool:
-    return notice_text.ran_on_gpu(record)
-
-
-def executed_on_sentence(record: NotebookRecord) -> str:
-    return notice_text.executed_on_sentence(record, translate)
+    message = backend_mismatch(record, get_config(app).expected_backend)
+    if message:
+        warn(logger, message, "backend", location=admonitions[0])
 
 
 def _make_notices_truthful(record: NotebookRecord, admonitions: list[nodes.Element]) -> None:
     """A standard notice must not claim a GPU for a copy that ran without one."""
-    if record.capture != "ok" or ran_on_gpu(record):
+    if record.capture != "ok" or notice_text.ran_on_gpu(record):
         return
     for admonition in admonitions:
         for paragraph in list(admonition.findall(nodes.paragraph)):
             if INTRO_CLASS in paragraph["classes"]:
                 paragraph.replace_self(nodes.paragraph(
-                    "", written_for_gpu_text(admonition.get("gpu_kind", "optional")),
+                    "", TEXTS.written_for_gpu(admonition.get("gpu_kind", "optional")),
                     classes=paragraph["classes"]))
 
 
@@ -185,12 +162,12 @@ def add_page_info(app: Sphinx, doctree: nodes.document) -> None:
     record = get_record(app.env, docname)
     if record is None or not record.executed:
         return
-    _check_backend(app, docname, record, admonitions)
+    _check_backend(app, record, admonitions)
     _make_notices_truthful(record, admonitions)
-    position = get_config(app.config).execution_info
+    position = get_config(app).execution_info
     if position == "off" or record.capture != "ok":
         return
-    sentence = executed_on_sentence(record)
+    sentence = TEXTS.executed_on(record)
     for admonition in admonitions:
         admonition += nodes.paragraph(text=sentence, classes=[EXECUTED_ON_CLASS])
     if position == "admonition":
@@ -235,22 +212,6 @@ def details_markup(placeholder: nodes.Element) -> str:
                            summary=placeholder["gpu_summary"], rows=placeholder["gpu_rows"])
 
 
-#: builders of download notebooks (sphinx-tojupyter): they are the lecture, not a
-#: build report, so they keep the admonition's sentence but not the environment box
-NOTEBOOK_BUILDERS = ("jupyter", "jupyterpdf")
-
-
-def in_download_notebook(env: Any) -> bool:
-    """Whether this build writes download notebooks (sphinx-tojupyter)."""
-    return app_of(env).builder.name in NOTEBOOK_BUILDERS
-
-
-def notebook_table_text(text: str) -> str:
-    """A table cell's text for sphinx-tojupyter, which writes tables as Markdown pipe
-    tables as they are: a ``|`` in a value would split its cell."""
-    return text.replace("|", "\\|")
-
-
 class ExecutionInfoToNodes(NonHtmlPostTransform):
     """Every other builder: the line and a field list (none in download notebooks)."""
 
@@ -260,7 +221,7 @@ class ExecutionInfoToNodes(NonHtmlPostTransform):
         placeholders = list(self.document.findall(execution_info_placeholder))
         if not placeholders:
             return
-        in_notebook = app_of(self.env).builder.name in NOTEBOOK_BUILDERS
+        in_notebook = in_download_notebook(self.env)
         for placeholder in placeholders:
             if in_notebook:
                 placeholder.parent.remove(placeholder)

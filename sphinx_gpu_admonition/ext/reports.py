@@ -28,6 +28,7 @@ from ..render.junit import junit_xml
 from ..render.summary import analysis_data
 from . import _mystnb, calibration
 from .build_analysis import (
+    build_analysis,
     get_baseline,
     junit_fail_on,
     thresholds,
@@ -36,8 +37,7 @@ from .build_analysis import (
 from .capture import all_records
 from .config import get_config
 from .outcome import failure_text, records_of_stopped_build
-from .status_page import build_analysis
-from .warnings import warn
+from .warnings import build_warnings, warn
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +78,7 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
             "outcome": BUILD_FAILED if failure is not None else BUILD_SUCCEEDED,
             "failure": failure_text(failure) if failure is not None else None,
             "ci": is_ci(os.environ),
+            "warnings": [item.to_dict() for item in build_warnings(app)],
         },
     )
     # the machine's speed matters only for what this build executed (a cache hit
@@ -114,7 +115,7 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
     extra = records_of_stopped_build(app, exception) if exception is not None else []
     if not all_records(app.env) and not extra:
         return
-    config = get_config(app.config)
+    config = get_config(app)
     report, analysis = build_report(app, extra, exception)
     outdir = Path(app.outdir)
     if config.status_json:
@@ -131,7 +132,7 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
 def _write_github(app: Sphinx, report: StatusReport, analysis: BuildAnalysis) -> None:
     """Annotations, step outputs and job summary for GitHub Actions, of the build's
     analysis (with its baseline: the summary lists the regression cells too)."""
-    config = get_config(app.config)
+    config = get_config(app)
     outdir = Path(app.outdir)
     markdown = github.job_summary(report, analysis, thresholds(app))
     try:
@@ -148,7 +149,7 @@ def _write_github(app: Sphinx, report: StatusReport, analysis: BuildAnalysis) ->
 def _remove_previous_reports(app: Sphinx) -> None:
     """A build that never reaches ``build-finished`` (interrupted, killed) must not
     leave the previous build's reports looking like its own."""
-    config = get_config(app.config)
+    config = get_config(app)
     for name in (config.status_json, config.status_junit):
         if name:
             try:

@@ -18,16 +18,9 @@ from pathlib import Path
 from ..probe import ENV_EXPLAIN_RECOMPILATIONS, ENV_USER_STARTUP
 from . import settings
 from .capture import DEFAULT_CAPTURE, ENV_CAPTURE
+from .plugin_file import PLUGIN_FILE, PLUGIN_TEXT
 
 KERNEL_STARTUP = Path(__file__).resolve().parent / "kernel_startup.py"
-PLUGIN_FILE = "gpu_admonition.py"
-PLUGIN_TEXT = '''#!/usr/bin/env python3
-"""The mystmd plugin of sphinx-gpu-admonition (written by
-``python -m sphinx_gpu_admonition.mystmd init``; myst.yml names this file)."""
-from sphinx_gpu_admonition.mystmd.plugin import main
-
-main()
-'''
 
 
 def env_lines(book: Path, environ: Mapping[str, str] = os.environ) -> list[str]:

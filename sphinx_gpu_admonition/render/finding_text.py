@@ -353,3 +353,30 @@ class FindingText(NamedTuple):
 
 #: the English sentences: logs, warnings, JUnit, GitHub, the JSON and the command line
 ENGLISH = FindingText()
+
+
+# -- the warnings' words, for both engines (English, as every log line); where a
+#    warning points (a cell's line, a page) is the engine's own way to warn ----------
+def slow_cell_warning(finding: Finding) -> str:
+    """``slow cell 3 (12.0 s): slow: took 12.0 s (limit 10.0 s); ...``
+    (``gpu_warn_slow_cells``): every flag with its reason (a hint with its action)."""
+    flags = "; ".join(f"{flag.rule}: {ENGLISH.text(flag)}" for flag in finding.flags)
+    return f"slow {finding.name.label} ({format_seconds(finding.seconds)}): {flags}"
+
+
+def cell_regression_warning(finding: Finding, flag: Flag) -> str:
+    """``cell 3 regressed: 3.0x slower than the baseline (4.00 s)``"""
+    return f"{finding.name.label} regressed: {ENGLISH.reason(flag)}"
+
+
+def notebook_regression_warning(seconds: float, ratio: float, baseline_seconds: float | None
+                                ) -> str:
+    """``notebook regressed: 12.0 s, 3.0x the baseline (4.00 s)``"""
+    return (f"notebook regressed: {format_seconds(seconds)}, {ratio:.1f}x the baseline "
+            f"({format_seconds(baseline_seconds)})")
+
+
+def budget_warning(seconds: float, budget_seconds: float, key: str) -> str:
+    """A notebook over its time budget; ``key``: the page's setting that changes it."""
+    return (f"notebook over its time budget: {ENGLISH.budget(seconds, budget_seconds)} "
+            f"(set {key} in the page's metadata to change it)")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..model.analysis import BuildAnalysis, NotebookAnalysis, Thresholds
+from ..model.build_warnings import BuildWarning, build_warnings
 from ..model.findings import BudgetFinding, Finding, budget_findings, findings
 from ..model.formatting import format_seconds, one_line
 from ..model.record import NotebookRecord, StatusReport
@@ -39,6 +40,8 @@ from .summary import CompareOptions, summarise_compare, summarise_report
 #: GitHub shows at most 10 annotations of each kind (error, warning, notice) per step
 #: (and 50 per job); more would be dropped silently
 MAX_PER_KIND = 10
+#: the build warnings annotated before the findings: the page did not run as expected
+WARNINGS_FIRST = ("backend", "capture", "preallocation")
 #: rows of the job summary's tables of slowest notebooks and cells
 SUMMARY_TOP = 5
 #: the step outputs, always all written (0 or "" when there is nothing)
@@ -88,12 +91,21 @@ def annotation_file(source: str | None, workspace: str | None = None) -> str | N
 
 def annotations(report: StatusReport, analysis: BuildAnalysis,
                 workspace: str | None = None) -> list[str]:
-    """Workflow commands, most important first: failures (``error``), then notebooks
-    slower than the baseline, notebooks over their time budget, regression cells, then
-    slow cells (``warning``), at most :data:`MAX_PER_KIND` of each kind; one ``notice``
-    counts the rest."""
+    """Workflow commands, most important first: failures (``error``), then the build's
+    warnings about how pages ran (:data:`WARNINGS_FIRST`), notebooks slower than the
+    baseline, notebooks over their time budget, the whole build's findings, regression
+    cells, slow cells, then the build's other warnings (``warning``), at most
+    :data:`MAX_PER_KIND` of each kind; one ``notice`` counts the rest."""
     errors = [_failure_annotation(nb, workspace) for nb in report.notebooks if nb.failed]
-    warnings = [_regression_annotation(result, workspace) for result in analysis.regressed]
+    # what the build warned about (a page that ran on the CPU where a GPU was expected,
+    # a capture that failed, a bad option ...); slow cells, regressions and budgets are
+    # annotated below from the findings they repeat
+    kept = [item for item in build_warnings(report) if not item.repeats_finding]
+    # a run that went wrong before the findings (its device, its capture), the rest of
+    # the build's warnings (options, Colab links ...) after them
+    first = [item for item in kept if item.subtype in WARNINGS_FIRST]
+    warnings = [_warning_annotation(item, workspace) for item in first]
+    warnings += [_regression_annotation(result, workspace) for result in analysis.regressed]
     # a budget is the book's own limit (its warning fails -W without an opt-in)
     warnings += [_budget_annotation(row, workspace) for row in budget_findings(analysis)]
     # slowest first, the order of every view; a slow-ok or import cell is no warning
@@ -107,16 +119,22 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
                          title=f"Whole build: {flag.rule.replace('_', ' ')}")
                  for flag in analysis.build_flags]
     warnings += [_cell_annotation(finding, workspace) for finding in ranked]
+    warnings += [_warning_annotation(item, workspace) for item in kept if item not in first]
     left = max(0, len(errors) - MAX_PER_KIND) + max(0, len(warnings) - MAX_PER_KIND)
     commands = errors[:MAX_PER_KIND] + warnings[:MAX_PER_KIND]
     if left:
         commands.append(command(
-            "notice", f"{left} more failed notebooks, regressions, notebooks over their "
-                      "budget or slow cells are not "
+            "notice", f"{left} more failed notebooks, build warnings, regressions, notebooks "
+                      "over their budget or slow cells are not "
                       "annotated (GitHub shows 10 of each kind per step): see the job "
                       "summary or execution-status.json",
             title="More execution annotations"))
     return commands
+
+
+def _warning_annotation(item: BuildWarning, workspace: str | None) -> str:
+    return command("warning", item.message, file=annotation_file(item.file, workspace),
+                   line=item.line if item.file else None, title=f"Build warning: {item.name}")
 
 
 def _failure_annotation(nb: NotebookRecord, workspace: str | None) -> str:

@@ -23,6 +23,7 @@ from ..model.analysis import (
     first_call,
     run_time,
 )
+from ..model.build_warnings import build_warnings
 from ..model.device import build_label
 from ..model.findings import BuildTotals, budget_findings, findings
 from ..model.formatting import format_gpu_memory, format_ratio, format_seconds, plural
@@ -172,6 +173,12 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
                            for flag in analysis.build_flags],
         "failures": [_failure(nb) for nb in report.notebooks if nb.failed],
         "machines": report_machines(report),
+        #: what the build warned about (build.warnings), each with its warning's name
+        #: and whether it repeats a finding listed above (a slow cell, a regression, a
+        #: budget: the text and Markdown leave those out)
+        "warnings": [item.to_dict() | {"name": item.name, "where": item.where,
+                                       "repeats_finding": item.repeats_finding}
+                     for item in build_warnings(report)],
     }
 
 
