@@ -24,6 +24,7 @@ def setup(app: Any) -> dict[str, Any]:
     from .ext.calibration import setup_calibration
     from .ext.capture import setup_capture
     from .ext.cell_badges import setup_cell_badges
+    from .ext.changes import setup_changes
     from .ext.config import setup_config
     from .ext.environment_table import setup_environment_table
     from .ext.i18n import setup_i18n
@@ -33,15 +34,18 @@ def setup(app: Any) -> dict[str, Any]:
     from .ext.runtime import setup_runtime
     from .ext.status_page import setup_status_page
     from .ext.support import setup_support
+    from .ext.warnings import setup_warnings
 
     for setup_feature in (
+        setup_warnings,          # the build's warnings, kept for the status file
         setup_config,            # config-inited: validate the gpu_* options
         setup_i18n,              # the message catalog
         setup_admonition,        # {gpu}
         setup_capture,           # the probe in every kernel, records from its lines
         setup_outcome,           # what the build read; records of a build that stopped
         setup_page_info,         # the "executed on" box
-        setup_support,           # static files, templates, which records changed
+        setup_support,           # static files, templates
+        setup_changes,           # which records changed in this build
         setup_status_page,       # {execution-status}
         setup_cell_badges,       # badges on notebook pages
         setup_environment_table, # {execution-environment}

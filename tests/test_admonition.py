@@ -375,21 +375,21 @@ def test_colab_link_from_the_template_or_the_repository(tmp_path):
     markdown = tmp_path / "jax_intro.md"
     markdown.write_text("x")
     template = "https://colab.research.google.com/github/QuantEcon/n/blob/main/{path}.ipynb"
-    assert colab_link(FakeConfig(colab_url=template), "intro/jax intro", markdown) == (
+    assert colab_link(FakeConfig(), template, "intro/jax intro", markdown) == (
         "https://colab.research.google.com/github/QuantEcon/n/blob/main/intro/jax%20intro.ipynb")
     # Colab opens notebooks, not MyST Markdown: no link from the repository for .md
-    assert colab_link(FakeConfig(options=BOOK_THEME), "jax_intro", markdown) is None
+    assert colab_link(FakeConfig(options=BOOK_THEME), None, "jax_intro", markdown) is None
     notebook = tmp_path / "autodiff.ipynb"
     notebook.write_text("{}")
-    assert colab_link(FakeConfig(options=BOOK_THEME), "autodiff", notebook) == (
+    assert colab_link(FakeConfig(options=BOOK_THEME), None, "autodiff", notebook) == (
         "https://colab.research.google.com/github/QuantEcon/lecture-jax/blob/main/"
         "lectures/autodiff.ipynb")
     # quantecon-book-theme: the notebooks repository, whatever the source's format
-    assert colab_link(FakeConfig("quantecon_book_theme", QUANTECON_THEME), "jax_intro",
-                      markdown) == ("https://colab.research.google.com/github/QuantEcon/"
+    assert colab_link(FakeConfig("quantecon_book_theme", QUANTECON_THEME), None,
+                      "jax_intro", markdown) == ("https://colab.research.google.com/github/QuantEcon/"
                                     "lecture-jax.notebooks/blob/main/jax_intro.ipynb")
     gitlab = {"repository_url": "https://gitlab.com/a/b"}
-    assert colab_link(FakeConfig(options=gitlab), "autodiff", notebook) is None
+    assert colab_link(FakeConfig(options=gitlab), None, "autodiff", notebook) is None
 
 
 @pytest.mark.parametrize(("button", "link", "steps", "after"), [

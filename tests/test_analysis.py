@@ -13,6 +13,7 @@ import pytest
 
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.model.record import CellRecord, NotebookRecord, StatusReport
+from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
 DEFAULTS = Thresholds()
 
@@ -130,9 +131,9 @@ def test_recompilation_counted_per_cell_user_functions_first():
     nb = notebook(10.0, compilations={"jit(step)": 3, "jit(f)": 4, **internal})
     (analysis,) = analyse(StatusReport([nb], {}), DEFAULTS).notebooks
     (hint,) = [f for f in analysis.cell_flags[0] if f.rule == "recompile"]
-    assert hint.reason.startswith("recompiled in this cell: jit(f) (4x), jit(step) (3x), "
+    assert WORDS.reason(hint).startswith("recompiled in this cell: jit(f) (4x), jit(step) (3x), "
                                   "+3 JAX-internal")
-    assert "static_argnums" in hint.text and hint.text.endswith("compiles once")
+    assert "static_argnums" in WORDS.text(hint) and WORDS.text(hint).endswith("compiles once")
     assert "recompile" not in rules(notebook(10.0, compilations=internal))
     # once in each of three cells: no cell recompiled it
     spread = notebook(10.0, 1.0, 1.0)

@@ -236,3 +236,53 @@ def test_the_module_map_names_every_module():
     listed = set(re.findall(r"`(sphinx_gpu_admonition(?:\.\w+)*)`", section))
     assert sorted(set(MODULES) - listed) == [], "modules missing from the module map"
     assert sorted(listed - set(MODULES)) == [], "the module map names modules that do not exist"
+
+
+def floors(prefix: str) -> tuple[int, list[str]]:
+    """How many modules deep the imports among the modules under ``prefix`` go
+    (counting imports inside functions), and the deepest chain."""
+    graph = {name: {target for target in imported_modules(name, top_level_only=False)
+                    if target.startswith(prefix) and not is_package(target)}
+             for name in MODULES if name.startswith(prefix) and not is_package(name)}
+    depth: dict[str, int] = {}
+
+    def walk(name: str) -> int:
+        if name not in depth:
+            depth[name] = 1 + max((walk(target) for target in graph[name]), default=0)
+        return depth[name]
+
+    deepest = max(graph, key=walk)
+    chain = [deepest]
+    while graph[chain[-1]]:
+        chain.append(max(graph[chain[-1]], key=walk))
+    return walk(deepest), chain
+
+
+def test_features_of_the_sphinx_adapter_lean_on_plumbing_not_on_each_other():
+    """``ext/`` was nine modules deep (reports -> status_page -> page_info -> admonition
+    -> runtime -> support -> capture -> calibration -> state): a feature lean on the
+    plumbing (state, warnings, config, support, _sphinx, _mystnb) and the records
+    (capture), so that a change in one feature does not ripple through others."""
+    deep, chain = floors(f"{NAME}.ext.")
+    assert deep <= 6, " -> ".join(chain)
+
+
+def test_the_module_map_is_grouped_by_package():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("## Module map", 1)[1].split("\n## ", 1)[0]
+    groups = re.split(r"^### ", section, flags=re.M)[1:]
+    assert groups, "the module map has no package headings"
+    for group in groups:
+        heading = group.splitlines()[0]
+        package = re.match(r"`(\w+)/?`", heading)
+        assert package, heading
+        listed = re.findall(r"^\| `(sphinx_gpu_admonition(?:\.\w+)*)`", group, flags=re.M)
+        if package.group(1) == NAME:
+            expected = [name for name in listed if name.count(".") == 0
+                        or name in (f"{NAME}.__main__", f"{NAME}._version")]
+        else:
+            expected = [name for name in listed
+                        if name == f"{NAME}.{package.group(1)}"
+                        or name.startswith(f"{NAME}.{package.group(1)}.")]
+        assert listed == expected, f"listed under {heading!r} but not in that package: " \
+                                   f"{sorted(set(listed) - set(expected))}"

@@ -145,7 +145,7 @@ show_warning_types = True
 def _record(app, config):
     import dataclasses
     from sphinx_gpu_admonition.ext.config import get_config
-    values = dataclasses.asdict(get_config(config))
+    values = dataclasses.asdict(get_config(app))
     with open(os.path.join(app.confdir, "used.json"), "w", encoding="utf-8") as stream:
         json.dump(values, stream)
 
@@ -221,3 +221,25 @@ def test_sphinx_build_dash_d_sets_the_float_options(tmp_path) -> None:
     assert used["slow_cell_seconds"] == 30.0 and used["regression_ratio"] == 1.25
     assert used["warn_slow_cells"] is True
     assert used["admonition_class"] == ("warning", "lecture-gpu")
+
+
+def test_a_new_flagging_limit_rewrites_the_judged_pages_without_reading_any(tmp_path):
+    """The thresholds change how the records are judged, not the records: a rebuild
+    with another ``gpu_slow_cell_seconds`` reads (and executes) no page again, and
+    still shows the new findings on the status page and in the cell badges."""
+    from bs4 import BeautifulSoup
+    from conftest import ROOTS, sphinx_build
+
+    shutil.copytree(ROOTS / "cellrules", tmp_path / "src")
+    lenient = {"gpu_slow_cell_seconds": 100.0, "gpu_slow_cell_min_seconds": 100.0,
+               "gpu_cell_badges": True, "gpu_warn_slow_cells": False}
+    first = sphinx_build(tmp_path / "src", tmp_path / "_build", confoverrides=lenient,
+                         freshenv=True)
+    assert "No flagged cells." in first.read("status.html")
+    second = sphinx_build(tmp_path / "src", tmp_path / "_build", confoverrides={
+        **lenient, "gpu_slow_cell_seconds": 0.3, "gpu_slow_cell_min_seconds": 0.25})
+    assert "0 added, 0 changed, 0 removed" in second.status, second.status
+    page = BeautifulSoup(second.read("status.html"), "html.parser")
+    assert page.select("li.gpu-status-finding"), "the new limit flags no cell"
+    lecture = BeautifulSoup(second.read("lecture.html"), "html.parser")
+    assert lecture.select(".gpu-cell-badge"), "no badge on the rewritten notebook page"

@@ -27,6 +27,7 @@ from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.model.code import device_twins, link_loops, without_magics
 from sphinx_gpu_admonition.model.findings import Finding, findings
 from sphinx_gpu_admonition.model.record import StatusReport
+from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
 sys.path.insert(0, str(Path(__file__).parent))
 import make_gpu_fixture  # noqa: E402
@@ -132,7 +133,7 @@ def gpu_findings(gpu_data: dict[str, Any]) -> dict[str, Finding]:
 
 
 def loop_reason(row: Finding) -> str | None:
-    return next((flag.reason for flag in row.flags if flag.rule == "sequential_loop"), None)
+    return next((WORDS.reason(flag) for flag in row.flags if flag.rule == "sequential_loop"), None)
 
 
 def test_the_moved_file_is_valid_and_says_its_device_is_synthetic(
@@ -183,7 +184,7 @@ def test_the_two_timed_call_cells_name_the_function_and_its_defining_cell(
         assert "runs `qm_jax` (defined in cell 2), a `lax.scan` of 20,000 steps" in loops[name]
         assert "per step on the GPU" in loops[name]
         assert gpu_findings[name].code == "x = qm_jax(0.1, n).block_until_ready()"
-        assert gpu_findings[name].action.startswith("run the loop on the CPU device")
+        assert WORDS.finding_action(gpu_findings[name]).startswith("run the loop on the CPU device")
     # the while_loop's trip count is not in the code: the compiled program has it
     assert "`mylib.sample` (defined in mylib.py), a `lax.while_loop` of 200 steps" \
         in loops["lecture cell 7"]
@@ -228,7 +229,7 @@ def test_compile_and_run_time_apart_first_call_or_warm(
     recompiled = gpu_findings["lecture cell 8"]
     assert {"recompile", "compile"} <= set(recompiled.rules)
     assert "persistent compilation cache" in next(
-        f.action for f in recompiled.flags if f.rule == "compile")
+        WORDS.rule_action(f) for f in recompiled.flags if f.rule == "compile")
 
 
 def test_a_function_compiled_again_in_a_later_cell_is_a_finding_of_its_own(
@@ -240,7 +241,7 @@ def test_a_function_compiled_again_in_a_later_cell_is_a_finding_of_its_own(
     limits = Thresholds(slow_cell_min_seconds=compile_of_cell_10)
     rows = {row.name.label: row for row in findings(analyse(report, limits))}
     assert rows["cell 10"].rules == ["compiled_again"]
-    assert "jit(q) (first in cell 9)" in rows["cell 10"].reason
+    assert "jit(q) (first in cell 9)" in WORDS.finding_reason(rows["cell 10"])
 
 
 def test_a_twin_pinned_to_the_cpu_is_not_compiled_again(gpu_data: dict[str, Any]) -> None:
@@ -269,7 +270,7 @@ def test_float64_on_a_gpu_is_flagged_where_jax_code_ran(
         gpu_findings: dict[str, Finding]) -> None:
     with_float64 = {name for name, row in gpu_findings.items() if "float64" in row.rules}
     assert with_float64 == {"float64 cell 2"}
-    assert "float32" in next(f.action for f in gpu_findings["float64 cell 2"].flags
+    assert "float32" in next(WORDS.rule_action(f) for f in gpu_findings["float64 cell 2"].flags
                              if f.rule == "float64")
 
 
@@ -421,8 +422,8 @@ def test_without_the_option_nothing_is_recorded_and_the_action_names_it(
     report = StatusReport.from_dict(data)
     rows = {row.name.label: row for row in findings(analyse(report, EVERY_CELL))}
     assert "compiled_again" in rows["cell 3"].rules
-    assert "JAX says" not in rows["cell 3"].reason
-    assert "gpu_explain_recompilations = True" in rows["cell 3"].action
+    assert "JAX says" not in WORDS.finding_reason(rows["cell 3"])
+    assert "gpu_explain_recompilations = True" in WORDS.finding_action(rows["cell 3"])
 
 
 def test_the_option_changes_no_output(recompile_builds: dict[bool, ProjectBuild]) -> None:

@@ -190,3 +190,27 @@ def test_the_interpreter_path_can_be_left_out_of_every_public_file(tmp_path):
     # mystmd's package list: the same option, the same rule
     (hidden,) = packages_nodes((shown, [("numpy", "2.2.0")]), interpreter_path=False)
     assert shown not in json.dumps(hidden) and "numpy 2.2.0" in json.dumps(hidden)
+def test_both_engines_show_the_same_rows_and_the_page_box_begins_with_them():
+    """One function decides a machine's rows (render/machine_rows.py): the Sphinx
+    table, mystmd's table and the page's "executed on" box; the notebooks of each
+    machine when there are several."""
+    from sphinx_gpu_admonition.ext.environment_table import machine_tables
+    from sphinx_gpu_admonition.ext.page_info import environment_fields
+    from sphinx_gpu_admonition.mystmd import environment
+
+    report = two_machines()
+    sphinx = [(table.title, [*table.rows, (table.notebooks_label,
+                                           ", ".join(title for _, title in table.notebooks))])
+              for table in machine_tables(report)]
+    nodes_ = environment.environment_nodes(report)
+    titles = [text_of(node) for node in nodes_ if node["type"] == "paragraph"]
+    tables = [[(text_of(row["children"][0]), text_of(row["children"][1]))
+               for row in node["children"]] for node in nodes_ if node["type"] == "table"]
+    assert list(zip(titles, tables, strict=True)) == sphinx
+    assert tables[1][-1] == ("Notebooks (1)", "On a <script>laptop</script>")
+    laptop = report.by_docname()["laptop"]
+    assert environment_fields(laptop)[:len(sphinx[1][1]) - 1] == sphinx[1][1][:-1]
+
+
+def text_of(node) -> str:
+    return node.get("value", "") + "".join(text_of(child) for child in node.get("children", []))

@@ -14,6 +14,7 @@ from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.model.findings import findings
 from sphinx_gpu_admonition.model.record import CellRecord, ErrorInfo, NotebookRecord, StatusReport
 from sphinx_gpu_admonition.render import github
+from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
 
 def _notebook(docname: str, source: str | None, cells: list[tuple[float, int | None]],
@@ -59,8 +60,9 @@ def test_a_cell_annotation_carries_the_code_and_compile_against_run() -> None:
     (line,) = github.annotations(report, analysis)
     (finding,) = findings(analysis)
     message = line.split("::", 2)[2]
-    assert message.endswith(f"%0Acode: step_0()%0A{finding.timing}")
-    assert finding.timing.startswith("compile ") and finding.timing.endswith("(first call)")
+    timing = WORDS.timing(finding)
+    assert message.endswith(f"%0Acode: step_0()%0A{timing}")
+    assert timing.startswith("compile ") and timing.endswith("(first call)")
 
 
 def test_ipynb_sources_are_annotated_at_the_file() -> None:

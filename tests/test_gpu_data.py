@@ -6,6 +6,7 @@ from pathlib import Path
 
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.model.files import read_status
+from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -24,7 +25,7 @@ def test_slow_scan_cell_on_gpu_gets_the_sequential_loop_hint() -> None:
     rules = [flag.rule for flag in flags]
     assert "slow" in rules and "sequential_loop" in rules
     hint = next(flag for flag in flags if flag.rule == "sequential_loop")
-    assert "lax.scan" in hint.reason and "CPU device" in hint.text
+    assert "lax.scan" in WORDS.reason(hint) and "CPU device" in WORDS.text(hint)
 
 
 def test_the_same_cell_on_cpu_is_not_flagged() -> None:

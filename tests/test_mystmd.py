@@ -342,9 +342,15 @@ def test_the_environment_table_shows_the_machine_the_kernels_reported(builds):
                  and "gpu-environment-table" in n.get("class", ""))
     rows = {text_of(row["children"][0]): text_of(row["children"][1])
             for row in table["children"]}
-    assert rows["Device"] == first.record.environment.device_label
     assert rows["JAX backend"] == "cpu"
-    assert rows["Notebooks (3)"] == "failing_page, jax_page, second_page"
+    assert rows["GPU"] == "none" and rows["Memory"].endswith(" GiB")
+    # the rows of the Sphinx table and page box: one function decides them
+    from sphinx_gpu_admonition.render.machine_rows import machine_rows
+
+    assert list(rows.items()) == machine_rows(first.record.environment,
+                                              first.report.notebooks)
+    title = f"Execution environment: {first.record.environment.device_label}"
+    assert title in text_of(first.page("status"))
 
 
 @pytest.mark.mystmd
@@ -352,7 +358,9 @@ def test_the_status_page_and_machine_table_speak_the_books_language(builds):
     """``language: zh_CN``: the status page and the machine table of this build's
     records through the package's catalog (the texts of the Sphinx page)."""
     from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.model.findings import findings
     from sphinx_gpu_admonition.mystmd import environment, settings, status
+    from sphinx_gpu_admonition.render.finding_text import FindingText
     from sphinx_gpu_admonition.render.labels import Labels
 
     catalog = settings.translator("zh_CN")
@@ -372,8 +380,19 @@ def test_the_status_page_and_machine_table_speak_the_books_language(builds):
     assert failed[2] == "错误：单元格 2 引发 ZeroDivisionError"
     rows = {text_of(row["children"][0]): text_of(row["children"][1])
             for row in tables["gpu-environment-table"]["children"]}
-    assert rows["JAX 后端"] == "cpu" and rows["笔记本（3）"] == (
-        "failing_page, jax_page, second_page")
+    assert rows["JAX 后端"] == "cpu" and rows["GPU"] == "无"
+    # the findings' reasons and actions too (every cell flagged here: the book's are fast)
+    every_cell = Thresholds(slow_cell_seconds=0.0, slow_cell_min_seconds=0.0)
+    flagged = {"type": "root", "children": status.placeholder()}
+    analysis = analyse(report, every_cell)
+    status.fill_placeholders(flagged, report, analysis, labels)
+    items = [text_of(item) for node in walk(flagged) if node.get("type") == "list"
+             for item in node["children"]]
+    words = FindingText(catalog.gettext, catalog.ngettext)
+    assert len(items) == len(findings(analysis)) > 0
+    for item, finding in zip(items, findings(analysis), strict=True):
+        assert item.endswith(f"{words.finding_reason(finding)}. {words.finding_action(finding)}")
+        assert "用时" in item and "took" not in item and "profile the cell" not in item
     # English without a language: the page the build wrote
     english = {"type": "root", "children": status.placeholder()}
     status.fill_placeholders(english, report, analyse(report, Thresholds()))
@@ -536,7 +555,7 @@ def test_a_migrated_quantecon_book_builds_with_mystmd(tmp_path):
         "Notebook", "jax_intro"]
     rows = {text_of(row["children"][0]): text_of(row["children"][1])
             for row in tables["gpu-environment-table"]["children"]}
-    assert rows["JAX backend"] == "cpu" and rows["Notebooks (1)"] == "jax_intro"
+    assert rows["JAX backend"] == "cpu" and rows["GPU"] == "none"
 
 
 @pytest.mark.mystmd
@@ -693,9 +712,10 @@ def test_a_page_whose_kernel_ran_other_cells_is_never_silent(tmp_path):
         report, analysis)}) if n.get("type") == "table")
     row = [text_of(c) for c in table["children"][1]["children"]]
     assert row[3] == f"capture failed: {record.capture_message}"
-    junit = status.write_junit_file(report, analysis, tmp_path).read_text()
+    assert status.write_reports(report, analysis, tmp_path) == []
+    junit = (tmp_path / status.JUNIT_FILE).read_text()
     assert "capture failed: the page's code cells are not what its kernel ran" in junit
-    written = status.write_status_file(report, tmp_path)
+    written = tmp_path / status.STATUS_FILE
     completed = subprocess.run(
         [sys.executable, "-m", "sphinx_gpu_admonition", "report", str(written)],
         capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(PROJECT)})
@@ -910,9 +930,10 @@ def test_a_gpu_page_on_another_backend_warns_as_on_sphinx(tmp_path):
 
     tree = page_tree(*notice.directive({"options": {}}), code_block("x = 1"))
     record, _ = capture.page_record(tree, folder, tmp_path)
-    assert plugin.backend_warning(tree, record, "gpu") == (
-        "a: page with a gpu directive executed on the 'cpu' backend, but expected_backend "
-        "is 'gpu' (CPU: Test CPU, 2 cores)")
+    warning = plugin.backend_warning(tree, record, "gpu")
+    assert (warning.subtype, warning.message, warning.file) == (
+        "backend", "page with a gpu directive executed on the 'cpu' backend, but "
+        "expected_backend is 'gpu' (CPU: Test CPU, 2 cores)", record.source)
     assert plugin.backend_warning(tree, record, "cpu") is None
     assert plugin.backend_warning(page_tree(code_block("x = 1")), record, "gpu") is None
 
@@ -932,9 +953,83 @@ def test_warn_slow_cells_warns_per_flagged_cell_and_fails_its_junit_case_when_st
     write_settings(tmp_path, "      warn_slow_cells: true\n")
     opted_in = settings.load(tmp_path)[0]
     [warning] = plugin.slow_cell_warnings(record, opted_in)
-    assert warning.startswith("slow a cell 1 (60.0 s): slow: took 60.0 s")
+    # the Sphinx warning's words; where it points is mystmd's own: the page and line
+    assert warning.message.startswith("slow cell 1 (60.0 s): slow: took 60.0 s")
+    assert (warning.subtype, warning.file, warning.line) == (
+        "slow_cell", record.source, record.cells[0].line)
     report, analysis = status.build_report([record], thresholds=opted_in.thresholds)
     for fail_on, failures in ((FailOn(), "0"), (FailOn(slow_cells=True), "1")):
         assert status.write_reports(report, analysis, tmp_path, fail_on) == []
         path = tmp_path / status.JUNIT_FILE
         assert ElementTree.parse(path).getroot().get("failures") == failures
+
+
+@pytest.mark.mystmd
+def test_a_warning_shows_in_a_normal_build_and_report_repeats_it(builds):
+    """mystmd shows a plugin's stderr only with ``--debug``: the warning reaches its
+    normal log through mystmd's own check (mystmd/warnings.py), at the page, and is
+    kept in the status file, whose ``report`` repeats it (text, JSON, annotations)."""
+    from sphinx_gpu_admonition.model.build_warnings import build_warnings
+
+    second = builds.second
+    said = f"the PYTHONSTARTUP file {builds.missing_startup} does not exist"
+    shown = [line for line in second.log.splitlines() if said in line]
+    assert shown, second.log
+    assert all(line.startswith("⚠️  failing_page.md") and "sphinx-gpu-admonition [capture]"
+               in line for line in shown), shown
+    assert "--debug" not in " ".join(sys.argv)  # (the build above ran without it)
+    (kept,) = [item for item in build_warnings(second.report) if said in item.message]
+    assert (kept.subtype, kept.file) == ("capture", "failing_page.md")
+    environment = {**os.environ, "PYTHONPATH": str(PROJECT), "GITHUB_ACTIONS": "true",
+                   "GITHUB_WORKSPACE": str(second.book)}
+    completed = subprocess.run(
+        [sys.executable, "-m", "sphinx_gpu_admonition", "report", "--exit-zero",
+         str(second.status_file)], capture_output=True, text=True, check=True, timeout=60,
+        env=environment)
+    assert "Build warnings (" in completed.stdout and said in completed.stdout
+    annotation = next(line for line in completed.stderr.splitlines()
+                      if "gpu_admonition.capture" in line)
+    assert annotation.startswith("::warning file=failing_page.md,title=Build warning%3A "
+                                 "gpu_admonition.capture::")
+    data = json.loads(subprocess.run(
+        [sys.executable, "-m", "sphinx_gpu_admonition", "report", "--json", "--exit-zero",
+         "--no-github", str(second.status_file)], capture_output=True, text=True,
+        check=True, timeout=60, env=environment).stdout)
+    assert [item["message"] for item in data["warnings"]] == [
+        item.message for item in build_warnings(second.report)]
+
+
+def test_the_plugin_writes_the_findings_in_the_books_language_and_keeps_its_warnings(
+        tmp_path, monkeypatch):
+    """The plugin's own path, in process: ``language: zh_CN`` from myst.yml, a page's
+    record at the document stage, the status page at the project stage: the reasons and
+    actions are translated; the warnings stay English, are held on their page until its
+    project stage shows them to mystmd, and are in the status file."""
+    from sphinx_gpu_admonition.model.build_warnings import build_warnings
+    from sphinx_gpu_admonition.mystmd import status, warnings
+
+    write_settings(tmp_path, "      language: zh_CN\n      slow_cell_seconds: 1\n"
+                             "      warn_slow_cells: true\n")
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "_build" / "sphinx-gpu-admonition"
+    monkeypatch.setenv(capture.ENV_CAPTURE, str(folder))
+    page = tmp_path / "a.md"
+    page.write_text("# A\n\n```{code-cell} python\nslow()\n```\n\n```{code-cell} python\n"
+                    "x = 1\n```\n")
+    write_kernel(folder, page, [{"seconds": 12.0, "first_line": "slow()"},
+                                {"seconds": 0.5, "first_line": "x = 1"}])
+    tree = page_tree(code_block("slow()"), code_block("x = 1"))
+    plugin.transform("gpu-capture", tree)  # the document stage
+    status_page = {"type": "root", "children": status.placeholder()}
+    plugin.transform("gpu-status", status_page)  # the project stage, on the status page
+    text = text_of(status_page)
+    assert "用时 12.0 s（上限 1.00 s）" in text and "对该单元格进行性能分析" in text
+    assert "took" not in text and "profile the cell" not in text
+    # the page's warning: held at its document stage, shown at its project stage
+    assert not [n for n in walk(tree) if n.get("type") == "crossReference"]
+    plugin.transform("gpu-status", tree)
+    (shown,) = [n for n in walk(tree) if n.get("type") == "crossReference"]
+    assert shown["urlSource"].startswith(f"{warnings.NAME} [slow_cell]: slow cell 1 (12.0 s)")
+    assert shown["position"]["start"]["line"] == 3 and shown["children"] == []
+    kept = build_warnings(read_status(folder.parent / "execution-status.json"))
+    assert [(item.subtype, item.file, item.line) for item in kept] == [("slow_cell", "a.md", 3)]

@@ -193,14 +193,14 @@ def _record(backend: str | None, capture: str = "ok"):
      None),
 ])
 def test_notice_states_where_this_copy_ran(backend, capture, kind, intro, sentence) -> None:
-    from sphinx_gpu_admonition.ext.page_info import _make_notices_truthful, executed_on_sentence
+    from sphinx_gpu_admonition.ext.page_info import TEXTS, _make_notices_truthful
 
     notice = _notice(kind)
     record = _record(backend, capture)
     _make_notices_truthful(record, [notice])
     assert intro in notice[1].astext() and "gpu-notice-intro" in notice[1]["classes"]
     if sentence is not None:
-        assert executed_on_sentence(record) == sentence
+        assert TEXTS.executed_on(record) == sentence
 
 
 @pytest.mark.parametrize(("source", "shell_only"), [

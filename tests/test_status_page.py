@@ -25,6 +25,7 @@ from sphinx_gpu_admonition.ext.support import html_tree_may_hold
 from sphinx_gpu_admonition.model.analysis import HINT_RULES, NOTE_RULES, Thresholds, analyse
 from sphinx_gpu_admonition.model.findings import findings
 from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
+from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 from sphinx_gpu_admonition.render.status_html import cells_data, render_html
 from sphinx_gpu_admonition.render.status_rows import MANY_ROWS, StatusOptions, parse_options, row_id
 
@@ -515,7 +516,7 @@ def test_a_finding_shows_its_code_and_compile_against_run():
     assert len(code) < len(long_call)
     timing = first.select_one(".gpu-status-finding-timing").get_text()
     assert re.fullmatch(r"compile \S+ s, run \S+ s \(first call\)", timing)
-    assert timing == findings(analysis)[0].timing  # the console's words
+    assert timing == WORDS.timing(findings(analysis)[0])  # the console's words
     # in the order of the console: where, facts, code and timing (one line), why, what to do
     assert [p["class"][0] for p in first.find_all("p")] == [
         "gpu-status-finding-where", "gpu-status-finding-facts", "gpu-status-finding-run",

@@ -117,6 +117,13 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
         lines += ["", style(f"Not measured ({len(summary['capture_failures'])})", "bold")]
         lines += [f"  {one_line(row['docname'])}: capture failed: {one_line(row['message'])}"
                   for row in summary["capture_failures"]]
+    warnings = [item for item in summary["warnings"] if not item["repeats_finding"]]
+    if warnings:  # what the build's log said, but for the findings listed above
+        lines += ["", style(f"Build warnings ({len(warnings)})", "bold")]
+        for item in warnings:
+            where = f"{one_line(item['where'])}: " if item["where"] else ""
+            lines.append(f"  {style('warning:', 'yellow')} {where}{one_line(item['message'])} "
+                         f"[{item['name']}]")
     lines += ["", style(f"Machines ({len(summary['machines'])})", "bold")]
     lines += machines_text(summary["machines"], style)
     return lines

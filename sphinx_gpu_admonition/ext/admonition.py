@@ -52,9 +52,11 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from ..render import notice_text
+from ..render.notice_text import INTRO_CLASS
 from .config import get_config
 from .i18n import _, translate
 from .runtime import notice_paragraph
+from .state import app_of
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
@@ -69,27 +71,14 @@ KIND_CLASSES = {"optional": "gpu-optional", "required": "gpu-required"}
 COLAB_URL = "https://colab.research.google.com/"
 #: Themes that show a Colab launch button with ``launch_buttons.colab_url``.
 LAUNCH_BUTTON_THEMES = ("sphinx_book_theme", "quantecon_book_theme")
-#: Class of the notice's first paragraph, which :mod:`.page_info` may make truthful.
-INTRO_CLASS = "gpu-notice-intro"
 COLAB_LINK_CLASS = "gpu-colab-link"
 _GITHUB_REPOSITORY = re.compile(r"^https?://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$")
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 CSS_FILE = "gpu-admonition.css"
 
 
-def default_title() -> str:
-    return notice_text.default_title(translate)
-
-
-def intro_text(kind: str) -> str:
-    """The notice's claim about the lecture (the machine it was built on)."""
-    return notice_text.intro_text(kind, translate)
-
-
-def written_for_gpu_text(kind: str) -> str:
-    """The first sentence instead of :func:`intro_text` for a copy that ran without a
-    GPU (:mod:`.page_info` knows that once the page has run)."""
-    return notice_text.written_for_gpu_text(kind, translate)
+#: the notice's texts in the book's language (looked up when each is asked for)
+TEXTS = notice_text.Texts(translate)
 
 
 def _theme_options(config: Any) -> dict[str, Any]:
@@ -125,16 +114,15 @@ def _colab_address(repository: re.Match[str], branch: Any, folder: Any, docname:
             f"/blob/{quote(str(branch or 'main'))}/{quote(path)}")
 
 
-def colab_link(config: Any, docname: str, source: Path) -> str | None:
+def colab_link(config: Any, template: str | None, docname: str, source: Path) -> str | None:
     """Colab's address of this page's notebook, or None when it is not known.
 
-    ``gpu_colab_url`` wins; then quantecon-book-theme's repository of notebooks
+    ``template`` (``gpu_colab_url``) wins; then quantecon-book-theme's repository of notebooks
     (``nb_repository_url``, ``nb_branch``, ``nb_path_to_notebooks``, as its own
     launch button does); then the GitHub repository of ``html_theme_options``
     (which Jupyter Book fills from ``repository:``), but only for ``.ipynb``
     sources: Colab cannot open a MyST Markdown notebook.
     """
-    template = get_config(config).colab_url
     if template:
         return template.replace("{path}", quote(docname))
     options = _theme_options(config)
@@ -159,7 +147,7 @@ def colab_paths(button_theme: str | None, link: str | None) -> str:
 
 
 def _colab_reference(link: str) -> nodes.reference:
-    return nodes.reference("", notice_text.open_in_colab(translate), refuri=link,
+    return nodes.reference("", TEXTS.open_in_colab(), refuri=link,
                            classes=[COLAB_LINK_CLASS])
 
 
@@ -171,7 +159,7 @@ def default_notice(kind: str, button_theme: str | None = None,
     shows one; ``link`` (this page's notebook in Colab) is a step of its own,
     or follows the steps when the button is there too.
     """
-    colab = notice_text.colab_sentence(not (button_theme is None and link is None), translate)
+    colab = TEXTS.colab(not (button_theme is None and link is None))
     before, placeholder, after = colab.partition("{colab}")
     if not placeholder:  # a translation lost the placeholder: keep the link anyway
         before, after = "", " " + colab
@@ -181,7 +169,7 @@ def default_notice(kind: str, button_theme: str | None = None,
     how += nodes.reference("", "Google Colab", refuri=COLAB_URL)
     if after:
         how += nodes.Text(after)
-    result: list[nodes.Element] = [nodes.paragraph("", intro_text(kind), classes=[INTRO_CLASS]),
+    result: list[nodes.Element] = [nodes.paragraph("", TEXTS.intro(kind), classes=[INTRO_CLASS]),
                                    how]
     steps: list[nodes.Element] = []
     if button_theme == "quantecon_book_theme":
@@ -231,7 +219,7 @@ class GpuDirective(SphinxDirective):
     }
 
     def run(self) -> list[nodes.Node]:
-        config = get_config(self.config)
+        config = get_config(app_of(self.env))
         if self.arguments:
             warn(
                 logger,
@@ -242,7 +230,7 @@ class GpuDirective(SphinxDirective):
             )
         kind = "required" if "required" in self.options else "optional"
 
-        title_text = self.options.get("title") or config.admonition_title or default_title()
+        title_text = self.options.get("title") or config.admonition_title or TEXTS.title()
         title_nodes, messages = self.state.inline_text(title_text, self.lineno)
         title = nodes.title(title_text, "", *title_nodes)
         self.set_source_info(title)
@@ -258,7 +246,7 @@ class GpuDirective(SphinxDirective):
                 body = self.parse_text_to_nodes(configured, offset=self.content_offset)
             else:
                 button_theme = launch_button_theme(self.config)
-                link = colab_link(self.config, self.env.docname,
+                link = colab_link(self.config, config.colab_url, self.env.docname,
                                   Path(self.env.doc2path(self.env.docname)))
                 body = default_notice(kind, button_theme, link)
                 colab = colab_paths(button_theme, link)
@@ -301,7 +289,7 @@ def _label_titles(app: Sphinx, doctree: nodes.document) -> None:
         if "gpu-admonition" not in node["classes"] or not node["ids"]:
             continue
         title = node.next_node(nodes.title)
-        text = title.astext() if title is not None else default_title()
+        text = title.astext() if title is not None else TEXTS.title()
         for name in node["names"]:
             if name not in std.labels and std.anonlabels.get(name) == (docname, node["ids"][0]):
                 std.labels[name] = (docname, node["ids"][0], text)

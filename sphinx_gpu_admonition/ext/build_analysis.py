@@ -22,6 +22,7 @@ from sphinx.util import logging
 from ..model.analysis import (
     BuildAnalysis,
     NotebookAnalysis,
+    Rule,
     Thresholds,
     analyse,
     is_ci,
@@ -29,12 +30,18 @@ from ..model.analysis import (
 from ..model.device import is_gpu, parallel_preallocation_warning
 from ..model.files import read_status, repository_path
 from ..model.findings import budget_findings, findings
-from ..model.formatting import format_seconds
 from ..model.judging import Rules, baseline_used, build_fields, judged_by
 from ..model.record import CellRecord, StatusReport
 from ..model.schema import SchemaError
+from ..render.finding_text import (
+    budget_warning,
+    cell_regression_warning,
+    notebook_regression_warning,
+    slow_cell_warning,
+)
 from ..render.junit import NEVER_FAIL, FailOn
 from . import _mystnb
+from ._sphinx import fails_on_warnings, user_set
 from .capture import all_records
 from .config import PAGE_BUDGET_KEY, get_config
 from .state import build_state
@@ -55,10 +62,9 @@ def _gpu_expected(app: Sphinx) -> str | None:
         return (f"{previous.docname} ran on {previous.device_label or 'a GPU'} in the "
                 "previous build")
     # set by the book, not the default ("gpu", which every book has unless it says)
-    config = app.config
     name = "gpu_expected_backend"
-    if name in getattr(config, "_raw_config", {}) or name in getattr(config, "_overrides", {}):
-        backend = get_config(config).expected_backend
+    if user_set(app.config, name):
+        backend = get_config(app).expected_backend
         if is_gpu(backend):
             return f"{name} is {backend!r}"
     return None
@@ -82,7 +88,7 @@ def warn_parallel_preallocation(app: Sphinx) -> None:
 
 # -- the baseline ----------------------------------------------------------------------
 def baseline_path(app: Sphinx) -> Path | None:
-    configured = get_config(app.config).status_baseline
+    configured = get_config(app).status_baseline
     if not configured:
         return None
     return (Path(app.srcdir) / configured).resolve()
@@ -102,7 +108,7 @@ def baseline_digest(app: Sphinx) -> str | None:
 
 def _is_own_output(app: Sphinx, path: Path) -> bool:
     outdir = Path(app.outdir).resolve()
-    status_json = get_config(app.config).status_json
+    status_json = get_config(app).status_json
     return path == outdir or (status_json is not None and path == outdir / status_json)
 
 
@@ -129,13 +135,13 @@ def get_baseline(app: Sphinx) -> StatusReport | None:
 
 
 def thresholds(app: Sphinx) -> Thresholds:
-    return Thresholds.from_config(get_config(app.config))
+    return Thresholds.from_config(get_config(app))
 
 
 def judging_fields(app: Sphinx) -> dict[str, object]:
     """How this build judges its records, for its status file's ``build``: the
     thresholds, the rule settings and the baseline (path, digest, created) it read."""
-    config = get_config(app.config)
+    config = get_config(app)
     rules = Rules(warn_slow_cells=config.warn_slow_cells,
                   warn_regressions=config.warn_regressions,
                   expected_backend=config.expected_backend)
@@ -232,9 +238,8 @@ def emit_budget_warnings(app: Sphinx) -> None:
     for row in budget_findings(build_analysis(app)):
         docname = row.notebook.docname
         line = _budget_line(app, docname)
-        warn(logger, f"notebook over its time budget: {row.reason} "
-                     f"(set {PAGE_BUDGET_KEY} in the page's metadata to change it)", "budget",
-             location=(docname, line) if line is not None else docname)
+        warn(logger, budget_warning(row.seconds, row.budget_seconds, PAGE_BUDGET_KEY),
+             "budget", location=(docname, line) if line is not None else docname)
 
 
 def emit_warnings(app: Sphinx) -> None:
@@ -245,7 +250,7 @@ def emit_warnings(app: Sphinx) -> None:
     flagged cells slowest first (:func:`..model.findings.findings`); so with ``-W`` the
     first warning, the one a build that stops at it shows, is the slowest cell."""
     emit_budget_warnings(app)
-    config = get_config(app.config)
+    config = get_config(app)
     if not (config.warn_slow_cells or config.warn_regressions):
         return
     analysis = build_analysis(app)
@@ -254,31 +259,20 @@ def emit_warnings(app: Sphinx) -> None:
                                                                 r.notebook.docname)):
             record, comparison = result.notebook, result.comparison
             assert comparison is not None and comparison.ratio is not None
-            warn(logger, f"notebook regressed: {format_seconds(record.seconds)}, "
-                         f"{comparison.ratio:.1f}x the baseline "
-                         f"({format_seconds(comparison.baseline_seconds)})",
+            warn(logger, notebook_regression_warning(record.seconds, comparison.ratio,
+                                                     comparison.baseline_seconds),
                  "regression", location=record.docname)
     for finding in findings(analysis):
         record, cell = finding.notebook, finding.cell
         assert cell is not None
         location = _cell_location(record.docname, cell)
-        label = finding.name.label
         if config.warn_slow_cells and not finding.is_note:
-            reasons = "; ".join(f"{f.rule}: {f.text}" for f in finding.flags)
-            warn(logger, f"slow {label} ({format_seconds(cell.seconds)}): {reasons}",
-                 "slow_cell", location=location)
+            warn(logger, slow_cell_warning(finding), "slow_cell", location=location)
         if config.warn_regressions:
             for flag in finding.flags:
-                if flag.rule == "regression":
-                    warn(logger, f"{label} regressed: {flag.reason}", "regression",
+                if flag.rule == Rule.REGRESSION:
+                    warn(logger, cell_regression_warning(finding, flag), "regression",
                          location=location)
-
-
-def warnings_fail_build(app: Sphinx) -> bool:
-    """Whether a warning fails this build (``-W``): Sphinx 7.4 and 8.0 stop at it, or with
-    ``--keep-going`` fail at the end; Sphinx 8.1 and later always fail at the end."""
-    return bool(getattr(app, "_fail_on_warnings", False) or app.warningiserror
-                or app.keep_going)
 
 
 def junit_fail_on(app: Sphinx) -> FailOn:
@@ -286,9 +280,9 @@ def junit_fail_on(app: Sphinx) -> FailOn:
     (``gpu_warn_slow_cells`` / ``gpu_warn_regressions`` / a time budget, with ``-W``), so
     that a CI dashboard is red exactly when the build is; else every finding is a
     passing case."""
-    if not warnings_fail_build(app):
+    if not fails_on_warnings(app):
         return NEVER_FAIL
-    config = get_config(app.config)
+    config = get_config(app)
     # the budget warning needs no opt-in: the budget is the opt-in
     return FailOn(slow_cells=config.warn_slow_cells, regressions=config.warn_regressions,
                   budget=True)

@@ -435,7 +435,7 @@ def page_metadata(record: NotebookRecord) -> dict[str, Any]:
 
 def _start_capture(app: Sphinx) -> None:
     _forget_leaked_capture()
-    config = get_config(app.config)
+    config = get_config(app)
     if not config.capture:
         return
     saved = {name: os.environ.get(name) for name in

@@ -13,7 +13,6 @@ from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.environment import BuildEnvironment
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 from ..model.record import cell_anchor
@@ -24,30 +23,7 @@ from ._mystnb import code_cell_nodes
 from .build_analysis import notebook_analysis
 from .config import get_config
 from .i18n import ngettext, translate
-from .state import env_data
-from .support import add_assets, app_of
-
-#: env attribute (plain data, pickled with the environment): the pages with a table
-#: of this build, and whether each lists every notebook (see link_target)
-STATUS_PAGES = "gpu_status_pages"
-
-
-def status_pages(env: BuildEnvironment) -> dict[str, bool]:
-    """docname -> whether every table of this build on it lists all notebooks (no
-    ``:min-seconds:``), for the pages with such a table (noted by the directive)."""
-    return env_data(env, STATUS_PAGES, dict)
-
-
-def link_target(env: BuildEnvironment) -> str | None:
-    """The status page that badges link to: the first by name whose tables list every
-    notebook with its cells (no ``:min-seconds:``, ``:cells: no``), preferring pages
-    that are not orphans."""
-    pages = status_pages(env)
-    if not pages:
-        return None
-    return min(pages, key=lambda docname: (not pages[docname],
-                                           bool(env.metadata.get(docname, {}).get("orphan")),
-                                           docname))
+from .support import add_assets, app_of, link_target
 
 
 class CellAnchorsAndBadges(SphinxPostTransform):
@@ -75,7 +51,7 @@ class CellAnchorsAndBadges(SphinxPostTransform):
         if not flagged:
             return
         add_assets(self.document, "css")  # the findings link here: the cell is highlighted
-        if get_config(app.config).cell_badges:
+        if get_config(app).cell_badges:
             self._add_badges(app, docname, result, cells, flagged)
 
     def _add_badges(self, app: Sphinx, docname: str, result: Any,

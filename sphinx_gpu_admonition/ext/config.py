@@ -39,6 +39,7 @@ from ..model.settings import (
     options,
     validate,
 )
+from .state import build_state
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
@@ -50,14 +51,15 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     # builds and Sphinx's own "config changed" detection sees the real values.
     for name in options():
         config[PREFIX + name] = getattr(validated, name)
-    config._gpu_admonition = validated  # noqa: SLF001 - our own attribute
+    build_state(app).config = validated
 
 
-def get_config(config: Config) -> GpuConfig:
-    """The validated configuration (defaults if ``config-inited`` has not run)."""
-    validated = getattr(config, "_gpu_admonition", None)
+def get_config(app: Sphinx) -> GpuConfig:
+    """The validated configuration of ``app``'s build (validated silently if
+    ``config-inited`` has not run yet)."""
+    validated = build_state(app).config
     if validated is None:
-        validated = validate({n: config[PREFIX + n] for n in options()}, lambda m: None)
+        validated = validate({n: app.config[PREFIX + n] for n in options()}, lambda m: None)
     return validated
 
 
@@ -71,7 +73,7 @@ def page_budget(app: Sphinx, docname: str) -> float | None:
     matter gives text: ``"60"``), else the book's ``gpu_notebook_budget_seconds``; a bad
     value warns (``budget``) and the book's budget applies.  ``none`` (or an empty
     value) switches the book's budget off for the page."""
-    configured = get_config(app.config).notebook_budget_seconds
+    configured = get_config(app).notebook_budget_seconds
     metadata = app.env.metadata.get(docname, {})
     if PAGE_BUDGET_KEY not in metadata:
         return configured

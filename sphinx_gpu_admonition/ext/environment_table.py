@@ -5,9 +5,10 @@ It replaces the hand-written ``!nvidia-smi``, ``!conda list`` and
 (:class:`~.record.Environment`): host CPU, cores and memory, GPU name, memory
 and driver, the JAX backend and devices, Python and library versions.
 
-The "Libraries" row of a machine is the union of the libraries every notebook
-that ran there imported (the ``!conda list`` cell it replaces listed them all);
-a library seen at several versions shows each (``numpy 2.1.3 / 2.2.0``).
+The rows of a machine are :func:`..render.machine_rows.machine_rows` (mystmd's
+tables and each page's "executed on" box have the same): its "Libraries" row is
+the union of the libraries every notebook that ran there imported (the
+``!conda list`` cell it replaces listed them all).
 
 With the ``:packages:`` flag, each machine's table is followed by every
 distribution installed in the kernel's environment (what ``!conda list``
@@ -32,14 +33,12 @@ translator is involved), plain docutils tables for every other builder.
 
 from __future__ import annotations
 
-import dataclasses
 import html
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from docutils import nodes
 from docutils.parsers.rst import directives
-from packaging.version import InvalidVersion, Version
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
@@ -53,12 +52,13 @@ from ..model.files import shown_interpreter, without_interpreter
 from ..model.record import (
     CACHE,
     EXECUTED,
-    Environment,
     NotebookRecord,
     StatusReport,
 )
+from ..render.machine_rows import machine_rows, machine_title, machines, notebooks_label
 from ..render.templates import render as render_template
 from .capture import all_records
+from .changes import records_changed
 from .config import get_config
 from .i18n import translate
 from .kernel_packages import (  # noqa: F401 - installed_distributions: also read from here
@@ -68,13 +68,13 @@ from .kernel_packages import (  # noqa: F401 - installed_distributions: also rea
     kernel_executable,
     kernel_name,
 )
-from .page_info import in_download_notebook, machine_fields, notebook_table_text
 from .state import app_of, env_data
 from .support import (
     NonHtmlPostTransform,
     add_assets,
     html_tree_may_hold,
-    records_changed,
+    in_download_notebook,
+    notebook_table_text,
 )
 from .warnings import warn
 
@@ -131,33 +131,6 @@ def _env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     return sorted(environment_pages(env) & env.found_docs)
 
 
-def _version_key(version: str) -> tuple[int, Any]:
-    try:
-        return (0, Version(version))
-    except InvalidVersion:
-        return (1, version)
-
-
-def imported_libraries(records: Iterable[NotebookRecord]) -> dict[str, str]:
-    """Every library the notebooks imported, with each version seen (oldest first)."""
-    versions: dict[str, set[str]] = {}
-    for record in records:
-        for name, version in record.environment.libraries.items():
-            versions.setdefault(name, set()).add(version)
-    return {name: " / ".join(sorted(seen, key=_version_key))
-            for name, seen in sorted(versions.items())}
-
-
-def machine_rows(environment: Environment,
-                 records: Iterable[NotebookRecord] = ()) -> list[tuple[str, str]]:
-    """(label, value) rows of one machine, as the per-page details show them; with the
-    machine's ``records``, the libraries are those of all of them."""
-    records = list(records)
-    if records:
-        environment = dataclasses.replace(environment, libraries=imported_libraries(records))
-    return machine_fields(environment)
-
-
 def _records_of(report: StatusReport, docnames: list[str]) -> list[NotebookRecord]:
     records = report.by_docname()
     return [records[docname] for docname in docnames if docname in records]
@@ -180,7 +153,7 @@ def build_machine_packages(env: BuildEnvironment, report: StatusReport,
     """
     result: dict[str, MachinePackages] = {}
     kept: dict[str, MachinePackages] = {}
-    publish = get_config(app_of(env).config).publish_interpreter_path
+    publish = get_config(app_of(env)).publish_interpreter_path
     for record in report.notebooks:
         if record.capture == "ok" and record.packages is not None:
             kept.setdefault(record.environment.machine_id, (
@@ -237,14 +210,6 @@ def packages_node(executable: str, packages: tuple[tuple[str, str], ...]) -> nod
     return container
 
 
-def machine_title(environment: Environment, number: int, count: int) -> str:
-    label = environment.device_label
-    if count == 1:
-        return translate("Execution environment: %s") % label
-    return translate("Machine %(number)d of %(count)d: %(label)s") % {
-        "number": number, "count": count, "label": label}
-
-
 def _doc_reference(fromdoc: str, docname: str, text: str,
                    known_docs: set[str]) -> nodes.Node:
     if docname not in known_docs:
@@ -261,11 +226,6 @@ def _row(label: str, *value: nodes.Node) -> nodes.row:
     row += name
     row += nodes.entry("", nodes.paragraph("", "", *value))
     return row
-
-
-def _machines(report: StatusReport) -> list[tuple[Environment, list[str]]]:
-    """Machines with the most notebooks first."""
-    return sorted(report.machines().values(), key=lambda item: (-len(item[1]), item[1]))
 
 
 def _empty_text() -> str:
@@ -298,12 +258,12 @@ class MachineTable(NamedTuple):
 
 def machine_tables(report: StatusReport, placeholder: int = 0,
                    packages: dict[str, Any] | None = None) -> list[MachineTable]:
-    machines = _machines(report)
+    listed = machines(report)
     titles = report.by_docname()
     tables = []
-    for number, (environment, docnames) in enumerate(machines, start=1):
+    for number, (environment, docnames) in enumerate(listed, start=1):
         notebooks = []
-        if len(machines) > 1:
+        if len(listed) > 1:
             for docname in sorted(docnames):
                 record = titles.get(docname)
                 notebooks.append((docname, record.title if record is not None and record.title
@@ -317,9 +277,9 @@ def machine_tables(report: StatusReport, placeholder: int = 0,
                              "with the in-kernel capture by this build.")
         tables.append(MachineTable(
             ident=table_id(placeholder, number),
-            title=machine_title(environment, number, len(machines)),
-            rows=machine_rows(environment, _records_of(report, docnames)),
-            notebooks=notebooks, notebooks_label=translate("Notebooks (%d)") % len(docnames),
+            title=machine_title(environment, number, len(listed), translate),
+            rows=machine_rows(environment, _records_of(report, docnames), translate),
+            notebooks=notebooks, notebooks_label=notebooks_label(len(docnames), translate),
             packages=installed,
             packages_summary=packages_summary(len(installed[1])) if installed else "",
             packages_note=note))

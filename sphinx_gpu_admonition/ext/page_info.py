@@ -25,26 +25,23 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
-from ..model.device import backend_family, is_gpu
-from ..model.formatting import (
-    format_date,
-    format_gib,
-    format_gpu_memory,
-    format_mib,
-    format_seconds,
-)
-from ..model.record import CACHE, Environment, NotebookRecord
+from ..model.device import backend_mismatch
+from ..model.formatting import format_date, format_mib, format_seconds
+from ..model.record import CACHE, NotebookRecord
 from ..render import notice_text
+from ..render.machine_rows import machine_rows
+from ..render.notice_text import INTRO_CLASS
 from ..render.templates import render as render_template
 from ._mystnb import is_notebook
-from .admonition import INTRO_CLASS, written_for_gpu_text
 from .capture import get_record
 from .config import get_config
 from .i18n import _, translate
-from .support import NonHtmlPostTransform, app_of
+from .support import NOTEBOOK_BUILDERS, NonHtmlPostTransform, in_download_notebook
 from .warnings import warn
 
 logger = logging.getLogger(__name__)
+#: the notice's texts in the book's language (looked up when each is asked for)
+TEXTS = notice_text.Texts(translate)
 
 INFO_CLASS = "gpu-execution-info"
 DETAILS_CLASS = "gpu-execution-details"
@@ -53,13 +50,8 @@ EXECUTED_ON_CLASS = "gpu-executed-on"
 #: the download notebook's sentence instead of :data:`EXECUTED_ON_CLASS`'s
 READER_CLASS = "gpu-reader-gpu"
 
-def device_sentence(record: NotebookRecord) -> str:
-    """``"GPU: NVIDIA H200 (JAX 0.10.2)"`` or ``"CPU: AMD EPYC 7763, 4 cores"``."""
-    return notice_text.device_sentence(record)
-
-
 def summary_line(record: NotebookRecord) -> str:
-    parts = [_("Executed on %s") % device_sentence(record)]
+    parts = [_("Executed on %s") % notice_text.device_sentence(record)]
     when = format_date(record.executed_at)
     if when:
         parts.append(when)
@@ -73,7 +65,7 @@ def summary_line(record: NotebookRecord) -> str:
 
 def environment_fields(record: NotebookRecord) -> list[tuple[str, str]]:
     """(label, value) rows describing where the notebook ran, and what it cost there."""
-    rows = machine_fields(record.environment)
+    rows = machine_rows(record.environment, translate=translate)
     compile_seconds = record.compile_seconds
     if compile_seconds:
         rows.append((_("JAX compile time"), format_seconds(compile_seconds)))
@@ -81,44 +73,6 @@ def environment_fields(record: NotebookRecord) -> list[tuple[str, str]]:
         rows.append((_("Peak kernel memory"), format_mib(record.peak_memory_mb)))
     if record.device_peak_memory_mb:  # where JAX reports it (a GPU)
         rows.append((_("Peak GPU memory"), format_mib(record.device_peak_memory_mb)))
-    return rows
-
-
-def machine_fields(env: Environment) -> list[tuple[str, str]]:
-    """(label, value) rows of a machine: the page's box and the environment table."""
-    rows: list[tuple[str, str]] = []
-    host = env.host
-    if host.cpu:
-        rows.append((_("CPU"), f"{host.cpu}" + (f", {host.cores} " + _("cores")
-                                               if host.cores else "")))
-    if host.memory_gb:
-        rows.append((_("Memory"), format_gib(host.memory_gb)))
-    for gpu in env.gpus:
-        detail = ", ".join(x for x in (
-            format_gpu_memory(gpu.memory_mb),
-            f"driver {gpu.driver}" if gpu.driver else "",
-            f"CUDA {gpu.cuda}" if gpu.cuda else "") if x)
-        rows.append((_("GPU"), gpu.name + (f" ({detail})" if detail else "")))
-    if not env.gpus and not is_gpu(env.backend):
-        # said, not left out: a reader comparing two machines sees that this one had none
-        rows.append((_("GPU"), _("none")))
-    rows.append((_("JAX backend"), env.jax.backend or _("not used")))
-    if env.jax.devices:
-        rows.append((_("JAX devices"), ", ".join(
-            f"{d.count}x {d.platform}:{d.kind}" for d in env.jax.devices)))
-    if env.jax.version:
-        versions = f"jax {env.jax.version}"
-        if env.jax.jaxlib_version:
-            versions += f", jaxlib {env.jax.jaxlib_version}"
-        versions += "".join(f", {k} {v}" for k, v in sorted(env.jax.plugins.items()))
-        rows.append((_("JAX"), versions))
-    if env.python:
-        rows.append((_("Python"), env.python))
-    libraries = {k: v for k, v in env.libraries.items() if k not in ("jax", "jaxlib")}
-    if libraries:
-        rows.append((_("Libraries"), ", ".join(f"{k} {v}" for k, v in sorted(libraries.items()))))
-    if host.os:
-        rows.append((_("OS"), f"{host.os} ({host.machine})" if host.machine else host.os))
     return rows
 
 
@@ -167,33 +121,13 @@ def _insert(doctree: nodes.document, node: nodes.Node, position: str) -> None:
         (section if section is not None and section.parent is doctree else doctree).append(node)
 
 
-def _check_backend(app: Sphinx, docname: str, record: NotebookRecord,
+def _check_backend(app: Sphinx, record: NotebookRecord,
                    admonitions: list[nodes.Element]) -> None:
-    expected = get_config(app.config).expected_backend
-    if not expected or not admonitions:
+    if not admonitions:
         return
-    actual = record.environment.backend
-    if record.capture == "missing" or (record.capture != "ok" and actual is None):
-        # a check that cannot be made must not pass silently (-W builds rely on it)
-        warn(logger, f"cannot check gpu_expected_backend {expected!r}: the kernel's "
-                     f"backend is unknown ({record.capture_message or 'no capture data'})",
-             "backend", location=admonitions[0])
-        return
-    # a page that never initialised JAX ran on no backend at all: not what was expected
-    if actual is not None and backend_family(actual) == backend_family(expected):
-        return
-    ran = f"on the {actual!r} backend" if actual else "without initialising a JAX backend"
-    warn(logger, f"page with a gpu directive executed {ran}, but gpu_expected_backend is "
-                 f"{expected!r} ({record.environment.device_label})",
-         "backend", location=admonitions[0])
-
-
-def ran_on_gpu(record: NotebookRecord) -> bool:
-    return notice_text.ran_on_gpu(record)
-
-
-def executed_on_sentence(record: NotebookRecord) -> str:
-    return notice_text.executed_on_sentence(record, translate)
+    message = backend_mismatch(record, get_config(app).expected_backend)
+    if message:
+        warn(logger, message, "backend", location=admonitions[0])
 
 
 def _make_notices_truthful(record: NotebookRecord, admonitions: list[nodes.Element]) -> None:
@@ -205,7 +139,7 @@ def _make_notices_truthful(record: NotebookRecord, admonitions: list[nodes.Eleme
         for paragraph in list(admonition.findall(nodes.paragraph)):
             if INTRO_CLASS in paragraph["classes"]:
                 paragraph.replace_self(nodes.paragraph(
-                    "", written_for_gpu_text(admonition.get("gpu_kind", "optional")),
+                    "", TEXTS.written_for_gpu(admonition.get("gpu_kind", "optional")),
                     classes=paragraph["classes"]))
 
 
@@ -229,12 +163,12 @@ def add_page_info(app: Sphinx, doctree: nodes.document) -> None:
     record = get_record(app.env, docname)
     if record is None or not record.executed:
         return
-    _check_backend(app, docname, record, admonitions)
+    _check_backend(app, record, admonitions)
     _make_notices_truthful(record, admonitions)
-    position = get_config(app.config).execution_info
+    position = get_config(app).execution_info
     if position == "off" or record.capture != "ok":
         return
-    sentence = executed_on_sentence(record)
+    sentence = TEXTS.executed_on(record)
     for admonition in admonitions:
         admonition += nodes.paragraph(text=sentence, classes=[EXECUTED_ON_CLASS])
     if position == "admonition":
@@ -279,22 +213,6 @@ def details_markup(placeholder: nodes.Element) -> str:
                            summary=placeholder["gpu_summary"], rows=placeholder["gpu_rows"])
 
 
-#: builders of download notebooks (sphinx-tojupyter): they are the lecture, not a
-#: build report, so they keep the admonition's sentence but not the environment box
-NOTEBOOK_BUILDERS = ("jupyter", "jupyterpdf")
-
-
-def in_download_notebook(env: Any) -> bool:
-    """Whether this build writes download notebooks (sphinx-tojupyter)."""
-    return app_of(env).builder.name in NOTEBOOK_BUILDERS
-
-
-def notebook_table_text(text: str) -> str:
-    """A table cell's text for sphinx-tojupyter, which writes tables as Markdown pipe
-    tables as they are: a ``|`` in a value would split its cell."""
-    return text.replace("|", "\\|")
-
-
 class ExecutionInfoToNodes(NonHtmlPostTransform):
     """Every other builder: the line and a field list (none in download notebooks)."""
 
@@ -304,7 +222,7 @@ class ExecutionInfoToNodes(NonHtmlPostTransform):
         placeholders = list(self.document.findall(execution_info_placeholder))
         if not placeholders:
             return
-        in_notebook = app_of(self.env).builder.name in NOTEBOOK_BUILDERS
+        in_notebook = in_download_notebook(self.env)
         for placeholder in placeholders:
             if in_notebook:
                 placeholder.parent.remove(placeholder)

@@ -25,8 +25,10 @@ from ..model.record import BUILD_FAILED, BUILD_SUCCEEDED, EXECUTED, NotebookReco
 from ..render import github
 from ..render.console import summary_lines
 from ..render.junit import junit_xml
+from ..render.summary import analysis_data
 from . import _mystnb, calibration
 from .build_analysis import (
+    build_analysis,
     get_baseline,
     judging_fields,
     junit_fail_on,
@@ -36,8 +38,7 @@ from .build_analysis import (
 from .capture import all_records
 from .config import get_config
 from .outcome import failure_text, records_of_stopped_build
-from .status_page import build_analysis
-from .warnings import warn
+from .warnings import build_warnings, warn
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +80,7 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
             "failure": failure_text(failure) if failure is not None else None,
             "ci": is_ci(os.environ),
             **judging_fields(app),
+            "warnings": [item.to_dict() for item in build_warnings(app)],
         },
     )
     # the machine's speed matters only for what this build executed (a cache hit
@@ -90,7 +92,7 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
     # the build's own analysis unless a crashed notebook joins the records
     analysis = (analyse(report, thresholds(app), get_baseline(app)) if extra
                 else build_analysis(app))
-    report.analysis = analysis.to_dict()
+    report.analysis = analysis_data(analysis)
     return report, analysis
 
 
@@ -114,7 +116,7 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
     extra = records_of_stopped_build(app, exception) if exception is not None else []
     if not all_records(app.env) and not extra:
         return
-    config = get_config(app.config)
+    config = get_config(app)
     report, analysis = build_report(app, extra, exception)
     outdir = Path(app.outdir)
     if config.status_json:
@@ -132,7 +134,7 @@ def _write_reports(app: Sphinx, exception: Exception | None) -> None:
 def _write_github(app: Sphinx, report: StatusReport, analysis: BuildAnalysis) -> None:
     """Annotations, step outputs and job summary for GitHub Actions, of the build's
     analysis (with its baseline: the summary lists the regression cells too)."""
-    config = get_config(app.config)
+    config = get_config(app)
     outdir = Path(app.outdir)
     markdown = github.job_summary(report, analysis, thresholds(app))
     try:
@@ -149,7 +151,7 @@ def _write_github(app: Sphinx, report: StatusReport, analysis: BuildAnalysis) ->
 def _remove_previous_reports(app: Sphinx) -> None:
     """A build that never reaches ``build-finished`` (interrupted, killed) must not
     leave the previous build's reports looking like its own."""
-    config = get_config(app.config)
+    config = get_config(app)
     for name in (config.status_json, config.status_junit):
         if name:
             try:

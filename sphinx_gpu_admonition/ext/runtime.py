@@ -102,10 +102,10 @@ def separators(count: int) -> list[str]:
     return runtime_text.separators(count, translate)
 
 
-def source_paths(config: Any, srcdir: str | Path) -> list[tuple[str, Path]]:
+def source_paths(app: Sphinx) -> list[tuple[str, Path]]:
     """(configured value, absolute path) of each ``gpu_runtime_sources`` entry."""
-    return [(configured, (Path(srcdir) / configured).resolve())
-            for configured in get_config(config).runtime_sources]
+    return [(configured, (Path(app.srcdir) / configured).resolve())
+            for configured in get_config(app).runtime_sources]
 
 
 def other_builds(app: Sphinx) -> list[tuple[str, dict[str, NotebookRecord]]]:
@@ -117,7 +117,7 @@ def other_builds(app: Sphinx) -> list[tuple[str, dict[str, NotebookRecord]]]:
     if cached is not None:
         return cached
     builds = []
-    for configured, path in source_paths(app.config, app.srcdir):
+    for configured, path in source_paths(app):
         try:
             report: StatusReport = read_status(path)
         except (SchemaError, OSError) as error:
@@ -323,7 +323,7 @@ def _note_reread(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
 def sources_digest(app: Sphinx) -> str:
     """A digest of the configured status files' contents (a missing file counts too)."""
     digest = hashlib.sha1()
-    for configured, path in source_paths(app.config, app.srcdir):
+    for configured, path in source_paths(app):
         digest.update(configured.encode("utf-8") + b"\0")
         try:
             digest.update(path.read_bytes())

@@ -42,6 +42,19 @@ class BuildState:
     #: a document that had a record was re-read or removed (env-purge-doc)
     purged_records: bool = False
 
+    # -- the options (ext.config) ------------------------------------------------------
+    #: the validated ``gpu_*`` options (a ``GpuConfig``), set at config-inited
+    config: Any = None
+
+    # -- warnings (ext.warnings): for the status file ------------------------------------
+    #: the extension's warnings shown outside the reading of a document, in order
+    warnings: list[Any] = dataclasses.field(default_factory=list)
+    #: between env-before-read-docs and env-updated (a reader's warnings are its
+    #: document's, kept on the environment)
+    reading: bool = False
+    #: how many of :attr:`warnings` came before the documents' (set at env-updated)
+    reading_warnings_at: int | None = None
+
     # -- capture (ext.capture) ---------------------------------------------------------
     #: the kernel environment variables as they were before builder-inited changed
     #: them, restored at build-finished; None while capture is off

@@ -6,7 +6,7 @@ records and the build's one analysis (:mod:`.build_analysis`).
 Flow, the same as MyST-NB's table (see the notes on the execution pipeline):
 
 1. read time: the directive leaves a builder-neutral placeholder node and
-   notes its page (:func:`.cell_badges.status_pages`, :func:`table_pages`;
+   notes its page (:func:`.support.status_pages`, :func:`table_pages`;
    :class:`StatusPagesCollector` merges and purges them);
 2. ``env-updated`` (main process): the baseline is loaded once, the records are
    analysed once, the opt-in ``slow_cell`` / ``regression`` warnings are emitted
@@ -55,6 +55,7 @@ from ..model.analysis import BuildAnalysis
 from ..model.files import atomic_write
 from ..model.findings import budget_findings, findings, headline
 from ..model.formatting import format_seconds
+from ..render.finding_text import FindingText
 from ..render.labels import Labels
 from ..render.status_html import (
     cells_data_files,
@@ -70,22 +71,23 @@ from .build_analysis import (
     file_analysis,
     forget_analysis,
     get_baseline,
+    thresholds,
 )
 from .capture import stored_records
-from .cell_badges import link_target, status_pages
+from .changes import records_changed
 from .i18n import ngettext, translate
-from .page_info import in_download_notebook, notebook_table_text
 from .state import env_data
 from .support import (
     NonHtmlPostTransform,
     add_assets,
     app_of,
     html_tree_may_hold,
-    records_changed,
+    in_download_notebook,
+    link_target,
+    notebook_table_text,
+    status_pages,
 )
 from .warnings import warn
-
-__all__ = ["build_analysis"]  # also read from here (reports)
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +95,7 @@ logger = logging.getLogger(__name__)
 TABLE_PAGES = "gpu_status_table_pages"  # docnames with any {execution-status} table
 _LINK_TARGET = "gpu_status_link_target"  # status page the badges linked to last build
 _BASELINE_DIGEST = "gpu_status_baseline_digest"
+_THRESHOLDS = "gpu_status_thresholds"  # the flagging limits the last build judged by
 
 
 def labels() -> Labels:
@@ -184,11 +187,18 @@ def _env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     digest = baseline_digest(app)
     baseline_changed = getattr(env, _BASELINE_DIGEST, None) != digest
     setattr(env, _BASELINE_DIGEST, digest)
+    # the flagging limits are registered to read no page again (model.settings._JUDGED):
+    # what shows the judgement is rewritten here, also for builders other than HTML
+    limits = tuple(thresholds(app))
+    judged_again = getattr(env, _THRESHOLDS, None) != limits
+    setattr(env, _THRESHOLDS, limits)
     if records_changed(app, env) or baseline_changed:
         rewrite.update(status_pages(env).keys())
+    if judged_again:  # the tables of status files too
+        rewrite.update(table_pages(env))
     target = link_target(env)
-    if baseline_changed or getattr(env, _LINK_TARGET, None) != target:
-        # the badges of notebook pages show regressions and link to the status page
+    if baseline_changed or judged_again or getattr(env, _LINK_TARGET, None) != target:
+        # the badges of notebook pages show the flags and link to the status page
         rewrite.update(stored_records(env))
     setattr(env, _LINK_TARGET, target)
     emit_warnings(app)
@@ -279,13 +289,14 @@ def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
     """The headline and the flagged cells (why, what to do) before the plain table, as
     on the HTML page; no links to cells (anchors are HTML only)."""
     result: list[nodes.Node] = []
+    words = FindingText.of(lb)
     summary = headline(analysis)
     if summary is not None:
-        result.append(nodes.paragraph(text=summary.text(lb.translate, lb.ngettext),
+        result.append(nodes.paragraph(text=words.headline(summary),
                                      classes=["gpu-status-headline"]))
     for flag in analysis.build_flags:
-        result.append(nodes.paragraph(text=f"{lb.whole_build} {flag.reason}"))
-        result.append(nodes.paragraph(text=f"{lb.action} {flag.action}"))
+        result.append(nodes.paragraph(text=f"{lb.whole_build} {words.reason(flag)}"))
+        result.append(nodes.paragraph(text=f"{lb.action} {words.rule_action(flag)}"))
     items = nodes.enumerated_list(classes=["gpu-status-flagged-cells"])
     for finding in findings(analysis):
         record = finding.notebook
@@ -297,11 +308,13 @@ def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
         item += nodes.paragraph(text=where)
         if finding.code:  # as the HTML findings: the code, then compile against run
             item += nodes.paragraph("", "", nodes.literal(text=finding.code_text()))
-        if finding.timing:
-            item += nodes.paragraph(text=finding.timing_text(lb.translate))
-        item += nodes.paragraph(text=f"{lb.why} {finding.reason}")
-        if finding.action:  # a slow-ok cell has none: no empty "What to do:"
-            item += nodes.paragraph(text=f"{lb.action} {finding.action}")
+        timing = words.timing(finding)
+        if timing:
+            item += nodes.paragraph(text=timing)
+        item += nodes.paragraph(text=f"{lb.why} {words.finding_reason(finding)}")
+        action = words.finding_action(finding)
+        if action:  # a slow-ok cell has none: no empty "What to do:"
+            item += nodes.paragraph(text=f"{lb.action} {action}")
         items += item
     if len(items):
         count = len(items)

@@ -3,8 +3,9 @@
 - the application behind an environment (post-transforms and collectors get an
   environment; Sphinx 9 deprecates ``SphinxTransform.app``), and the base of the
   post-transforms that stand in for an HTML one on other builders;
-- which records changed in this build, so that the status page and the
-  environment table rewrite their pages only then;
+- download notebooks (sphinx-tojupyter): whether this build writes them, and a
+  table cell's text there;
+- the pages with a status table, and the one the cell badges link to;
 - the stylesheet and script of the status page and the environment table:
   ``static/`` is shipped with HTML builders only, and a page gets the files its
   doctree asks for (:func:`add_assets`);
@@ -26,8 +27,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 from ..render.templates import keep_compiled_templates
-from .capture import stored_records
-from .state import app_of, build_state, remember_app
+from .state import app_of, env_data, remember_app
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 JS_FILE = "gpu-status.js"
@@ -74,26 +74,45 @@ def html_tree_may_hold(env: BuildEnvironment, docname: str, pages: Collection[st
     return False
 
 
-# -- which records changed in this build -------------------------------------------
-def _reset_changes(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
-                   removed: set[str]) -> list[str]:
-    build_state(app).purged_records = False
-    return []
+# -- download notebooks (sphinx-tojupyter) ------------------------------------------
+#: builders of download notebooks (sphinx-tojupyter): they are the lecture, not a
+#: build report, so they keep the admonition's sentence but not the environment box
+NOTEBOOK_BUILDERS = ("jupyter", "jupyterpdf")
 
 
-def _note_purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
-    # a re-read or removed document that had a record: the tables change
-    if docname in stored_records(env):
-        build_state(app).purged_records = True
+def in_download_notebook(env: BuildEnvironment) -> bool:
+    """Whether this build writes download notebooks (sphinx-tojupyter)."""
+    return app_of(env).builder.name in NOTEBOOK_BUILDERS
 
 
-def records_changed(app: Sphinx, env: BuildEnvironment) -> bool:
-    """True when a record was added, changed or removed in this build (at ``env-updated``)."""
-    state = build_state(app)
-    if state.purged_records:
-        return True
-    records = stored_records(env)
-    return any(docname in records for docname in state.to_read)
+def notebook_table_text(text: str) -> str:
+    """A table cell's text for sphinx-tojupyter, which writes tables as Markdown pipe
+    tables as they are: a ``|`` in a value would split its cell."""
+    return text.replace("|", "\\|")
+
+
+# -- the status pages, one of which the badges link to --------------------------------
+#: env attribute (plain data, pickled with the environment): the pages with a table
+#: of this build, and whether each lists every notebook (see link_target)
+STATUS_PAGES = "gpu_status_pages"
+
+
+def status_pages(env: BuildEnvironment) -> dict[str, bool]:
+    """docname -> whether every table of this build on it lists all notebooks (no
+    ``:min-seconds:``), for the pages with such a table (noted by the directive)."""
+    return env_data(env, STATUS_PAGES, dict)
+
+
+def link_target(env: BuildEnvironment) -> str | None:
+    """The status page that badges link to: the first by name whose tables list every
+    notebook with its cells (no ``:min-seconds:``, ``:cells: no``), preferring pages
+    that are not orphans."""
+    pages = status_pages(env)
+    if not pages:
+        return None
+    return min(pages, key=lambda docname: (not pages[docname],
+                                           bool(env.metadata.get(docname, {}).get("orphan")),
+                                           docname))
 
 
 # -- assets --------------------------------------------------------------------------
@@ -136,7 +155,4 @@ def setup_support(app: Sphinx) -> None:
     """Connect the plumbing (once per application)."""
     app.connect("builder-inited", add_static_path)
     app.connect("builder-inited", _keep_compiled_templates)
-    app.connect("env-get-outdated", _reset_changes)
-    # before the collectors (priority 500) forget the document's record
-    app.connect("env-purge-doc", _note_purge, priority=100)
     app.connect("html-page-context", _page_assets)

@@ -2,7 +2,9 @@
 
 Pure functions of :mod:`.record` objects and a few thresholds, shared by the
 status page, the build summary and the command line so that all of them flag
-the same cells for the same reasons.
+the same cells for the same reasons.  A rule returns a :class:`~.rules.Flag`: its
+name and the facts it found (numbers, names), never a sentence; the views write the
+words (:mod:`..render.finding_text`).
 """
 
 from __future__ import annotations
@@ -13,15 +15,12 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from .compilations import (
-    EXPLAIN_ADVICE,
-    RECOMPILATION_RULES,
     compiled_function,
     is_user_compilation,
-    jax_says,
+    jax_reasons,
     user_compilations,
 )
 from .device import is_gpu
-from .formatting import format_seconds
 from .machine import (
     UNKNOWN_MACHINE,
     MachineFactor,
@@ -39,6 +38,12 @@ from .record import (
     NotebookRecord,
     StatusReport,
 )
+
+# the rules' vocabulary, where the analysis's users have always found it
+from .rules import HINT_RULES as HINT_RULES
+from .rules import NOTE_RULES as NOTE_RULES
+from .rules import Flag as Flag
+from .rules import Rule as Rule
 
 
 class Thresholds(NamedTuple):
@@ -63,89 +68,11 @@ class Thresholds(NamedTuple):
                       if hasattr(config, name)})
 
 
-class Flag(NamedTuple):
-    """Why a cell is flagged: one rule and its reason."""
-
-    #: slow, share, regression (why the cell is slow) or compile, recompile,
-    #: compiled_again, sequential_loop, float64 (hints at the cause)
-    rule: str
-    #: why, in plain words
-    reason: str
-
-    @property
-    def is_hint(self) -> bool:
-        return self.rule in HINT_RULES
-
-    @property
-    def is_note(self) -> bool:
-        """Shown with the cell, never warned about (:data:`NOTE_RULES`)."""
-        return self.rule in NOTE_RULES
-
-    @property
-    def action(self) -> str:
-        """What to do about it."""
-        return ACTIONS.get(self.rule, "")
-
-    @property
-    def text(self) -> str:
-        """The reason, and for a hint what to do: how one-line views show a flag."""
-        return f"{self.reason}; {self.action}" if self.is_hint or (
-            self.is_note and self.action) else self.reason
-
-
-SLOW_RULES = ("slow", "share", "regression")
-HINT_RULES = ("compile", "recompile", "compiled_again", "sequential_loop", "float64",
-              "compilation_cache")
-#: the rules a lecture lives with (:func:`lecture_cell_rules`): a slow cell tagged
-#: ``slow-ok`` (slow on purpose) and an import cell past the slow limit are shown,
-#: but never warned about, so they never fail a ``-W`` build
-NOTE_RULES = ("slow_ok", "imports")
-
-#: what to do about a flagged cell, by rule; the findings show the action of the most
-#: specific rule a cell has (:data:`ACTION_ORDER`): a hint names a cause
-ACTIONS = {
-    "sequential_loop": "run the loop on the CPU device "
-                       "(with jax.default_device(jax.devices('cpu')[0])) or restructure it "
-                       "(vectorise it, lax.associative_scan)",
-    "float64": "compute in float32 on the GPU (leave jax_enable_x64 off, or cast the "
-               "arrays that do not need double precision): most GPUs run float64 far "
-               "slower than float32 (a Tesla T4 at 1/32 of its float32 speed)",
-    "recompile": "pad the inputs to a fixed shape or mark the changing argument static "
-                 "(static_argnums), so that the function compiles once",
-    "compile": "compile once and reuse: hoist the jit out of loops and functions and call "
-               "it with the same shapes; on CI, keep compilations between builds with JAX's "
-               "persistent compilation cache (jax_compilation_cache_dir)",
-    "compilation_cache": "set JAX_COMPILATION_CACHE_DIR (or jax.config.update("
-                         "\"jax_compilation_cache_dir\", ...)) to a folder in the workspace "
-                         "and keep that folder between CI runs (actions/cache): later builds "
-                         "then load compiled programs instead of compiling them again",
-    "compiled_again": "jit the function once at the top level (not inside another function "
-                      "around a new lambda) and reuse it: a second call with the same shapes "
-                      "then skips compilation",
-    "regression": "compare the cell with the baseline's: what changed in the code, its "
-                  "data or the device",
-    "slow": "profile the cell (%prun, jax.profiler) or make its example smaller",
-    "share": "profile the cell (%prun, jax.profiler) or make its example smaller",
-    "imports": "imports are paid once per kernel; move heavy imports out of the timed "
-               "path or accept it",
-    "slow_ok": "",
-}
-ACTION_ORDER = ("sequential_loop", "recompile", "compiled_again", "compile", "float64",
-                "compilation_cache", "regression", "slow", "share", "imports")
-
-
-def action_for(flags: Sequence[Flag], notebook: NotebookRecord | None = None) -> str:
-    """The action of the most specific rule among ``flags`` ("" without flags); for a
-    recompilation in a ``notebook`` whose kernel did not record JAX's explanations,
-    how to have them recorded."""
-    rules = {flag.rule for flag in flags}
-    rule = next((rule for rule in ACTION_ORDER if rule in rules), None)
-    if rule is None:
-        return ""
-    if (rule in RECOMPILATION_RULES and notebook is not None
-            and not notebook.environment.jax.recompilations_explained):
-        return ACTIONS[rule] + EXPLAIN_ADVICE
-    return ACTIONS[rule]
+def explained(notebook: NotebookRecord) -> bool:
+    """Whether the notebook's kernel recorded JAX's explanations of recompilations
+    (``gpu_explain_recompilations``): a recompilation's action says how to have them
+    recorded otherwise."""
+    return bool(notebook.environment.jax.recompilations_explained)
 
 
 # -- rules a lecture can live with: import cells, slow-on-purpose cells, budgets -------
@@ -184,18 +111,17 @@ def lecture_cell_rules(cell: CellRecord, flags: Sequence[Flag]) -> tuple[Flag, .
 
     A regression against the baseline stays flagged: it is a change, not a choice.
     """
-    slow = [flag for flag in flags if flag.rule in ("slow", "share")]
+    slow = [flag for flag in flags if flag.rule in (Rule.SLOW, Rule.SHARE)]
     if not slow or not (cell.slow_ok or cell.imports_only):
         return tuple(flags)
-    regression = any(flag.rule == "regression" for flag in flags)
-    kept = [flag for flag in flags if flag.rule not in ("slow", "share")
+    regression = any(flag.rule == Rule.REGRESSION for flag in flags)
+    kept = [flag for flag in flags if flag.rule not in (Rule.SLOW, Rule.SHARE)
             and (regression or not flag.is_hint)]
-    over_limit = next((flag for flag in slow if flag.rule == "slow"), None)
+    over_limit = next((flag for flag in slow if flag.rule == Rule.SLOW), None)
     if cell.slow_ok:
-        note = Flag("slow_ok", f"slow on purpose (tagged {SLOW_OK_TAG}), "
-                               f"took {format_seconds(cell.seconds)}")
+        note = Flag(Rule.SLOW_OK, {"seconds": cell.seconds, "tag": SLOW_OK_TAG})
     elif over_limit is not None:
-        note = Flag("imports", f"only imports: {over_limit.reason}")
+        note = Flag(Rule.IMPORTS, dict(over_limit.facts))  # the slow limit's numbers
     else:
         return tuple(kept)  # an import cell's share alone: nothing to do
     return (note, *kept)
@@ -206,12 +132,6 @@ class BudgetExcess(NamedTuple):
 
     seconds: float
     budget_seconds: float
-
-    @property
-    def reason(self) -> str:
-        """``took 80.0 s, budget 60.0 s``"""
-        return (f"took {format_seconds(self.seconds)}, "
-                f"budget {format_seconds(self.budget_seconds)}")
 
 
 def over_budget(notebook: NotebookRecord) -> BudgetExcess | None:
@@ -320,13 +240,11 @@ def recompile_hint(cell: CellRecord, notebook: NotebookRecord, threshold: int) -
                    key=lambda item: (-item[1], item[0]))
     if not users:
         return None  # JAX's own operations alone: nothing in the user's code to change
-    listed = ", ".join(f"{name} ({count}x)" for name, count in users)
-    internal = len(recompiled) - len(users)
-    if internal:
-        listed += f", +{internal} JAX-internal"
-    why = jax_says(cell, [name for name, _ in users]) or (
-        "new shapes, dtypes or static arguments trigger a new compilation each time")
-    return Flag("recompile", f"recompiled in this cell: {listed} — {why}")
+    return Flag(Rule.RECOMPILE, {
+        "functions": [{"name": name, "count": count} for name, count in users],
+        "internal": len(recompiled) - len(users),
+        "jax_says": jax_reasons(cell, [name for name, _ in users]),
+        "explained": explained(notebook)})
 
 
 def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds,
@@ -335,21 +253,19 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
     flags: list[Flag] = []
     seconds = cell.seconds
     if seconds >= thresholds.slow_cell_seconds:
-        flags.append(Flag("slow", f"took {format_seconds(seconds)} "
-                                  f"(limit {format_seconds(thresholds.slow_cell_seconds)})"))
+        flags.append(Flag(Rule.SLOW, {"seconds": seconds,
+                                      "limit": thresholds.slow_cell_seconds}))
     if seconds < thresholds.slow_cell_min_seconds:
         return flags
     total = notebook.cells_seconds
     if total > 0 and len(notebook.cells) > 1 and seconds / total >= thresholds.slow_cell_share:
-        flags.append(Flag("share", f"{seconds / total:.0%} of the notebook's cell time"))
+        flags.append(Flag(Rule.SHARE, {"share": seconds / total}))
     relative = comparison.relative_ratio if comparison is not None else None
     if comparison is not None and relative is not None and is_slower(
             comparison.ratio, comparison.machine_factor, thresholds.regression_ratio):
-        beyond = (f"; {relative:.1f}x beyond the machine's {comparison.machine_factor:.1f}x"
-                  if abs(comparison.machine_factor - 1) >= 0.05 else "")
-        flags.append(Flag("regression", f"{comparison.ratio:.1f}x slower than the baseline "
-                                        f"({format_seconds(comparison.baseline_seconds or 0)})"
-                                        f"{beyond}"))
+        flags.append(Flag(Rule.REGRESSION, {
+            "ratio": comparison.ratio, "baseline_seconds": comparison.baseline_seconds or 0.0,
+            "relative": relative, "machine_factor": comparison.machine_factor}))
     again = compiled_again_hint(cell, notebook, thresholds)
     if again is not None:
         flags.append(again)  # a finding of its own, slow or not
@@ -357,9 +273,9 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
         return flags
     if (cell.compile_seconds and seconds > 0  # a 0 s cell: --min-seconds 0
             and cell.compile_seconds / seconds >= thresholds.compile_share):
-        flags.append(Flag("compile", f"JAX compilation took {format_seconds(cell.compile_seconds)}"
-                                     f" ({cell.compile_seconds / seconds:.0%} of the cell), "
-                                     f"running {format_seconds(run_time(cell))}"))
+        flags.append(Flag(Rule.COMPILE, {"compile_seconds": cell.compile_seconds,
+                                         "share": cell.compile_seconds / seconds,
+                                         "run_seconds": run_time(cell)}))
     recompile = recompile_hint(cell, notebook, thresholds.recompile_threshold)
     if recompile is not None:
         flags.append(recompile)
@@ -369,46 +285,29 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
             flags.append(loop)
         # only where the cell ran JAX code (compiled in it, or a loop it runs)
         if notebook.environment.jax.x64 and (cell.compilations or cell.runs or cell.loops):
-            flags.append(Flag("float64", "float64 is enabled (jax_enable_x64) on the GPU"))
+            flags.append(Flag(Rule.FLOAT64, {}))
     return flags
 
 
-def _defined_where(run: LoopCall, notebook: NotebookRecord) -> str:
-    if run.module is not None:
-        return f"defined in {run.module}.py"
-    if run.defined_cell is None:
-        return ""
-    defining = next((c for place, c in enumerate(notebook.cells)
-                     if cell_key(c, place) == run.defined_cell), None)
-    if defining is None:
-        return "defined in an earlier cell"
-    return f"defined in {notebook.cell_name(defining).label}"
-
-
-def describe_run(run: LoopCall, notebook: NotebookRecord, run_seconds: float | None) -> str:
-    """``runs `qm_jax` (defined in cell 2), a `lax.scan` of 10,000,000 steps: about
-    8.2 µs per step on the GPU``; ``run_seconds`` (the cell's time less compilation)
-    gives the time per step where the steps are known."""
-    steps = f" of {run.steps:,} steps" if run.steps else ""
-    loop = f"a `{run.primitive}`{steps}"
-    if run.function is None:
-        text = f"runs {loop}"
-    else:
-        where = _defined_where(run, notebook)
-        through = f", through `{run.loop_function}`" if run.loop_function else ""
-        text = (f"runs `{run.function}`" + (f" ({where})" if where else "")
-                + f"{through}, {loop}")
-    if run.steps and run_seconds:
-        text += f": about {_per_step(run_seconds / run.steps)} per step on the GPU"
-    return text
-
-
-def _per_step(seconds: float) -> str:
-    if seconds < 1e-6:  # a CPU's loop (a few ns a step): not "0.0 µs"
-        return f"{seconds * 1e9:.1f} ns"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.1f} µs" if seconds < 1e-5 else f"{seconds * 1e6:.0f} µs"
-    return format_seconds(seconds)
+def run_facts(run: LoopCall, notebook: NotebookRecord, run_seconds: float | None
+              ) -> dict[str, Any]:
+    """A loop the cell runs through a function (``runs `qm_jax` (defined in cell 2), a
+    `lax.scan` of 10,000,000 steps``) as facts; ``run_seconds`` (the cell's time less
+    compilation) gives the time per step where the steps are known."""
+    defining = (None if run.defined_cell is None or run.module is not None else
+                next((c for place, c in enumerate(notebook.cells)
+                      if cell_key(c, place) == run.defined_cell), None))
+    return {
+        "primitive": run.primitive, "steps": run.steps, "function": run.function,
+        "loop_function": run.loop_function,
+        #: where the function is defined: a module of the book's (``module.py``), a cell
+        #: of the notebook (its number), or an earlier cell no longer in the record
+        "module": run.module,
+        "defined_cell": notebook.cell_name(defining).number if defining is not None else None,
+        "defined_earlier": (run.module is None and run.defined_cell is not None
+                            and defining is None),
+        "step_seconds": run_seconds / run.steps if run.steps and run_seconds else None,
+    }
 
 
 def library_loops(cell: CellRecord, notebook: NotebookRecord) -> list[CompiledLoop]:
@@ -425,20 +324,21 @@ def library_loops(cell: CellRecord, notebook: NotebookRecord) -> list[CompiledLo
             and compiled_function(loop.function) not in parsed]
 
 
-def describe_compiled(loops: Sequence[CompiledLoop], run_seconds: float | None) -> str:
-    """``runs a while loop of 1,000 steps compiled in `jit(sample)` (library code)``."""
+def compiled_facts(loops: Sequence[CompiledLoop], run_seconds: float | None
+                   ) -> list[dict[str, Any]]:
+    """The loops of library code by the compiled function they are in (``a while loop
+    of 1,000 steps compiled in `jit(sample)```), as facts: how many, their steps (for
+    one loop) and the time per step (for one loop of the cell)."""
     by_function: dict[str, list[CompiledLoop]] = {}
     for loop in loops:
         by_function.setdefault(loop.function, []).append(loop)
     parts = []
     for function, found in by_function.items():
         steps = found[0].steps if len(found) == 1 else None
-        what = "a while loop" if len(found) == 1 else f"{len(found)} while loops"
-        what += f" of {steps:,} steps" if steps else ""
-        per_step = (f": about {_per_step(run_seconds / steps)} per step on the GPU"
-                    if steps and run_seconds and len(loops) == 1 else "")
-        parts.append(f"{what} compiled in `{function}` (library code){per_step}")
-    return "runs " + "; ".join(parts)
+        parts.append({"function": function, "loops": len(found), "steps": steps,
+                      "step_seconds": (run_seconds / steps if steps and run_seconds
+                                       and len(loops) == 1 else None)})
+    return parts
 
 
 def _steps_from_program(run: LoopCall, cell: CellRecord) -> LoopCall:
@@ -464,15 +364,11 @@ def loop_hint(cell: CellRecord, notebook: NotebookRecord) -> Flag | None:
         # the cell's time is spread over its loops: a time per step only for one loop
         one = len(with_steps) == 1 and len(runs) == 1 and not library
         run_seconds = run_time(cell) if one or (library and not runs) else None
-        described = "; ".join(
-            [describe_run(run, notebook, run_seconds) for run in runs]
-            + ([describe_compiled(library, run_seconds)] if library else []))
-        return Flag("sequential_loop", f"{described} — on the GPU every iteration launches "
-                    "device kernels, so long sequential loops can be far slower than on the CPU")
-    if cell.loops:
-        return Flag("sequential_loop", f"runs {', '.join(cell.loops)} on the GPU: every "
-                    "iteration launches device kernels, so long sequential loops can be far "
-                    "slower than on the CPU")
+        return Flag(Rule.SEQUENTIAL_LOOP, {
+            "runs": [run_facts(run, notebook, run_seconds) for run in runs],
+            "library": compiled_facts(library, run_seconds) if library else []})
+    if cell.loops:  # a record of an earlier version: the loops its text names
+        return Flag(Rule.SEQUENTIAL_LOOP, {"loops": list(cell.loops)})
     return None
 
 
@@ -513,12 +409,11 @@ def compiled_again_hint(cell: CellRecord, notebook: NotebookRecord,
              and compiled_function(name) not in cell.device_twins]
     if not again:
         return None
-    listed = ", ".join(f"{name} (first in {notebook.cell_name(earlier[name]).label})"
-                       for name in again)
-    said = jax_says(cell, again)
-    return Flag("compiled_again", f"compiled again: {listed}, "
-                                  f"{format_seconds(cell.compile_seconds)} of compilation"
-                                  + (f" — {said}" if said else ""))
+    return Flag(Rule.COMPILED_AGAIN, {
+        "functions": [{"name": name, "first_cell": notebook.cell_name(earlier[name]).number}
+                      for name in again],
+        "compile_seconds": cell.compile_seconds, "jax_says": jax_reasons(cell, again),
+        "explained": explained(notebook)})
 
 
 @dataclasses.dataclass
@@ -545,29 +440,6 @@ class NotebookAnalysis:
     @property
     def over_budget(self) -> BudgetExcess | None:
         return over_budget(self.notebook)
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "flagged_cells": [
-                {"cell": self.notebook.cell_name(c).label, "index": c.index,
-                 "execution_count": c.execution_count, "seconds": c.seconds,
-                 "compile_seconds": c.compile_seconds, "run_seconds": run_time(c),
-                 "first_call": first_call(c, self.notebook),
-                 "flags": [f._asdict() for f in flags]}
-                for c, flags in self.flagged_cells
-            ],
-        }
-        excess = self.over_budget
-        if excess is not None:
-            data["budget"] = {"seconds": excess.seconds, "budget_seconds": excess.budget_seconds,
-                              "reason": excess.reason}
-        if self.comparison is not None:
-            comp = self.comparison
-            data["baseline"] = {
-                "state": comp.state, "seconds": comp.baseline_seconds, "ratio": comp.ratio,
-                "backend": comp.baseline_backend, "regression": comp.regression,
-            }
-        return data
 
 
 #: Cell magics whose body is shell script, not Python.
@@ -626,14 +498,6 @@ class BuildAnalysis:
         """Notebooks slower than the baseline beyond the machine factor."""
         return [a for a in self.notebooks if a.comparison is not None and a.comparison.regression]
 
-    def to_dict(self) -> dict[str, Any]:
-        data = {a.notebook.docname: a.to_dict() for a in self.notebooks}
-        for nb in self.gone:
-            data[nb.docname] = {"flagged_cells": [], "baseline": {
-                "state": "gone", "seconds": nb.seconds, "ratio": None,
-                "backend": nb.environment.backend, "regression": False}}
-        return data
-
 
 def analyse(report: StatusReport, thresholds: Thresholds,
             baseline: StatusReport | None = None) -> BuildAnalysis:
@@ -673,8 +537,6 @@ def compilation_cache_hint(report: StatusReport, thresholds: Thresholds) -> Flag
     if (not uncached or total <= 0 or compile_seconds < thresholds.cache_compile_seconds
             or compile_seconds / total < thresholds.cache_compile_share):
         return None
-    count = len(uncached)
-    return Flag("compilation_cache", f"JAX compilation took {format_seconds(compile_seconds)}"
-                f" ({compile_seconds / total:.0%} of the executed cells' time) in {count} "
-                f"notebook{'s' if count != 1 else ''} run on CI without a persistent "
-                "compilation cache")
+    return Flag(Rule.COMPILATION_CACHE, {"compile_seconds": compile_seconds,
+                                         "share": compile_seconds / total,
+                                         "notebooks": len(uncached)})

@@ -1,6 +1,6 @@
 """Which JAX compilations of a cell are the user's, and what JAX said about compiling
 them again: the names :mod:`.analysis` (the recompile and compiled_again hints) and
-:mod:`.findings` (the console's "JAX says" line) share.
+:mod:`.findings` (the views' "JAX says" line) share.
 
 A compiled function is named as JAX names it (``jit(q)``); JAX's explanations of
 recompilations (``cells[].recompile_reasons``, recorded with
@@ -12,13 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .record import CellRecord, NotebookRecord
-
-#: the rules about compiling again, whose action says how to learn JAX's reason
-RECOMPILATION_RULES = ("recompile", "compiled_again")
-#: added to the action of a recompilation whose notebook's kernel did not record JAX's
-#: explanations (the option is off)
-EXPLAIN_ADVICE = ("; to record why JAX compiled it again, set gpu_explain_recompilations = "
-                  "True (mystmd: explain_recompilations: true)")
 
 #: functions JAX compiles for its own operations (``jnp.ones(n)`` compiles ``iota``,
 #: ``broadcast_in_dim`` ... for each new shape): counted apart from the user's, since
@@ -62,16 +55,17 @@ def user_compilations(cell: CellRecord, notebook: NotebookRecord) -> list[str]:
     return [name for name in cell.compilations if is_user_compilation(name, notebook)]
 
 
-def jax_says(cell: CellRecord, names: Sequence[str]) -> str:
-    """``"JAX says for jit(q): seen another function defined on the same line; ..."``:
-    the reasons JAX gave in ``cell`` for the compiled functions ``names`` ("" if none)."""
+def jax_reasons(cell: CellRecord, names: Sequence[str]) -> list[dict[str, str]]:
+    """``[{"function": "jit(q)", "reason": "seen another function defined on the same
+    line; ..."}]``: the reasons JAX gave in ``cell`` for the compiled functions
+    ``names`` (those it gave none for left out)."""
     if not cell.recompile_reasons:
-        return ""
+        return []
     said = []
     for name in names:
         function = compiled_function(name)
         reason = next((r.reason for r in cell.recompile_reasons if r.function == function),
                       None)
         if reason is not None:
-            said.append(f"for {name}: {reason}")
-    return f"JAX says {'; '.join(said)}" if said else ""
+            said.append({"function": name, "reason": reason})
+    return said

@@ -132,3 +132,24 @@ def parallel_preallocation_warning(parallel: int, gpu: str, running: str,
             f"memory; set {PREALLOCATE}=false for the build (or "
             f"XLA_PYTHON_CLIENT_MEM_FRACTION={fraction}, a share each of {parallel} "
             f"kernels fits in), or use {one_at_a_time}")
+
+
+def backend_mismatch(record: Any, expected: str | None,
+                     option: str = "gpu_expected_backend") -> str | None:
+    """Why a page with a ``{gpu}`` notice did not run as ``expected`` (the backend the
+    book expects, ``option`` naming its setting), for both engines: it ran on another
+    backend family, without initialising JAX, or its backend is unknown (no capture
+    data: a check that cannot be made must not pass silently, ``-W`` and ``--strict``
+    builds rely on it).  None when it ran as expected, or nothing is expected."""
+    if not expected:
+        return None
+    actual = record.environment.backend
+    if record.capture == "missing" or (record.capture != "ok" and actual is None):
+        return (f"cannot check {option} {expected!r}: the kernel's backend is unknown "
+                f"({record.capture_message or 'no capture data'})")
+    # a page that never initialised JAX ran on no backend at all: not what was expected
+    if actual is not None and backend_family(actual) == backend_family(expected):
+        return None
+    ran = f"on the {actual!r} backend" if actual else "without initialising a JAX backend"
+    return (f"page with a gpu directive executed {ran}, but {option} is {expected!r} "
+            f"({record.environment.device_label})")

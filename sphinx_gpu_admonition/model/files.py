@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .build_warnings import build_warnings
 from .record import NotebookRecord, StatusReport
 from .schema import MAX_FILE_BYTES, SchemaError
 
@@ -219,7 +220,9 @@ def read_status(path: str | Path) -> StatusReport:
         raise SchemaError(f"{path}: no such file")
     data = read_json(path)
     try:
-        return StatusReport.from_dict(data)
+        report = StatusReport.from_dict(data)
+        build_warnings(report)  # the build's warnings are read back as every other field
+        return report
     except SchemaError as error:
         raise SchemaError(f"{path}: {error}") from error
 

@@ -2,20 +2,21 @@
 
 One row model for the status page's findings list, the console summary and the
 command line (no Sphinx here): every view shows the same cells in the same order
-(slowest first, then by docname), named by :class:`~.record.CellName`, each with the
-reason in plain words and the action to take.
+(slowest first, then by docname), named by :class:`~.record.CellName`, each with its
+flags; the views write the reason and the action (:mod:`..render.finding_text`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
-from .analysis import BuildAnalysis, Flag, action_for, first_call, run_time
-from .compilations import RECOMPILATION_RULES, jax_says, user_compilations
-from .formatting import format_ratio, format_seconds, one_line
+from .analysis import BuildAnalysis, first_call, run_time
+from .compilations import jax_reasons, user_compilations
+from .formatting import one_line
 from .record import CACHE, EARLIER_BUILD, OK, CellName, CellRecord, NotebookRecord
+from .rules import RECOMPILATION_RULES, Flag, Rule
 
 
 class Finding(NamedTuple):
@@ -43,49 +44,17 @@ class Finding(NamedTuple):
     @property
     def is_regression(self) -> bool:
         """Flagged for being slower than the baseline's cell."""
-        return any(flag.rule == "regression" for flag in self.flags)
+        return any(flag.rule == Rule.REGRESSION for flag in self.flags)
 
     @property
-    def reason(self) -> str:
-        """Why it is flagged, then the causes the data points at (no actions)."""
-        return "; ".join(flag.reason for flag in sorted(self.flags, key=lambda f: f.is_hint))
-
-    @property
-    def action(self) -> str:
-        return action_for(self.flags, self.notebook)
-
-    @property
-    def jax_says(self) -> str:
-        """``"JAX says for jit(q): seen another function defined on the same line; ..."``:
-        why a recompilation hint's functions were compiled again, where the kernel
-        recorded JAX's explanation (``gpu_explain_recompilations``); "" otherwise."""
+    def jax_reasons(self) -> list[dict[str, str]]:
+        """Why a recompilation hint's functions were compiled again, where the kernel
+        recorded JAX's explanation (``gpu_explain_recompilations``): every user
+        function of the cell JAX explained (:func:`.compilations.jax_reasons`); empty
+        without such a hint."""
         if self.cell is None or not any(f.rule in RECOMPILATION_RULES for f in self.flags):
-            return ""
-        return jax_says(self.cell, user_compilations(self.cell, self.notebook))
-
-    @property
-    def timing(self) -> str:
-        """``"compile 4.6 s, run 12.0 s (first call)"``: JAX compilation set against the
-        rest of the cell's time; ``"no compilation, run 12.0 s (warm call)"`` for a cell
-        that ran compiled code; empty for a cell that neither compiled nor ran JAX code."""
-        return self.timing_text()
-
-    def timing_text(self, translate: Callable[[str], str] = str) -> str:
-        """:attr:`timing` through ``translate`` (the status page's language): the one
-        formatter of the split, for the page, the console, ``report``, JUnit and GitHub."""
-        run = format_seconds(self.run_seconds)
-        if self.compile_seconds:
-            text = translate("compile {compile}, run {run}").format(
-                compile=format_seconds(self.compile_seconds), run=run)
-        elif self.first_call is False:  # a warm call of code compiled before
-            text = translate("no compilation, run {run}").format(run=run)
-        else:
-            return ""
-        if self.first_call is None:
-            return text
-        call = translate("{timing} (first call)") if self.first_call else translate(
-            "{timing} (warm call)")
-        return call.format(timing=text)
+            return []
+        return jax_reasons(self.cell, user_compilations(self.cell, self.notebook))
 
     def code_text(self, limit: int = 120) -> str:
         """:attr:`code` on one line, cut at ``limit`` characters: a finding shows where
@@ -134,21 +103,15 @@ class BudgetFinding(NamedTuple):
     notebook: NotebookRecord
     seconds: float
     budget_seconds: float
-    reason: str
 
 
 def budget_findings(analysis: BuildAnalysis) -> list[BudgetFinding]:
     """The notebooks over their budget, furthest over first (then by docname)."""
-    rows = [BudgetFinding(result.notebook, excess.seconds, excess.budget_seconds,
-                          excess.reason)
+    rows = [BudgetFinding(result.notebook, excess.seconds, excess.budget_seconds)
             for result in analysis.notebooks
             if (excess := result.over_budget) is not None]
     rows.sort(key=lambda row: (-(row.seconds - row.budget_seconds), row.notebook.docname))
     return rows
-
-
-def _english_plural(singular: str, plural: str, count: int) -> str:
-    return singular if count == 1 else plural
 
 
 class Headline(NamedTuple):
@@ -176,34 +139,6 @@ class Headline(NamedTuple):
     def device_change(self) -> str:
         """``GPU: Tesla T4 → CPU: AMD EPYC 7763, 4 cores``"""
         return f"{', '.join(self.devices_before)} → {', '.join(self.devices_now)}"
-
-    def text(self, translate: Callable[[str], str] = str,
-             ngettext: Callable[[str, str, int], str] = _english_plural) -> str:
-        """``This build took 3.59 s against 88.4 s in the baseline (0.04x); ...``
-
-        In English by default; the status page passes the book's translation
-        (``i18n.translate`` and ``i18n.ngettext``: this module imports no Sphinx).
-        """
-        ratio = self.ratio
-        took = translate("this build took {now} against {before} in the baseline").format(
-            now=format_seconds(self.seconds), before=format_seconds(self.baseline_seconds))
-        if ratio is not None:
-            took += translate(" ({ratio})").format(ratio=format_ratio(ratio, times="×"))
-        parts = [took]
-        if self.device_changed:
-            parts.append(translate("the device changed: {change}").format(
-                change=self.device_change()))
-        if self.regressed:
-            parts.append(ngettext("%d notebook slower beyond the machine's own speed",
-                                  "%d notebooks slower beyond the machine's own speed",
-                                  self.regressed) % self.regressed)
-        if self.new:
-            parts.append(ngettext("%d new notebook", "%d new notebooks", self.new) % self.new)
-        if self.gone:
-            parts.append(ngettext("%d notebook gone", "%d notebooks gone",
-                                  self.gone) % self.gone)
-        text = translate("; ").join(parts)
-        return translate("{sentence}.").format(sentence=text[0].upper() + text[1:])
 
 
 def headline(analysis: BuildAnalysis) -> Headline | None:

@@ -62,7 +62,6 @@ PROVENANCES = (EXECUTED, CACHE, EARLIER_BUILD, NOT_EXECUTED)
 # Whether the build that wrote a status document finished (``build.outcome``).
 BUILD_SUCCEEDED = "succeeded"
 BUILD_FAILED = "failed"
-BUILD_OUTCOMES = (BUILD_SUCCEEDED, BUILD_FAILED)
 
 
 CAPTURE_STATES = ("ok", "missing", "failed")

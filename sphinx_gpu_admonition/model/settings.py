@@ -192,6 +192,12 @@ class Option(NamedTuple):
     rebuild: str = "env"
 
 
+#: the flagging rules' limits: a new value changes no record, only how the records are
+#: judged, so no page is read again; the Sphinx adapter rewrites the pages that show
+#: the judgement (the status pages, the notebooks' badges) when they change
+_JUDGED = ""
+
+
 def _option(default: Any, types: tuple[type, ...], validate: Callable[[Any], Any], help: str,
             rebuild: str = "env") -> Any:
     return dataclasses.field(
@@ -244,23 +250,25 @@ class GpuConfig:
         "recompile and compiled_again findings then say why.")
     slow_cell_seconds: float = _option(
         _RULES.slow_cell_seconds, (int, float), _non_negative_number,
-        "A cell that runs at least this long is flagged slow.")
+        "A cell that runs at least this long is flagged slow.", _JUDGED)
     slow_cell_share: float = _option(
         _RULES.slow_cell_share, (int, float), _share,
-        "A cell that takes at least this share of its notebook's time is flagged.")
+        "A cell that takes at least this share of its notebook's time is flagged.", _JUDGED)
     slow_cell_min_seconds: float = _option(
         _RULES.slow_cell_min_seconds, (int, float), _non_negative_number,
-        "Cells faster than this are never flagged by the share or baseline rules.")
+        "Cells faster than this are never flagged by the share or baseline rules.", _JUDGED)
     compile_share: float = _option(
         _RULES.compile_share, (int, float), _share,
-        "A flagged cell whose JAX compile time is at least this share gets a compile hint.")
+        "A flagged cell whose JAX compile time is at least this share gets a compile hint.",
+        _JUDGED)
     recompile_threshold: int = _option(
         _RULES.recompile_threshold, (int,), _positive_int,
-        "A function compiled at least this many times in one cell gets a recompile hint.")
+        "A function compiled at least this many times in one cell gets a recompile hint.",
+        _JUDGED)
     regression_ratio: float = _option(
         _RULES.regression_ratio, (int, float), _ratio_above_one,
         "A cell or notebook this many times slower than the baseline, beyond the "
-        "machine's own slowdown (the machine factor), is a regression.")
+        "machine's own slowdown (the machine factor), is a regression.", _JUDGED)
     status_baseline: str | None = _option(
         None, (str, type(None)), _optional_text,
         "Path (relative to the source folder) of a previous build's execution-status.json.")

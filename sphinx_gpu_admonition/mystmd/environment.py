@@ -1,9 +1,10 @@
 """The ``execution-environment`` page part on mystmd: the machine(s) the notebooks ran on.
 
 What QuantEcon's ``!nvidia-smi`` / ``jax.devices()`` cells showed, from what the
-kernels reported: one two-column table per machine (``StatusReport.machines``),
-with the rows of the Sphinx directive (``ext/environment_table.py``), in the
-book's language (the same catalog). With ``:packages:``, each table is followed by
+kernels reported: one two-column table per machine, the most notebooks first, with
+the rows of the Sphinx directive (:func:`..render.machine_rows.machine_rows`), in
+the book's language (the same catalog); which notebooks ran where when there were
+several machines. With ``:packages:``, each table is followed by
 every distribution installed in the kernel's environment (what ``!conda list``
 printed), collapsed: the list the records kept (:mod:`.packages`), so that a cache
 hit shows the list of the run that produced its outputs.
@@ -13,9 +14,9 @@ from __future__ import annotations
 
 from ..model.distributions import sorted_packages
 from ..model.files import shown_interpreter
-from ..model.formatting import format_gpu_memory
-from ..model.record import CACHE, EXECUTED, Environment, NotebookRecord, StatusReport
+from ..model.record import CACHE, EXECUTED, NotebookRecord, StatusReport
 from ..render.labels import Translate, english
+from ..render.machine_rows import machine_rows, machine_title, machines, notebooks_label
 from . import mdast
 
 ENVIRONMENT_CLASS = "gpu-execution-environment"
@@ -69,74 +70,30 @@ def packages_nodes(listed: tuple[str, list[tuple[str, str]]] | str,
         mdast.paragraph(", ".join(f"{name} {version}" for name, version in packages))]}]
 
 
-def _libraries(records: list[NotebookRecord]) -> str:
-    """Every library the machine's notebooks imported (a library seen at several
-    versions shows each, as on Sphinx)."""
-    versions: dict[str, set[str]] = {}
-    for record in records:
-        for name, version in record.environment.libraries.items():
-            versions.setdefault(name, set()).add(version)
-    return ", ".join(f"{name} {' / '.join(sorted(found))}"
-                     for name, found in sorted(versions.items()))
-
-
-def machine_rows(environment: Environment, records: list[NotebookRecord],
-                 translate: Translate = english) -> list[list[mdast.Node | str]]:
-    host, jax = environment.host, environment.jax
-    rows: list[list[mdast.Node | str]] = [[translate("Device"), environment.device_label]]
-    if host.cpu:
-        rows.append([translate("CPU"), host.cpu + (f", {host.cores} " + translate("cores")
-                                                   if host.cores else "")])
-    if host.memory_gb:
-        rows.append([translate("Memory"), f"{host.memory_gb:g} GB"])
-    for gpu in environment.gpus:
-        detail = ", ".join(part for part in (
-            format_gpu_memory(gpu.memory_mb) if gpu.memory_mb else None,
-            f"driver {gpu.driver}" if gpu.driver else None,
-            f"CUDA {gpu.cuda}" if gpu.cuda else None) if part)
-        rows.append([translate("GPU"), gpu.name + (f" ({detail})" if detail else "")])
-    rows.append([translate("JAX backend"), jax.backend or translate("not used")])
-    if jax.devices:
-        rows.append([translate("JAX devices"), jax.device_summary or ""])
-    if jax.version:
-        rows.append([translate("JAX"), f"jax {jax.version}" + (f", jaxlib {jax.jaxlib_version}"
-                                                     if jax.jaxlib_version else "")])
-    if environment.python:
-        rows.append([translate("Python"), environment.python])
-    libraries = _libraries(records)
-    if libraries:
-        rows.append([translate("Libraries"), libraries])
-    if host.os:
-        rows.append([translate("OS"),
-                     f"{host.os} ({host.machine})" if host.machine else host.os])
-    rows.append([translate("Notebooks (%d)") % len(records),
-                 ", ".join(r.docname for r in records)])
-    return rows
-
-
 def environment_nodes(report: StatusReport, translate: Translate = english,
                       problems: list[str] | None = None,
                       interpreter_path: bool = True) -> list[mdast.Node]:
     """One table per machine; ``problems``: with ``:packages:``, each machine's list
     follows its table (``problems``: why this build could not list one)."""
-    machines = list(report.machines().values())
-    if not machines:
+    listed = machines(report)
+    if not listed:
         # the Sphinx directive's sentence
         return [mdast.paragraph(translate(
             "No execution environment recorded yet: no notebook was executed with the "
             "in-kernel capture."))]
     by_docname = report.by_docname()
     nodes: list[mdast.Node] = []
-    for number, (environment, docnames) in enumerate(machines, 1):
-        title = (translate("Execution environment: %s") % environment.device_label
-                 if len(machines) == 1 else
-                 translate("Machine %(number)d of %(count)d: %(label)s") % {
-                     "number": number, "count": len(machines),
-                     "label": environment.device_label})
+    for number, (environment, docnames) in enumerate(listed, 1):
         records = [by_docname[name] for name in docnames]
-        nodes += [mdast.paragraph(mdast.strong(title)),
-                  mdast.table(None, machine_rows(environment, records, translate),
-                              css="gpu-environment-table")]
+        rows: list[list[mdast.Node | str]] = [
+            [label, value] for label, value in machine_rows(environment, records, translate)]
+        if len(listed) > 1:  # which notebooks ran where (as on Sphinx, without links)
+            rows.append([notebooks_label(len(records), translate), ", ".join(
+                record.title or record.docname
+                for record in sorted(records, key=lambda record: record.docname))])
+        nodes += [mdast.paragraph(mdast.strong(machine_title(environment, number, len(listed),
+                                                             translate))),
+                  mdast.table(None, rows, css="gpu-environment-table")]
         if problems is not None:
             nodes += packages_nodes(machine_packages(records, problems, translate), translate,
                                     interpreter_path)

@@ -14,12 +14,12 @@ from typing import Any
 from ..model.record import NotebookRecord
 from ..render import notice_text
 from ..render.labels import Translate
+from ..render.notice_text import INTRO_CLASS
 from . import mdast
 from .settings import DEFAULTS, Settings
 
 BASE_CLASSES = ("gpu-admonition", "admonition-gpu")
 KIND_CLASSES = {"optional": "gpu-optional", "required": "gpu-required"}
-INTRO_CLASS = "gpu-notice-intro"
 EXECUTED_ON_CLASS = "gpu-executed-on"
 COLAB_URL = "https://colab.research.google.com/"
 COLAB_CLASS = "gpu-colab"

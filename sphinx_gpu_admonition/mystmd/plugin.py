@@ -9,13 +9,11 @@ on stdin and the answer as JSON on stdout. The runtime roles leave placeholders
 - ``gpu-status`` (project stage, after every page's document stage): the build's
   ``execution-status.json`` and JUnit file, the ``execution-status`` and
   ``execution-environment`` parts.
-A warning of a transform goes to stderr, which mystmd shows with ``--debug``. In
-a ``myst build --strict`` it also fails the build, as ``-W`` does on Sphinx: the
-transform exits non-zero (measured with mystmd 1.8.3: a transform's non-zero exit
-stops any build, strict or not, so it is done only when mystmd runs with
-``--strict``, read from the parent's command line; an error in a directive fails
-no build at all). A page that ran on a GPU while ``--execute-parallel`` runs
-several pages at once with JAX's preallocation on is such a warning.
+A transform's warnings are shown in mystmd's normal log, kept in the status
+file and fail a ``myst build --strict`` (:mod:`.warnings`, which says how: mystmd
+gives a plugin no warning channel of its own). A page that ran on a GPU while
+``--execute-parallel`` runs several pages at once with JAX's preallocation on is
+such a warning.
 """
 
 from __future__ import annotations
@@ -25,14 +23,26 @@ import sys
 from typing import Any
 
 from ..model.analysis import analyse
-from ..model.device import backend_family
+from ..model.build_warnings import BuildWarning
+from ..model.device import backend_mismatch
 from ..model.findings import findings
-from ..model.formatting import format_seconds, one_line, safe_line
+from ..model.formatting import one_line, safe_line
 from ..model.record import EXECUTED, NotebookRecord, StatusReport
+from ..render.finding_text import slow_cell_warning
 from ..render.junit import FailOn
 from ..render.labels import Labels
 from ..render.runtime_text import ROLES
-from . import build_options, capture, environment, notice, packages, runtime, settings, status
+from . import (
+    build_options,
+    capture,
+    environment,
+    notice,
+    packages,
+    runtime,
+    settings,
+    status,
+    warnings,
+)
 
 PLUGIN_SPEC: dict[str, Any] = {
     "name": "sphinx-gpu-admonition",
@@ -70,90 +80,95 @@ def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     raise SystemExit(safe_line(f"unknown directive {one_line(repr(name))}"))
 
 
-class StrictFailure(Exception):
-    """Warnings of a ``--strict`` build: the transform must fail it."""
-
-
-def warn(messages: list[str], arguments: list[str]) -> None:
-    for message in messages:  # the rule of every printed line (mystmd prints them)
-        print(safe_line(f"sphinx-gpu-admonition: {one_line(message)}"), file=sys.stderr)
-    if messages and build_options.strict(arguments):
-        raise StrictFailure(messages[0])
+def _notice_line(tree: dict[str, Any]) -> int | None:
+    found = notice.notices(tree)
+    line = (found[0].get("position") or {}).get("start", {}).get("line") if found else None
+    return line if isinstance(line, int) else None
 
 
 def backend_warning(tree: dict[str, Any], record: NotebookRecord,
-                    expected: str | None) -> str | None:
+                    expected: str | None) -> BuildWarning | None:
     """A page with a ``{gpu}`` notice that ran on another backend than
-    ``expected_backend`` (as ``gpu_admonition.backend`` on Sphinx)."""
-    if not expected or not notice.notices(tree):
+    ``expected_backend`` (:func:`..model.device.backend_mismatch`, Sphinx's rule)."""
+    if not notice.notices(tree):
         return None
-    actual = record.environment.backend
-    if record.capture != "ok" and actual is None:
-        # a check that cannot be made must not pass silently (strict builds rely on it)
-        return (f"{record.docname}: cannot check expected_backend {expected!r}: the kernel's "
-                f"backend is unknown ({record.capture_message or 'no capture data'})")
-    if actual is not None and backend_family(actual) == backend_family(expected):
-        return None
-    ran = f"on the {actual!r} backend" if actual else "without initialising a JAX backend"
-    return (f"{record.docname}: page with a gpu directive executed {ran}, but "
-            f"expected_backend is {expected!r} ({record.environment.device_label})")
+    message = backend_mismatch(record, expected, "expected_backend")
+    return (warnings.warning("backend", message, record.source, _notice_line(tree))
+            if message else None)
 
 
-def slow_cell_warnings(record: NotebookRecord, options: settings.Settings) -> list[str]:
+def slow_cell_warnings(record: NotebookRecord, options: settings.Settings
+                       ) -> list[BuildWarning]:
     """``warn_slow_cells``: a warning per flagged cell of the page (as on Sphinx), so
     that ``--strict`` fails on them."""
     if not options.config.warn_slow_cells or record.provenance != EXECUTED:
         return []
     analysis = analyse(StatusReport(notebooks=[record]), options.thresholds)
-    return [f"slow {finding.name.full} ({format_seconds(finding.cell.seconds)}): "
-            + "; ".join(f"{flag.rule}: {flag.text}" for flag in finding.flags)
+    return [warnings.warning("slow_cell", slow_cell_warning(finding), record.source,
+                             finding.cell.line)
             for finding in findings(analysis) if finding.cell and not finding.is_note]
+
+
+def _page_warnings(subtype: str, messages: list[str], record: NotebookRecord | None
+                   ) -> list[BuildWarning]:
+    source = record.source if record is not None else None
+    return [warnings.warning(subtype, message, source) for message in messages]
 
 
 def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
     arguments = build_options.parent_arguments()
     options, problems = settings.load()
     folder = capture.capture_folder()
-    warnings = [problem for problem in problems if settings.once(problem, folder)]
+    found = [warnings.warning("config", problem, settings.config_file())
+             for problem in problems if settings.once(problem, folder)]
     texts = runtime.Texts(options.translate, options.ngettext)
     if name == "gpu-capture":
-        record, found = capture.page_record(tree, since=build_options.build_started())
-        warnings += found
+        record, captured = capture.page_record(tree, since=build_options.build_started())
+        found += _page_warnings("capture", captured, record)
         # the roles naming this page: its record is known now, after it ran
-        warnings += runtime.resolve(tree, lambda _target: record, lambda _target: [], texts,
-                                    this_page_only=True)
+        found += _page_warnings("runtime", runtime.resolve(
+            tree, lambda _target: record, lambda _target: [], texts, this_page_only=True),
+            record)
         if record is not None:
             notice.make_truthful(tree, record, options)
             parallel = build_options.preallocation_warning(
                 record, build_options.execute_parallel(arguments))
             if parallel and record.provenance == EXECUTED:
-                warnings.append(parallel)
+                found.append(warnings.warning("preallocation", parallel, record.source))
             backend = backend_warning(tree, record, options.expected_backend)
             if backend:
-                warnings.append(backend)
-            warnings += slow_cell_warnings(record, options)
-        warn(warnings, arguments)
+                found.append(backend)
+            found += slow_cell_warnings(record, options)
+        warnings.emit(found, arguments, folder, tree, project_stage=False)
     elif name == "gpu-status":
         # this build's kernels that no page took: pages that ran but have no record
-        warnings += capture.leftover_kernels(folder, since=build_options.build_started())[1]
+        found += _page_warnings("capture", capture.leftover_kernels(
+            folder, since=build_options.build_started())[1], None)
         report, analysis = status.build_report(
             capture.build_records(folder),
             execute_parallel=build_options.execute_parallel(arguments),
             thresholds=options.thresholds, rules=options.rules)
-        warnings += environment.fill_placeholders(
+        found += _page_warnings("capture", environment.fill_placeholders(
             tree, report, options.translate,
             packages.problems(folder, options.config.publish_interpreter_path),
-            options.config.publish_interpreter_path)
-        warnings += runtime.resolve(tree, report.by_docname().get, lambda _target: [], texts,
-                                    this_page_only=False)
+            options.config.publish_interpreter_path), None)
+        found += _page_warnings("runtime", runtime.resolve(
+            tree, report.by_docname().get, lambda _target: [], texts, this_page_only=False),
+            None)
+        # kept before the status file is written, which lists every warning so far
+        warnings.keep(folder, found)
         labels = Labels.load(options.translate, options.ngettext)
         if status.fill_placeholders(tree, report, analysis, labels) or report.notebooks:
+            report.build["warnings"] = [item.to_dict() for item in warnings.kept(folder)]
             # a flagged cell's case fails where its warning fails the build (as on Sphinx)
             fail_on = FailOn(slow_cells=options.config.warn_slow_cells
                              and build_options.strict(arguments))
-            warnings += status.write_reports(report, analysis, folder.parent, fail_on,
-                                             options.config.publish_interpreter_path)
-        warn(warnings, arguments)
+            unwritten = _page_warnings("output", status.write_reports(
+                report, analysis, folder.parent, fail_on,
+                options.config.publish_interpreter_path), None)
+            warnings.keep(folder, unwritten)
+            found += unwritten
+        warnings.emit(found, arguments, folder, tree, project_stage=True, kept=True)
     return tree
 
 
@@ -171,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args[0] == "--transform":
         try:
             json.dump(transform(args[1], data), sys.stdout)
-        except StrictFailure:
+        except warnings.StrictFailure:
             raise SystemExit(1) from None  # the warnings are on stderr already
     elif args[1] in ROLES:
         json.dump(runtime.role(args[1], data), sys.stdout)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.analysis import Thresholds
+from ..model.files import repository_path
 from ..model.judging import Rules
 from ..model.settings import PREFIX, GpuConfig, options, validate
 from ..render.labels import NGettext, Translate, english, english_plural
@@ -138,6 +139,11 @@ def load(folder: Path | None = None) -> tuple[Settings, list[str]]:
         return Settings(config), warnings
     catalog = translator(code)
     return Settings(config, code, catalog.gettext, catalog.ngettext), warnings
+
+
+def config_file() -> str:
+    """The book's ``myst.yml`` as warnings name it (relative to the repository)."""
+    return repository_path(Path.cwd() / CONFIG_FILE)
 
 
 def once(message: str, folder: Path) -> bool:

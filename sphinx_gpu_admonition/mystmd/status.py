@@ -27,8 +27,10 @@ from ..model.record import (
     StatusReport,
     sorted_slowest_first,
 )
+from ..render.finding_text import FindingText
 from ..render.junit import NEVER_FAIL, FailOn, junit_xml
 from ..render.labels import Labels
+from ..render.summary import analysis_data
 from . import mdast
 
 STATUS_CLASS = "gpu-execution-status"
@@ -63,7 +65,7 @@ def build_report(records: list[NotebookRecord], project: str | None = None,
         **build_fields(thresholds, rules or Rules(), None),
     })
     analysis = analyse(report, thresholds)
-    report.analysis = analysis.to_dict()
+    report.analysis = analysis_data(analysis)
     return report, analysis
 
 
@@ -123,6 +125,7 @@ def status_nodes(report: StatusReport, analysis: BuildAnalysis,
                  labels: Labels | None = None) -> list[mdast.Node]:
     labels = labels or Labels.load()
     translate = labels.translate
+    words = FindingText.of(labels)
     rows = findings(analysis)
     nodes: list[mdast.Node] = [mdast.heading(translate("Findings"), 2)]
     if rows:
@@ -131,9 +134,10 @@ def status_nodes(report: StatusReport, analysis: BuildAnalysis,
             seconds = format_seconds(row.seconds)
             where = (translate("{time} on {device}").format(time=seconds, device=row.device)
                      if row.device else seconds)
+            action = words.finding_action(row)
             items.append([mdast.paragraph(
-                mdast.strong(_cell(row.name, labels)), f" {where}: {row.reason}"
-                + (f". {row.action}" if row.action else ""))])
+                mdast.strong(_cell(row.name, labels)), f" {where}: {words.finding_reason(row)}"
+                + (f". {action}" if action else ""))])
         nodes.append(mdast.list_node(items))
     else:
         nodes.append(mdast.paragraph(labels.no_flagged))

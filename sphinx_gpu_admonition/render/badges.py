@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from ..model.analysis import Flag
 from ..model.formatting import format_percent, format_seconds
+from .finding_text import FindingText
 from .labels import Labels
 from .templates import render as render_template
 
@@ -21,6 +22,8 @@ def badge_html(seconds: float, part: float | None, flags: Sequence[Flag], href: 
     names = labels.slow_flag_names(list(flags))
     if names:
         text += f" — {names}"
-    reasons = "; ".join(f"{labels.flag_name(f.rule)}: {f.text}" for f in flags)
+    words = FindingText.of(labels)
+    reasons = labels.translate("; ").join(f"{labels.flag_name(f.rule)}: {words.text(f)}"
+                                          for f in flags)
     return render_template("badge.html", rules=[f.rule for f in flags], href=href, text=text,
                            reasons=reasons, where=labels.badge_where)

@@ -13,6 +13,7 @@ from ..model.analysis import BuildAnalysis
 from ..model.findings import BuildTotals, budget_findings, findings, flagged_and_notes
 from ..model.formatting import NO_DATA, format_seconds, one_line, safe_lines
 from ..model.record import BUILD_FAILED, StatusReport, sorted_slowest_first
+from .finding_text import ENGLISH as WORDS
 from .labels import cache_miss_text
 
 #: notebooks and flagged cells the summary lists
@@ -50,38 +51,42 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
                  else f"{len(flagged)}, the {SUMMARY_ROWS} slowest")
         lines.append(f"flagged cells ({shown}):")
         for finding in flagged[:SUMMARY_ROWS]:
-            reasons = "; ".join(f.reason for f in finding.flags if not f.is_hint)
+            reasons = "; ".join(WORDS.reason(f) for f in finding.flags if not f.is_hint)
             lines.append(f"  {_time(finding.seconds)}  {one_line(finding.name.full)}: "
                          f"{one_line(reasons)}")
             indent = " " * (_TIME_WIDTH + 4)
             # why it is slow (the loop it runs, its compilation), as `report` says it
             for hint in (f for f in finding.flags if f.is_hint):
-                lines.append(f"{indent}hint: {one_line(hint.reason)}")
+                lines.append(f"{indent}hint: {one_line(WORDS.reason(hint))}")
             if finding.code:
                 lines.append(f"{indent}code: {one_line(finding.code)}")
-            if finding.timing:
-                lines.append(f"{indent}{finding.timing}")
-            if finding.jax_says:  # a recompilation's reason (gpu_explain_recompilations)
-                lines.append(f"{indent}{one_line(finding.jax_says)}")
-            if finding.action:
-                lines.append(f"{indent}what to do: {finding.action}")
+            timing = WORDS.timing(finding)
+            if timing:
+                lines.append(f"{indent}{timing}")
+            said = WORDS.jax_says(finding.jax_reasons)
+            if said:  # a recompilation's reason (gpu_explain_recompilations)
+                lines.append(f"{indent}{one_line(said)}")
+            action = WORDS.finding_action(finding)
+            if action:  # a slow-ok cell has none
+                lines.append(f"{indent}what to do: {action}")
     if notes:  # shown, never warned: slow on purpose (slow-ok), only imports
         lines.append(f"notes ({len(notes)}):")
         for finding in notes[:SUMMARY_ROWS]:
             lines.append(f"  {_time(finding.seconds)}  {one_line(finding.name.full)}: "
-                         f"{one_line(finding.reason)}")
-            if finding.action:  # an import cell's (a slow-ok cell has none)
-                lines.append(f"{' ' * (_TIME_WIDTH + 4)}what to do: {finding.action}")
+                         f"{one_line(WORDS.reasons(finding.flags))}")
+            action = WORDS.finding_action(finding)
+            if action:  # an import cell's (a slow-ok cell has none)
+                lines.append(f"{' ' * (_TIME_WIDTH + 4)}what to do: {action}")
     over_budget = budget_findings(analysis)  # the budget warnings', furthest over first
     if over_budget:
         lines.append(f"over their time budget ({len(over_budget)}):")
         for row in over_budget[:SUMMARY_ROWS]:
             where = f" ({one_line(row.notebook.source)})" if row.notebook.source else ""
             lines.append(f"  {_time(row.seconds)}  {one_line(row.notebook.docname)}{where}: "
-                         f"{row.reason}")
+                         f"{WORDS.budget(row.seconds, row.budget_seconds)}")
     for flag in analysis.build_flags:  # the build's, not a cell's
-        lines.append(f"build: {flag.reason}")
-        lines.append(f"{' ' * (_TIME_WIDTH + 4)}what to do: {flag.action}")
+        lines.append(f"build: {WORDS.reason(flag)}")
+        lines.append(f"{' ' * (_TIME_WIDTH + 4)}what to do: {WORDS.rule_action(flag)}")
     for nb in notebooks:
         if nb.failed:
             error = one_line(nb.error.type) if nb.error else ""

@@ -29,15 +29,19 @@ from pathlib import Path
 from typing import TextIO
 
 from ..model.analysis import BuildAnalysis, NotebookAnalysis, Thresholds
+from ..model.build_warnings import BuildWarning, build_warnings
 from ..model.findings import BudgetFinding, Finding, budget_findings, findings, flagged_and_notes
 from ..model.formatting import format_seconds, one_line, without_legacy_commands
 from ..model.record import NotebookRecord, StatusReport
+from .finding_text import ENGLISH as WORDS
 from .markdown import capped, render_compare_markdown, render_report_markdown
 from .summary import CompareOptions, summarise_compare, summarise_report
 
 #: GitHub shows at most 10 annotations of each kind (error, warning, notice) per step
 #: (and 50 per job); more would be dropped silently
 MAX_PER_KIND = 10
+#: the build warnings annotated before the findings: the page did not run as expected
+WARNINGS_FIRST = ("backend", "capture", "preallocation")
 #: rows of the job summary's tables of slowest notebooks and cells
 SUMMARY_TOP = 5
 #: the step outputs, always all written (0 or "" when there is nothing)
@@ -88,12 +92,21 @@ def annotation_file(source: str | None, workspace: str | None = None) -> str | N
 
 def annotations(report: StatusReport, analysis: BuildAnalysis,
                 workspace: str | None = None) -> list[str]:
-    """Workflow commands, most important first: failures (``error``), then notebooks
-    slower than the baseline, notebooks over their time budget, regression cells, then
-    slow cells (``warning``), at most :data:`MAX_PER_KIND` of each kind; one ``notice``
-    counts the rest."""
+    """Workflow commands, most important first: failures (``error``), then the build's
+    warnings about how pages ran (:data:`WARNINGS_FIRST`), notebooks slower than the
+    baseline, notebooks over their time budget, the whole build's findings, regression
+    cells, slow cells, then the build's other warnings (``warning``), at most
+    :data:`MAX_PER_KIND` of each kind; one ``notice`` counts the rest."""
     errors = [_failure_annotation(nb, workspace) for nb in report.notebooks if nb.failed]
-    warnings = [_regression_annotation(result, workspace) for result in analysis.regressed]
+    # what the build warned about (a page that ran on the CPU where a GPU was expected,
+    # a capture that failed, a bad option ...); slow cells, regressions and budgets are
+    # annotated below from the findings they repeat
+    kept = [item for item in build_warnings(report) if not item.repeats_finding]
+    # a run that went wrong before the findings (its device, its capture), the rest of
+    # the build's warnings (options, Colab links ...) after them
+    first = [item for item in kept if item.subtype in WARNINGS_FIRST]
+    warnings = [_warning_annotation(item, workspace) for item in first]
+    warnings += [_regression_annotation(result, workspace) for result in analysis.regressed]
     # a budget is the book's own limit (its warning fails -W without an opt-in)
     warnings += [_budget_annotation(row, workspace) for row in budget_findings(analysis)]
     # slowest first, the order of every view; a slow-ok or import cell is no warning
@@ -102,20 +115,27 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
                                                         if not f.is_regression]
     # the whole build's findings (no file): a warning each, before the cells', so
     # that the limit of ten never drops them
-    warnings += [command("warning", f"{flag.reason}\nwhat to do: {flag.action}",
+    warnings += [command("warning",
+                         f"{WORDS.reason(flag)}\nwhat to do: {WORDS.rule_action(flag)}",
                          title=f"Whole build: {flag.rule.replace('_', ' ')}")
                  for flag in analysis.build_flags]
     warnings += [_cell_annotation(finding, workspace) for finding in ranked]
+    warnings += [_warning_annotation(item, workspace) for item in kept if item not in first]
     left = max(0, len(errors) - MAX_PER_KIND) + max(0, len(warnings) - MAX_PER_KIND)
     commands = errors[:MAX_PER_KIND] + warnings[:MAX_PER_KIND]
     if left:
         commands.append(command(
-            "notice", f"{left} more failed notebooks, regressions, notebooks over their "
-                      "budget or slow cells are not "
+            "notice", f"{left} more failed notebooks, build warnings, regressions, notebooks "
+                      "over their budget or slow cells are not "
                       "annotated (GitHub shows 10 of each kind per step): see the job "
                       "summary or execution-status.json",
             title="More execution annotations"))
     return commands
+
+
+def _warning_annotation(item: BuildWarning, workspace: str | None) -> str:
+    return command("warning", item.message, file=annotation_file(item.file, workspace),
+                   line=item.line if item.file else None, title=f"Build warning: {item.name}")
 
 
 def _failure_annotation(nb: NotebookRecord, workspace: str | None) -> str:
@@ -150,7 +170,8 @@ def _regression_annotation(result: NotebookAnalysis, workspace: str | None) -> s
 
 def _budget_annotation(row: BudgetFinding, workspace: str | None) -> str:
     nb = row.notebook
-    return command("warning", f"notebook over its time budget: {row.reason}",
+    return command("warning", "notebook over its time budget: "
+                   + WORDS.budget(row.seconds, row.budget_seconds),
                    file=annotation_file(nb.source, workspace),
                    title=f"Over its time budget: {nb.docname}")
 
@@ -158,12 +179,13 @@ def _budget_annotation(row: BudgetFinding, workspace: str | None) -> str:
 def _cell_annotation(finding: Finding, workspace: str | None) -> str:
     nb, cell = finding.notebook, finding.cell
     assert cell is not None
-    reasons = [f.reason for f in finding.flags if not f.is_hint]
-    hints = [f"hint: {f.text}" for f in finding.flags if f.is_hint]
+    reasons = [WORDS.reason(f) for f in finding.flags if not f.is_hint]
+    hints = [f"hint: {WORDS.text(f)}" for f in finding.flags if f.is_hint]
     # the console's lines under the reasons: the code, then compile against run
     details = [f"code: {finding.code}"] if finding.code else []
-    if finding.timing:
-        details.append(finding.timing)
+    timing = WORDS.timing(finding)
+    if timing:
+        details.append(timing)
     return command(
         "warning", "\n".join(["; ".join(reasons + hints), *details]),
         file=annotation_file(nb.source, workspace), line=cell.line,

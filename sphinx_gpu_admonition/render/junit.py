@@ -19,6 +19,7 @@ from ..model.record import (
     NotebookRecord,
     StatusReport,
 )
+from .finding_text import ENGLISH as WORDS
 
 
 @functools.cache
@@ -82,13 +83,16 @@ def _cell_case(suite: ElementTree.Element, finding: Finding, fail_on: FailOn) ->
         case.set("file", nb.source)
         if cell is not None and cell.line is not None:
             case.set("line", str(cell.line))
-    text = f"{finding.name.full} ({format_seconds(finding.seconds)}): flagged: {finding.reason}"
-    if finding.action:  # a slow-ok cell has none
-        text += f"\nwhat to do: {finding.action}"
+    reason = WORDS.finding_reason(finding)
+    text = f"{finding.name.full} ({format_seconds(finding.seconds)}): flagged: {reason}"
+    action = WORDS.finding_action(finding)
+    if action:  # a slow-ok cell has none
+        text += f"\nwhat to do: {action}"
     if finding.code:  # the console's lines, in its order
         text += f"\ncode: {finding.code}"
-    if finding.timing:
-        text += f"\n{finding.timing}"
+    timing = WORDS.timing(finding)
+    if timing:
+        text += f"\n{timing}"
     # a note (slow-ok, imports) is never warned about, so its case passes like the build
     slow_cell = fail_on.slow_cells and not finding.is_note
     failing = slow_cell or (fail_on.regressions and finding.is_regression)
@@ -96,8 +100,7 @@ def _cell_case(suite: ElementTree.Element, finding: Finding, fail_on: FailOn) ->
         rule = "slow_cell" if slow_cell else "regression"
         failure = ElementTree.SubElement(
             case, "failure", type=rule,
-            message=f"{finding.name.label} ({format_seconds(finding.seconds)}): "
-                    f"{finding.reason}")
+            message=f"{finding.name.label} ({format_seconds(finding.seconds)}): {reason}")
         failure.text = text
     else:
         ElementTree.SubElement(case, "system-out").text = text
@@ -105,7 +108,7 @@ def _cell_case(suite: ElementTree.Element, finding: Finding, fail_on: FailOn) ->
 
 
 def _budget_text(row: BudgetFinding) -> str:
-    return f"over its time budget: {row.reason}"
+    return f"over its time budget: {WORDS.budget(row.seconds, row.budget_seconds)}"
 
 
 def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None,

@@ -92,7 +92,6 @@ class Labels(NamedTuple):
     action: str
     whole_build: str
     details: str
-    share_of_cells: str
     device_changed: str
     bar: str
     expected_error: str
@@ -174,7 +173,6 @@ class Labels(NamedTuple):
             # Translators: a finding about the whole build, not one cell
             whole_build=translate("This build:"),
             details=translate("details"),
-            share_of_cells=translate("{share} of the notebook's cell time"),
             device_changed=translate("device changed"),
             bar=translate("{share} of the slowest notebook's time; {flagged} in flagged cells, "
                           "{compile} compiling in the others"),

@@ -173,6 +173,12 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
     for flag in summary["build_findings"]:  # the build's, not a cell's
         lines += ["", f"**This build:** {md_text(flag['reason'])}. "
                       f"**What to do:** {md_text(flag['action'])}."]
+    warnings = [item for item in summary["warnings"] if not item["repeats_finding"]]
+    if warnings:  # what the build's log said, but for the findings listed above
+        lines += ["", f"#### Build warnings ({len(warnings)})", ""]
+        lines += md_table(["Where", "Warning", "Message"], [
+            [md_code(item["where"]), md_code(item["name"]), md_text(item["message"])]
+            for item in warnings])
     lines += ["", "#### Machines", ""]
     lines += machines_markdown(summary["machines"])
     return capped(lines)

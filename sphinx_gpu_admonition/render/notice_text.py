@@ -9,9 +9,15 @@ are extracted into the message catalog (``python -m sphinx_gpu_admonition.ext.i1
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..model.device import device_with_jax, is_gpu
 from ..model.record import NotebookRecord
 from .labels import Translate, english
+
+#: Class of the notice's first paragraph: an engine makes it truthful once the page ran
+#: (:meth:`Texts.written_for_gpu` instead of :meth:`Texts.intro`)
+INTRO_CLASS = "gpu-notice-intro"
 
 
 def default_title(translate: Translate = english) -> str:
@@ -78,3 +84,28 @@ def executed_on_sentence(record: NotebookRecord, translate: Translate = english)
     if ran_on_gpu(record):
         return translate("This page was executed on %s.") % device_sentence(record)
     return translate("This page was executed on %s, not on a GPU.") % device_sentence(record)
+
+
+class Texts(NamedTuple):
+    """The notice's texts through one translator, as an engine uses them:
+    ``Texts(translate).intro("required")``."""
+
+    translate: Translate = english
+
+    def title(self) -> str:
+        return default_title(self.translate)
+
+    def intro(self, kind: str) -> str:
+        return intro_text(kind, self.translate)
+
+    def written_for_gpu(self, kind: str) -> str:
+        return written_for_gpu_text(kind, self.translate)
+
+    def colab(self, with_steps: bool) -> str:
+        return colab_sentence(with_steps, self.translate)
+
+    def open_in_colab(self) -> str:
+        return open_in_colab(self.translate)
+
+    def executed_on(self, record: NotebookRecord) -> str:
+        return executed_on_sentence(record, self.translate)

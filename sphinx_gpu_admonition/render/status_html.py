@@ -27,6 +27,7 @@ from ..model.analysis import (
 from ..model.findings import budget_findings, findings, flagged_and_notes, headline
 from ..model.formatting import format_percent, format_seconds
 from ..model.record import CellName, CellRecord, NotebookRecord
+from .finding_text import FindingText
 from .labels import Labels
 from .status_rows import (
     MANY_ROWS,
@@ -110,6 +111,7 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
     (``templates/findings.html``; empty when there is neither)."""
     lb = labels
     ngettext = lb.ngettext
+    words = FindingText.of(lb)
     rows = []
     every = findings(analysis)
     for finding in every[:FINDINGS_LISTED]:
@@ -120,14 +122,13 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
             "title": record.title or record.docname, "cell": lb.cell_label(name),
             "href": f"{uri}#{name.anchor}" if uri is not None and name.anchor else uri,
             "location": name.location, "time": format_seconds(finding.seconds),
-            "share": (lb.share_of_cells.format(share=format_percent(finding.share))
-                      if finding.share is not None else ""),
+            "share": words.share(finding.share) if finding.share is not None else "",
             "device": finding.device or lb.no_capture,
             "flags": lb.flag_names(finding.rules),
             "row_href": ("#" + flagged_cell_id(record.docname, name.number)
                          if row_ids else None),
-            "code": finding.code_text(), "timing": finding.timing_text(lb.translate),
-            "reason": finding.reason, "action": finding.action,
+            "code": finding.code_text(), "timing": words.timing(finding),
+            "reason": words.finding_reason(finding), "action": words.finding_action(finding),
         })
     top = FINDINGS_SHOWN
     summary = headline(analysis)
@@ -136,7 +137,7 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
                     time=format_seconds(row.seconds), budget=format_seconds(row.budget_seconds)),
                 "href": page_uri(row.notebook.docname)}
                for row in budget_findings(analysis)]
-    build_flags = [{"reason": flag.reason, "action": flag.action}
+    build_flags = [{"reason": words.reason(flag), "action": words.rule_action(flag)}
                    for flag in analysis.build_flags]
     if not rows and summary is None and not budgets and not build_flags:
         return ""
@@ -151,7 +152,7 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
         unlisted=ngettext("%d more in the table below (its flags column).",
                           "%d more in the table below (its flags column).",
                           unlisted) % unlisted if unlisted else "",
-        headline=summary.text(lb.translate, lb.ngettext) if summary else None,
+        headline=words.headline(summary) if summary else None,
         headline_device_changed=bool(summary and summary.device_changed),
         budgets=budgets, budget_title=lb.budget_title(len(budgets)),
         build_flags=build_flags)
@@ -171,7 +172,8 @@ def cell_labels(labels: Labels) -> dict[str, Any]:
 
 def _cell_entry(position: int, cell: CellRecord, name: CellName, flags: Sequence[Flag],
                 total: float, comparison: NotebookComparison | None,
-                labels: Labels, notebook: NotebookRecord) -> dict[str, Any]:
+                labels: Labels, notebook: NotebookRecord, words: FindingText
+                ) -> dict[str, Any]:
     """One cell with short keys; texts formatted here, so that there is one formatter."""
     entry: dict[str, Any] = {
         "m": labels.cell_label(name),
@@ -198,7 +200,7 @@ def _cell_entry(position: int, cell: CellRecord, name: CellName, flags: Sequence
         entry["k"] = format_seconds(cell.compile_seconds)
         entry["n"] = f"{labels.compilations_text(cell.compilation_count)}: {listed}"
     if flags:
-        entry["f"] = [[flag.rule, flag.text] for flag in flags]
+        entry["f"] = [[flag.rule, words.text(flag)] for flag in flags]
     if comparison is not None:
         cell_comparison = comparison.cells.get(position)
         if cell_comparison is not None and cell_comparison.state != "new":
@@ -218,13 +220,14 @@ def cells_data(analysis: BuildAnalysis, labels: Labels | None = None) -> dict[st
     out.  Every text is data, inserted by the script as text, never as markup.
     """
     labels = labels or Labels.load()
+    words = FindingText.of(labels)
     notebooks: dict[str, Any] = {}
     for result in analysis.notebooks:
         record = result.notebook
         comparison = result.comparison
         total = record.cells_seconds
         entry: dict[str, Any] = {"c": [
-            _cell_entry(position, cell, name, flags, total, comparison, labels, record)
+            _cell_entry(position, cell, name, flags, total, comparison, labels, record, words)
             for position, (cell, name, flags) in enumerate(
                 zip(record.cells, record.cell_names(), result.cell_flags, strict=True))]}
         if comparison is not None:

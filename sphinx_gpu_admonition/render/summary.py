@@ -15,7 +15,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..model.analysis import BuildAnalysis, NotebookAnalysis, Thresholds, cell_key
+from ..model.analysis import (
+    BuildAnalysis,
+    Flag,
+    NotebookAnalysis,
+    Thresholds,
+    cell_key,
+    first_call,
+    run_time,
+)
+from ..model.build_warnings import build_warnings
 from ..model.device import build_label
 from ..model.findings import (
     BuildTotals,
@@ -35,6 +44,7 @@ from ..model.record import (
     StatusReport,
     sorted_slowest_first,
 )
+from .finding_text import ENGLISH as WORDS
 
 __all__ = ["plural", "summarise_report", "summarise_compare", "CompareOptions", "shown_path"]
 
@@ -132,12 +142,12 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
     def finding_entry(finding: Finding) -> dict[str, Any]:
         assert finding.cell is not None
         return cell_entry(finding.notebook, finding.cell) | {
-            "reasons": [f.reason for f in finding.flags if not f.is_hint],
-            "hints": [f.text for f in finding.flags if f.is_hint],
+            "reasons": [WORDS.reason(f) for f in finding.flags if not f.is_hint],
+            "hints": [WORDS.text(f) for f in finding.flags if f.is_hint],
             #: the causes the hints name, without their actions (``action`` is the one)
-            "causes": [f.reason for f in finding.flags if f.is_hint],
+            "causes": [WORDS.reason(f) for f in finding.flags if f.is_hint],
             "rules": finding.rules,
-            "action": finding.action,
+            "action": WORDS.finding_action(finding),
             #: the console's and the page's name: ``intro cell 3 (lectures/intro.md:42)``
             "name": finding.name.full,
             #: ``lectures/intro.md:42`` (a text notebook), else the source file, if known
@@ -147,7 +157,7 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
             "code": finding.code,
             "run_seconds": finding.run_seconds,
             "first_call": finding.first_call,
-            "timing": finding.timing,
+            "timing": WORDS.timing(finding),
         }
 
     flagged, notes = flagged_and_notes(findings(analysis))
@@ -156,7 +166,8 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
     over_budget = [{
         "docname": row.notebook.docname, "title": row.notebook.title,
         "location": row.notebook.source, "seconds": row.seconds,
-        "budget_seconds": row.budget_seconds, "reason": row.reason,
+        "budget_seconds": row.budget_seconds,
+        "reason": WORDS.budget(row.seconds, row.budget_seconds),
     } for row in budget_findings(analysis)]
     against = headline(analysis)  # the status page's sentence, with a baseline
     return {
@@ -166,7 +177,7 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
         #: with a baseline: the status page's headline, the notebooks slower than the
         #: baseline (``regressed``, every view's) and the device change, if any
         "baseline": None if against is None else {
-            "headline": against.text(),
+            "headline": WORDS.headline(against),
             "regressed": [result.notebook.docname for result in analysis.regressed],
             "device_change": against.device_change() if against.device_changed else None,
         },
@@ -180,7 +191,7 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
         "notes": [finding_entry(finding) for finding in notes],
         "over_budget": over_budget,
         #: findings about the whole build (a CI build compiling without a cache)
-        "build_findings": [flag._asdict() | {"action": flag.action}
+        "build_findings": [flag_data(flag) | {"action": WORDS.rule_action(flag)}
                            for flag in analysis.build_flags],
         "failures": [_failure(nb) for nb in report.notebooks if nb.failed],
         #: notebooks that ran but could not be measured (their kernel's probe failed,
@@ -190,7 +201,56 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
                              for nb in report.notebooks if nb.executed
                              and nb.capture == "failed"],
         "machines": report_machines(report),
+        #: what the build warned about (build.warnings), each with its warning's name
+        #: and whether it repeats a finding listed above (a slow cell, a regression, a
+        #: budget: the text and Markdown leave those out)
+        "warnings": [item.to_dict() | {"name": item.name, "where": item.where,
+                                       "repeats_finding": item.repeats_finding}
+                     for item in build_warnings(report)],
     }
+
+
+def flag_data(flag: Flag) -> dict[str, Any]:
+    """A flag in the JSON: its rule and its reason in English."""
+    return {"rule": flag.rule, "reason": WORDS.reason(flag)}
+
+
+def notebook_analysis_data(result: NotebookAnalysis) -> dict[str, Any]:
+    """One notebook's part of the status file's ``analysis``: its flagged cells, its
+    time budget and its baseline comparison."""
+    notebook = result.notebook
+    data: dict[str, Any] = {
+        "flagged_cells": [
+            {"cell": notebook.cell_name(c).label, "index": c.index,
+             "execution_count": c.execution_count, "seconds": c.seconds,
+             "compile_seconds": c.compile_seconds, "run_seconds": run_time(c),
+             "first_call": first_call(c, notebook),
+             "flags": [flag_data(f) for f in flags]}
+            for c, flags in result.flagged_cells
+        ],
+    }
+    excess = result.over_budget
+    if excess is not None:
+        data["budget"] = {"seconds": excess.seconds, "budget_seconds": excess.budget_seconds,
+                          "reason": WORDS.budget(excess.seconds, excess.budget_seconds)}
+    if result.comparison is not None:
+        comp = result.comparison
+        data["baseline"] = {
+            "state": comp.state, "seconds": comp.baseline_seconds, "ratio": comp.ratio,
+            "backend": comp.baseline_backend, "regression": comp.regression,
+        }
+    return data
+
+
+def analysis_data(analysis: BuildAnalysis) -> dict[str, Any]:
+    """The status file's ``analysis``, keyed by docname: derived data for consumers
+    that do not share this model (every reason in English)."""
+    data = {a.notebook.docname: notebook_analysis_data(a) for a in analysis.notebooks}
+    for nb in analysis.gone:
+        data[nb.docname] = {"flagged_cells": [], "baseline": {
+            "state": "gone", "seconds": nb.seconds, "ratio": None,
+            "backend": nb.environment.backend, "regression": False}}
+    return data
 
 
 def _failure(nb: NotebookRecord) -> dict[str, Any]:

@@ -49,7 +49,12 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
 
 def keep_compiled_templates(folder: Path) -> None:
     """Keep the compiled templates in ``folder`` (a build's doctree folder, so that
-    the next build of the same book reads them instead of compiling them)."""
+    the next build of the same book reads them instead of compiling them).
+
+    The folder is set on the one environment, not passed to :func:`render`: the views
+    render without knowing the build (the command line renders the same templates),
+    the compiled templates are the same for every book, and a process builds one book
+    at a time (a later build sets its own folder)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -21,6 +21,7 @@ from sphinx_gpu_admonition.model.record import (
 )
 from sphinx_gpu_admonition.render import github
 from sphinx_gpu_admonition.render.console import summary_lines
+from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 from sphinx_gpu_admonition.render.markdown import render_report_markdown
 from sphinx_gpu_admonition.render.status_html import render_html
 from sphinx_gpu_admonition.render.status_rows import StatusOptions
@@ -73,25 +74,26 @@ def test_every_view_shows_it_with_its_action() -> None:
     report = _report(60.0)
     analysis = analyse(report, LIMITS)
     (flag,) = analysis.build_flags
-    assert "60.0 s" in flag.reason and "60%" in flag.reason and "2 notebooks" in flag.reason
-    assert "JAX_COMPILATION_CACHE_DIR" in flag.action and "actions/cache" in flag.action
+    reason, action = WORDS.reason(flag), WORDS.rule_action(flag)
+    assert "60.0 s" in reason and "60%" in reason and "2 notebooks" in reason
+    assert "JAX_COMPILATION_CACHE_DIR" in action and "actions/cache" in action
     # the console
     lines = summary_lines(report, analysis)
-    at = lines.index(f"build: {flag.reason}")
-    assert lines[at + 1].strip() == f"what to do: {flag.action}"
+    at = lines.index(f"build: {reason}")
+    assert lines[at + 1].strip() == f"what to do: {action}"
     # report --json, and report --markdown (the GitHub job summary)
     summary = summarise_report(report, analysis, LIMITS, "x.json", 5)
     (entry,) = summary["build_findings"]
-    assert entry == {"rule": "compilation_cache", "reason": flag.reason, "action": flag.action}
+    assert entry == {"rule": "compilation_cache", "reason": reason, "action": action}
     (line,) = [line for line in render_report_markdown(summary, 5) if "This build:" in line]
     assert "JAX\\_COMPILATION\\_CACHE\\_DIR" in line and "actions/cache" in line
     # a GitHub annotation of its own (no file: the whole build)
     (annotation,) = [line for line in github.annotations(report, analysis)
                      if "Whole build" in line]
     assert annotation.startswith("::warning title=Whole build%3A compilation cache::JAX ")
-    assert annotation.endswith(github.escape_data(f"\nwhat to do: {flag.action}"))
+    assert annotation.endswith(github.escape_data(f"\nwhat to do: {action}"))
     # the status page, above the flagged cells
     soup = BeautifulSoup(render_html(analysis, StatusOptions(), lambda d: None), "lxml")
     box = soup.select_one(".gpu-status-findings .gpu-status-build-finding")
-    assert flag.reason in box.select_one(".gpu-status-finding-reason").get_text()
-    assert flag.action in box.select_one(".gpu-status-finding-action").get_text()
+    assert reason in box.select_one(".gpu-status-finding-reason").get_text()
+    assert action in box.select_one(".gpu-status-finding-action").get_text()

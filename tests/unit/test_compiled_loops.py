@@ -14,6 +14,7 @@ from sphinx_gpu_admonition.model.record import (
     LoopCall,
     NotebookRecord,
 )
+from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
 
 def notebook(*cells: CellRecord, backend: str = "gpu") -> NotebookRecord:
@@ -29,7 +30,8 @@ def cell(index: int, *loops: CompiledLoop, runs: list[LoopCall] | None = None) -
 
 def test_a_library_loop_on_the_gpu_is_named_by_its_compiled_function() -> None:
     sampler = cell(0, CompiledLoop("jit(sample)", steps=1000, platform="cuda"))
-    reason = loop_hint(sampler, notebook(sampler)).reason
+    reason = loop_hint(sampler, notebook(sampler))
+    reason = WORDS.reason(reason)
     assert reason.startswith("runs a while loop of 1,000 steps compiled in `jit(sample)` "
                              "(library code): about ")
     assert "per step on the GPU" in reason
@@ -50,7 +52,8 @@ def test_a_function_the_parse_followed_is_left_to_it() -> None:
     twin = cell(2, CompiledLoop("jit(qm_jax)", steps=20, platform="cuda"))
     record = notebook(calling, twin)
     assert loop_hint(twin, record) is None
-    reason = loop_hint(calling, record).reason
+    reason = loop_hint(calling, record)
+    reason = WORDS.reason(reason)
     # the compiled program gives the step count the code did not
     assert reason.startswith("runs `qm_jax` (defined in an earlier cell), a `lax.scan` of "
                              "20 steps")

@@ -64,8 +64,8 @@ def test_names_and_labels():
 
 def test_a_metal_page_does_not_say_both_gpu_and_not_gpu():
     """The runtime roles, the page line and the notice agree: metal is a GPU."""
-    from sphinx_gpu_admonition.ext.page_info import executed_on_sentence, ran_on_gpu
     from sphinx_gpu_admonition.ext.runtime import device_phrase
+    from sphinx_gpu_admonition.render.notice_text import executed_on_sentence, ran_on_gpu
 
     metal = record("metal")
     assert device_phrase(metal) == "a GPU (Apple M2)"

@@ -13,6 +13,7 @@ from xml.etree import ElementTree
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.model.findings import findings
 from sphinx_gpu_admonition.model.record import CellRecord, NotebookRecord, StatusReport
+from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 from sphinx_gpu_admonition.render.junit import NEVER_FAIL, FailOn, junit_xml
 
 
@@ -54,7 +55,8 @@ def test_each_flagged_cell_is_a_passing_case_under_its_notebook():
                    if f.notebook.docname == "intro")
     # the name, reason and action every other view gives
     assert text.startswith("intro cell 2 (lectures/intro.md:20) (12.0 s): flagged: ")
-    assert finding.reason in text and f"what to do: {finding.action}" in text
+    assert WORDS.finding_reason(finding) in text
+    assert f"what to do: {WORDS.finding_action(finding)}" in text
     assert "code: step(2)" in text
     # the notebook's own case no longer carries the cell
     notebook = next(c for c in suite.iter("testcase") if c.get("name") == "intro")

@@ -16,10 +16,12 @@ from sphinx_gpu_admonition.model.analysis import (
 from sphinx_gpu_admonition.model.findings import budget_findings, findings
 from sphinx_gpu_admonition.model.record import CellRecord, NotebookRecord, StatusReport
 from sphinx_gpu_admonition.render.console import summary_lines
+from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 from sphinx_gpu_admonition.render.github import annotations
 from sphinx_gpu_admonition.render.labels import Labels
 from sphinx_gpu_admonition.render.status_html import render_html
 from sphinx_gpu_admonition.render.status_rows import StatusOptions, status_rows
+from sphinx_gpu_admonition.render.summary import analysis_data
 
 #: need_for_speed's cell 2, as the lecture has it
 NEED_FOR_SPEED_IMPORTS = """\
@@ -81,9 +83,9 @@ def test_an_import_cell_past_the_limit_gets_its_own_note_and_action():
     nb = notebook(cell(1, 12.0, imports_only=True), cell(2, 0.5))
     (result,) = analyse(StatusReport([nb]), Thresholds()).notebooks
     (flag,) = result.cell_flags[0]
-    assert flag.rule == "imports" and flag.is_note and "only imports" in flag.reason
-    assert flag.action.startswith("imports are paid once per kernel")
-    assert "profile" not in flag.text
+    assert flag.rule == "imports" and flag.is_note and "only imports" in WORDS.reason(flag)
+    assert WORDS.rule_action(flag).startswith("imports are paid once per kernel")
+    assert "profile" not in WORDS.text(flag)
     assert result.warned_cells == []  # shown, never a warning
 
 
@@ -91,10 +93,10 @@ def test_a_slow_ok_cell_is_shown_as_slow_on_purpose_without_hints():
     nb = notebook(cell(1, 30.0, slow_ok=True, compile_seconds=20.0), cell(2, 0.5))
     (result,) = analyse(StatusReport([nb]), Thresholds()).notebooks
     (flag,) = result.cell_flags[0]
-    assert flag.rule == "slow_ok" and "slow on purpose" in flag.reason
-    assert flag.action == "" and result.warned_cells == []
+    assert flag.rule == "slow_ok" and "slow on purpose" in WORDS.reason(flag)
+    assert WORDS.rule_action(flag) == "" and result.warned_cells == []
     (finding,) = findings(analyse(StatusReport([nb]), Thresholds()))
-    assert finding.is_note and finding.action == ""
+    assert finding.is_note and WORDS.finding_action(finding) == ""
 
 
 def test_a_slow_ok_cell_that_regressed_is_still_a_regression():
@@ -122,11 +124,11 @@ def test_a_notebook_over_its_budget_is_a_finding_of_the_notebook():
     over = notebook(cell(1, 1.0), docname="b", runtime=80.0, budget=60.0)
     none = notebook(cell(1, 1.0), docname="c", runtime=500.0)
     assert over_budget(within) is None and over_budget(none) is None
-    assert over_budget(over).reason == "took 80.0 s, budget 60.0 s"
+    assert WORDS.budget(*over_budget(over)) == "took 80.0 s, budget 60.0 s"
     analysis = analyse(StatusReport([within, over, none]), Thresholds())
     assert [row.notebook.docname for row in budget_findings(analysis)] == ["b"]
-    assert analysis.to_dict()["b"]["budget"]["budget_seconds"] == 60.0
-    assert "budget" not in analysis.to_dict()["a"]
+    assert analysis_data(analysis)["b"]["budget"]["budget_seconds"] == 60.0
+    assert "budget" not in analysis_data(analysis)["a"]
     html = render_html(analysis, StatusOptions(), lambda docname: f"{docname}.html")
     soup = BeautifulSoup(html, "lxml")
     assert soup.select_one(".gpu-status-budget-title").get_text() == \

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from sphinx_gpu_admonition.model.analysis import (
     Thresholds,
-    action_for,
     compiled_again_hint,
     recompile_hint,
 )
-from sphinx_gpu_admonition.model.compilations import EXPLAIN_ADVICE
 from sphinx_gpu_admonition.model.record import (
     CellRecord,
     Environment,
@@ -19,6 +17,7 @@ from sphinx_gpu_admonition.model.record import (
     RecompileReason,
 )
 from sphinx_gpu_admonition.probe import jax_inspect
+from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
 REDEFINED = """\
 TRACING CACHE MISS at <ipython-input-1-a7e8ff18d065>:7:13 (newton):
@@ -89,15 +88,15 @@ def test_a_function_compiled_again_says_what_jax_said() -> None:
     record = notebook(first, again, explained=True)
     flag = compiled_again_hint(again, record, Thresholds())
     assert flag is not None
-    assert flag.reason.endswith(f"of compilation — JAX says for jit(q): {SAME_LINE}")
-    assert action_for([flag], record) == action_for([flag])  # asked already: no advice
+    assert WORDS.reason(flag).endswith(f"of compilation — JAX says for jit(q): {SAME_LINE}")
+    assert WORDS.action([flag]) == WORDS.rule_action(flag)  # asked already: no advice
 
 
 def test_recompiled_in_a_loop_says_what_jax_said_instead_of_a_guess() -> None:
     loop = cell(0, {"jit(<lambda>)": 3}, RecompileReason("<lambda>", SAME_LINE))
     flag = recompile_hint(loop, notebook(loop, explained=True), 3)
     assert flag is not None
-    assert flag.reason == f"recompiled in this cell: jit(<lambda>) (3x) — JAX says for " \
+    assert WORDS.reason(flag) == f"recompiled in this cell: jit(<lambda>) (3x) — JAX says for " \
                           f"jit(<lambda>): {SAME_LINE}"
 
 
@@ -106,10 +105,10 @@ def test_without_the_option_the_action_says_how_to_learn_why() -> None:
     for explained in (False, None):  # off, or a record from before the option
         record = notebook(first, again, explained=explained)
         flag = compiled_again_hint(again, record, Thresholds())
-        assert flag is not None and "JAX says" not in flag.reason
-        assert action_for([flag], record).endswith(EXPLAIN_ADVICE)
-        assert "gpu_explain_recompilations" in EXPLAIN_ADVICE
+        assert flag is not None and "JAX says" not in WORDS.reason(flag)
+        assert WORDS.action([flag]).endswith(WORDS.explain_advice())
+        assert "gpu_explain_recompilations" in WORDS.explain_advice()
     loop = cell(0, {"jit(<lambda>)": 3})
     flag = recompile_hint(loop, notebook(loop, explained=False), 3)
-    assert flag is not None and "new shapes, dtypes or static arguments" in flag.reason
-    assert action_for([flag], notebook(loop, explained=False)).endswith(EXPLAIN_ADVICE)
+    assert flag is not None and "new shapes, dtypes or static arguments" in WORDS.reason(flag)
+    assert WORDS.action([flag]).endswith(WORDS.explain_advice())
