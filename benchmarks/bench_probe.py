@@ -21,8 +21,13 @@ IPython's history is on, as in every real kernel (``--no-history`` turns it off)
 With ``--kernel``, the same cost is also read inside real ipykernels (history on, as
 always there), which an in-process shell misses: the kernel's other threads.
 
-    python benchmarks/bench_probe.py [--quick] [--kernel] [--cells 2000] [--repeats 7]
-                                     [--json FILE]
+With ``--startup``, what loading the probe costs a kernel once, at its start (loading
+its files and installing it into a fresh IPython shell, each in a new interpreter);
+``--probe-folder`` times another copy of ``probe/`` (an earlier release's) in the same
+interleaved run.
+
+    python benchmarks/bench_probe.py [--quick] [--kernel] [--startup] [--cells 2000]
+                                     [--repeats 7] [--json FILE] [--probe-folder DIR]
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -292,6 +298,49 @@ def measure_kernel(cells: int, repeats: int) -> dict[str, dict[str, float]]:
     }
 
 
+# -- the probe's start -------------------------------------------------------------------
+STARTUP_SCRIPT = """
+import importlib.util, sys, tempfile, time, os
+import ipykernel.kernelapp  # what a kernel has loaded when its startup file runs
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
+config = Config()
+config.HistoryManager.enabled = False
+shell = InteractiveShell.instance(config=config)
+probe_file, output = sys.argv[1], os.path.join(tempfile.mkdtemp(), "probe.jsonl")
+started, cpu_started = time.perf_counter(), time.process_time()
+spec = importlib.util.spec_from_file_location("_sphinx_gpu_admonition_probe", probe_file)
+module = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = module
+spec.loader.exec_module(module)
+module.install(shell, output)
+print(time.perf_counter() - started, time.process_time() - cpu_started)
+"""
+
+
+def startup_cost(folders: dict[str, Path], repeats: int) -> dict[str, dict[str, float]]:
+    """Seconds from loading the probe's file to ``install`` returning, in a new
+    interpreter each time (the probe's bytecode cached, as in an installed package),
+    the folders interleaved; with the CPU time of the same span (less noisy on a
+    shared machine)."""
+    times: dict[str, list[float]] = {name: [] for name in folders}
+    cpu: dict[str, list[float]] = {name: [] for name in folders}
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for repeat in range(repeats + 1):
+        names = list(folders) if repeat % 2 == 0 else list(reversed(folders))
+        for name in names:
+            done = subprocess.run(
+                [sys.executable, "-c", STARTUP_SCRIPT, str(folders[name] / "kernel_probe.py")],
+                capture_output=True, text=True, check=True, env=environ)
+            if repeat:  # the first round writes the bytecode caches
+                wall, cpu_time = done.stdout.strip().splitlines()[-1].split()
+                times[name].append(float(wall))
+                cpu[name].append(float(cpu_time))
+    return {name: {"median": statistics.median(values), "low": min(values),
+                   "high": max(values), "cpu": statistics.median(cpu[name])}
+            for name, values in times.items()}
+
+
 def table(rows: dict[str, dict[str, float]]) -> str:
     header = (f"{'per cell':48} {'with - without':>14} {'spread':>19} "
               f"{'inside callbacks':>16} {'CPU time':>11} {'target':>9}")
@@ -315,6 +364,10 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--live-arrays", type=int, default=100_000)
     parser.add_argument("--json", type=Path, help="also save the numbers (seconds) here")
+    parser.add_argument("--startup", action="store_true",
+                        help="only the probe's start: loading its files and installing it")
+    parser.add_argument("--probe-folder", type=Path,
+                        help="with --startup: another copy of probe/ to time beside this one")
     parser.add_argument("--no-history", action="store_true",
                         help="IPython's history off (real kernels have it on)")
     parser.add_argument("--kernel", action="store_true",
@@ -322,6 +375,20 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
                              "kernel: 300 cells a repetition (the round trip is ~5 ms a cell)")
     args = parser.parse_args(argv)
     cells, repeats = (1000, 3) if args.quick else (args.cells, args.repeats)
+    if args.startup:
+        folders = {"probe start (load + install)": KERNEL_PROBE_FILE.parent}
+        if args.probe_folder:
+            folders[f"probe start, {args.probe_folder}"] = args.probe_folder
+        rows = startup_cost(folders, 5 if args.quick else args.repeats * 5)
+        print("the probe's start in a new interpreter: load its files, install into a fresh "
+              "IPython shell (once per kernel)")
+        for name, row in rows.items():
+            print(f"{name:60} {row['median'] * 1e3:6.2f} ms  "
+                  f"({row['low'] * 1e3:.2f} to {row['high'] * 1e3:.2f} ms), "
+                  f"CPU {row['cpu'] * 1e3:.2f} ms")
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        return rows
     rows = measure(cells, repeats, args.live_arrays, history=not args.no_history)
     print(f"probe cost in a real IPython shell (history {'off' if args.no_history else 'on'}):"
           f" {cells} cells x {repeats} interleaved repetitions, with minus without the probe")

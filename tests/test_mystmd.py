@@ -586,12 +586,12 @@ def page_tree(*blocks: dict[str, Any]) -> dict[str, Any]:
 
 def write_kernel(folder: Path, page: Path, cells: list[dict[str, Any]],
                  backend: str | None = "cpu") -> Path:
-    from sphinx_gpu_admonition.probe import kernel_probe
+    from sphinx_gpu_admonition.probe import protocol
 
     path = folder / capture.KERNELS_FOLDER / capture.page_file_name(str(page))
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [{"kind": capture.KIND_PAGE, "page": str(page), "pid": 7},
-             {"kind": "start", "probe_version": kernel_probe.PROBE_VERSION, "pid": 7,
+             {"kind": "start", "probe_version": protocol.PROBE_VERSION, "pid": 7,
               "time": 1_780_000_000.0, "python": "3.11.7", "gpus": [],
               "host": {"cpu": "Test CPU", "cores": 2}}]
     if backend:

@@ -27,7 +27,9 @@ from sphinx_gpu_admonition.probe import (
     ENV_PROBE,
     ENV_USER_STARTUP,
     STARTUP_FILE,
+    device_sync,
     kernel_probe,
+    protocol,
 )
 
 
@@ -145,8 +147,8 @@ def test_startup_file_names_agree_with_the_package() -> None:
     """startup.py cannot import the package; its copies of the names must agree."""
     text = STARTUP_FILE.read_text(encoding="utf-8")
     for name in (ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, ENV_EXPLAIN_RECOMPILATIONS,
-                 kernel_probe.KIND_ERROR,
-                 kernel_probe.KIND_WARNING):
+                 protocol.KIND_ERROR,
+                 protocol.KIND_WARNING):
         assert f'"{name}"' in text
 
 
@@ -154,7 +156,7 @@ def read_lines(lines: list[dict[str, Any]]) -> capture.ProbeOutput:
     return probe_output.ProbeOutput(iter(lines))
 
 
-START = {"kind": "start", "pid": 10, "probe_version": kernel_probe.PROBE_VERSION,
+START = {"kind": "start", "pid": 10, "probe_version": protocol.PROBE_VERSION,
          "time": 0.0, "python": "3.12.0", "host": {}, "gpus": []}
 
 
@@ -213,7 +215,7 @@ def test_another_probe_version_is_one_capture_error() -> None:
     output = read_lines([{**START, "probe_version": 1}, cell(1, 0.5)])
     assert len(output.errors) == 1
     assert "version 1" in output.errors[0]
-    assert f"version {kernel_probe.PROBE_VERSION}" in output.errors[0]
+    assert f"version {protocol.PROBE_VERSION}" in output.errors[0]
 
 
 class FakeShell:
@@ -272,7 +274,7 @@ def test_preparing_the_device_sync_adds_nothing_to_the_cell_output(
     """With ``jax_log_compiles`` on, compiling the sync would log into the cell."""
     jax = pytest.importorskip("jax")
     with jax.log_compiles(True), caplog.at_level(logging.WARNING):
-        kernel_probe._DeviceSync(jax)()
+        device_sync.DeviceSync(jax)()
         assert jax.config.jax_log_compiles  # the notebook's setting is kept
     assert not [r for r in caplog.records if "_scalar_zero" in r.getMessage()]
 
@@ -282,5 +284,5 @@ def test_preparing_the_device_sync_adds_nothing_to_the_cell_output(
 def test_a_cache_hit_reads_first_lines_as_the_probe_records_them(source: str) -> None:
     """The sidecar check has its own copy of the probe's first-line rule (a cache hit
     does not import the probe): the two must agree."""
-    expected = probe_output.recorded_text(kernel_probe._first_line(source))
+    expected = probe_output.recorded_text(protocol.first_line(source))
     assert capture._first_line(source) == expected

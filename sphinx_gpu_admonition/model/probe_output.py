@@ -4,8 +4,9 @@ The kernel probe (:mod:`..probe.kernel_probe`) writes one JSON line per event in
 a file its engine named; :class:`ProbeOutput` reads them into the model's cells and
 environment, and :func:`died_in_cell` / :func:`kernel_crash` say where and how a
 kernel died.  The Sphinx adapter and the mystmd adapter both read kernels this
-way.  Standard library only; the line protocol's names are the probe module's own
-(imported when a kernel wrote lines), so the writer and the reader cannot drift.
+way.  Standard library only; the line protocol's names are the probe's own
+(:mod:`..probe.protocol`, imported when a kernel wrote lines), so the writer and the
+reader cannot drift.
 """
 
 from __future__ import annotations
@@ -56,11 +57,11 @@ def probe_lines(path: Path) -> Iterator[dict[str, Any]]:
 
 @functools.cache
 def line_protocol() -> ModuleType:
-    """The probe's line protocol (its names and version): the kernel's probe module
-    itself, imported when a kernel wrote lines (0.7 ms that a cache hit never needs)."""
-    from ..probe import kernel_probe
+    """The probe's line protocol (its names and version): the module the kernel's
+    probe writes by, imported when a kernel wrote lines."""
+    from ..probe import protocol
 
-    return kernel_probe
+    return protocol
 
 
 @functools.cache
@@ -71,7 +72,7 @@ def _probe_kinds() -> frozenset[str]:
 
 
 class ProbeOutput:
-    """What the probe wrote for one kernel (the line protocol is in kernel_probe.py).
+    """What the probe wrote for one kernel (the line protocol is in probe/protocol.py).
 
     Lines of another process (a kernel the notebook started itself) are
     ignored; a cell line with a value the record cannot hold (a negative or

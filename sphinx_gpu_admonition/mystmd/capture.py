@@ -39,7 +39,7 @@ from ..model.record import (
     NotebookRecord,
 )
 from ..model.schema import SchemaError
-from ..probe import kernel_probe
+from ..probe.protocol import first_line
 from . import packages
 from .mdast import walk
 
@@ -152,7 +152,7 @@ class KernelOutput(ProbeOutput):
         """The kernel ran these cells, in order (all, or the first ones: an error or a
         dead kernel stops a page)."""
         ran = [cell.first_line for cell in self.cells]
-        expected = [recorded_text(kernel_probe._first_line(c.code)) for c in cells]
+        expected = [recorded_text(first_line(c.code)) for c in cells]
         return bool(ran) and ran == expected[:len(ran)]
 
 

@@ -1,0 +1,47 @@
+"""The probe's line protocol (standard library only, no imports): what a kernel writes.
+
+One JSON object per line, told apart by :data:`KEY_KIND`.  The kernel probe writes
+these lines; every engine's reader (:mod:`..model.probe_output`) imports this module
+for their names, so the writer and the readers cannot drift.  It is loaded in the
+kernel by path (``kernel_probe.py`` loads it beside itself) and imported as part of
+the package by the builder: it must import nothing.
+"""
+
+#: version of the line protocol; the readers refuse other versions
+PROBE_VERSION = 2
+
+KEY_KIND = "kind"
+#: beside the output file: the Python stack faulthandler writes when a signal kills
+#: the kernel (SIGSEGV, SIGABRT from an XLA fatal error, SIGBUS, SIGFPE, SIGILL)
+CRASH_SUFFIX = ".crash"
+#: the kernel process that wrote a line (a kernel started by the notebook is not ours)
+KEY_PID = "pid"
+KEY_MESSAGE = "message"
+#: first line: probe_version, pid, time, python, host, gpus
+KIND_START = "start"
+#: one per notebook cell: the fields of ``record.CellRecord`` except ``index``
+KIND_CELL = "cell"
+#: when a notebook cell starts: execution_count, first_line, time (wall clock); the
+#: cell a kernel died in is the one that started and has no KIND_CELL line
+KIND_CELL_START = "cell_start"
+#: once JAX initialised a backend: {"jax": {backend, version, devices, ...}}
+KIND_JAX = "jax"
+#: when the imported numerical libraries changed: {"libraries": {name: version}}
+KIND_LIBRARIES = "libraries"
+#: the probe failed: the capture is incomplete ("capture: failed")
+KIND_ERROR = "probe_error"
+#: something the user should know; the capture itself is fine
+KIND_WARNING = "warning"
+#: written at kernel exit: whether the probe's callbacks were still registered
+KIND_END = "end"
+KEY_CALLBACKS_REGISTERED = "callbacks_registered"
+
+#: the length of a cell's recorded first line
+FIRST_LINE_LENGTH = 120
+
+
+def first_line(source: str) -> str:
+    """A cell's first non-blank line as the record keeps it (at most
+    :data:`FIRST_LINE_LENGTH` characters), without splitting the cell into lines."""
+    line = source.lstrip().split("\n", 1)[0].strip()
+    return line if len(line) <= FIRST_LINE_LENGTH else line[: FIRST_LINE_LENGTH - 1] + "…"
