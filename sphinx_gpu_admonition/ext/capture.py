@@ -384,13 +384,7 @@ def fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
     ran = sum(1 for _, count, _ in _mystnb.code_cells(doctree) if count is not None)
     if not finished:
         ran -= 1  # the cell the kernel died or stopped in
-    if ran > 0 and not record.cells and not probe.errors:
-        # a notebook that broke the probe (a sys.settrace tracer, a patched IPython)
-        # would otherwise read as a measured notebook without cells
-        probe.errors.append(f"the kernel ran {ran} cell{'s' if ran != 1 else ''} and the "
-                            "probe recorded none")
-    record.capture = "failed" if probe.errors else "ok"
-    record.capture_message = probe.errors[0] if probe.errors else None
+    record.capture, record.capture_message = probe.capture_state(ran)
     peaks = [c.peak_memory_mb for c in record.cells if c.peak_memory_mb is not None]
     record.peak_memory_mb = max(peaks, default=None)
     record.device_peak_memory_mb = device_peak(record.cells)

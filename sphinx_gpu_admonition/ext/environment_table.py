@@ -180,11 +180,11 @@ def build_machine_packages(env: BuildEnvironment, report: StatusReport,
     result: dict[str, MachinePackages] = {}
     kept: dict[str, MachinePackages] = {}
     for record in report.notebooks:
-        if record.capture == "ok" and record.packages is not None:
+        if record.measured and record.packages is not None:
             kept.setdefault(record.environment.machine_id, (
                 record.packages.executable, sorted_packages(record.packages.distributions)))
     for record in report.notebooks:
-        if record.capture != "ok":
+        if not record.measured:
             continue
         machine = record.environment.machine_id
         if machine in kept:

@@ -173,7 +173,7 @@ def _check_backend(app: Sphinx, docname: str, record: NotebookRecord,
     if not expected or not admonitions:
         return
     actual = record.environment.backend
-    if record.capture == "missing" or (record.capture != "ok" and actual is None):
+    if record.capture == "missing" or (not record.measured and actual is None):
         # a check that cannot be made must not pass silently (-W builds rely on it)
         warn(logger, f"cannot check gpu_expected_backend {expected!r}: the kernel's "
                      f"backend is unknown ({record.capture_message or 'no capture data'})",
@@ -198,7 +198,7 @@ def executed_on_sentence(record: NotebookRecord) -> str:
 
 def _make_notices_truthful(record: NotebookRecord, admonitions: list[nodes.Element]) -> None:
     """A standard notice must not claim a GPU for a copy that ran without one."""
-    if record.capture != "ok" or ran_on_gpu(record):
+    if not record.measured or ran_on_gpu(record):
         return
     for admonition in admonitions:
         for paragraph in list(admonition.findall(nodes.paragraph)):
@@ -231,7 +231,7 @@ def add_page_info(app: Sphinx, doctree: nodes.document) -> None:
     _check_backend(app, docname, record, admonitions)
     _make_notices_truthful(record, admonitions)
     position = get_config(app.config).execution_info
-    if position == "off" or record.capture != "ok":
+    if position == "off" or not record.measured:
         return
     sentence = executed_on_sentence(record)
     for admonition in admonitions:
@@ -337,7 +337,7 @@ class ReaderNoticeInNotebooks(SphinxPostTransform):
 def _meta_tags(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
                doctree: Any) -> None:
     record = get_record(app.env, pagename)
-    if record is None or not record.executed or record.capture != "ok":
+    if record is None or not record.executed or not record.measured:
         return
     facts = {
         "gpu-execution:backend": record.environment.backend or "none",

@@ -174,12 +174,12 @@ def read_status(path: str | Path) -> StatusReport:
 #: A record saved beside a cached notebook; the version is bumped whenever the record
 #: model changes, so a cache restored from another release is never misread.
 SIDECAR_ID = "sphinx-gpu-admonition/capture-sidecar"
-SIDECAR_VERSION = 6  # 6: recompile reasons; 5: compiled loops, device memory; 4: runs...
+SIDECAR_VERSION = 7  # 7: capture partial; 6: recompile reasons; 5: compiled loops, ...
 #: the sidecar versions this release reads: every version after 1 only added fields,
 #: whose defaults stand for what an older sidecar did not save (the cells' lines
 #: and sources are looked up again by every build, and whether their errors were
 #: expected on every cache hit), so an upgrade keeps the measurements of a cache
-READABLE_SIDECAR_VERSIONS = frozenset({1, 2, 3, 4, 5, SIDECAR_VERSION})
+READABLE_SIDECAR_VERSIONS = frozenset({1, 2, 3, 4, 5, 6, SIDECAR_VERSION})
 
 
 def sidecar_dict(record: NotebookRecord) -> dict[str, Any]:

@@ -68,7 +68,16 @@ def line_protocol() -> ModuleType:
 def _probe_kinds() -> frozenset[str]:
     p = line_protocol()
     return frozenset({p.KIND_START, p.KIND_CELL, p.KIND_CELL_START, p.KIND_JAX,
-                      p.KIND_LIBRARIES, p.KIND_ERROR, p.KIND_WARNING, p.KIND_END})
+                      p.KIND_LIBRARIES, p.KIND_ERROR, p.KIND_WARNING, p.KIND_END,
+                      p.KIND_LOST})
+
+
+#: the record's capture states (``NotebookRecord.capture``) this reader gives
+CAPTURE_OK, CAPTURE_PARTIAL, CAPTURE_FAILED = "ok", "partial", "failed"
+
+
+def _count(value: Any) -> int | None:
+    return value if type(value) is int and value >= 0 else None
 
 
 class ProbeOutput:
@@ -94,6 +103,15 @@ class ProbeOutput:
         self.last_started: dict[str, Any] | None = None
         #: kind -> the last line of each kind the probe does not write
         self.other: dict[str, dict[str, Any]] = {}
+        #: the kernel's execution count when it exited (its end line), and the highest
+        #: count any line named: together with the counts runs nested in cells took,
+        #: how many cells the kernel ran (:meth:`capture_state`)
+        self.kernel_count: int | None = None
+        self._highest_count = 0
+        self._nested_counts: set[int] = set()
+        #: lines the probe could not write, and the first reason it gave
+        self.lost_lines = 0
+        self.lost_reason: str | None = None
         kernel_pid = None
         for item in lines:
             protocol = line_protocol()
@@ -110,6 +128,7 @@ class ProbeOutput:
                 self._read_cell(item)
             elif kind == protocol.KIND_CELL_START:
                 self.last_started = item
+                self._note_count(item.get(protocol.KEY_EXECUTION_COUNT))
             elif kind == protocol.KIND_JAX:
                 self.environment["jax"] = item.get("jax")
             elif kind == protocol.KIND_LIBRARIES:
@@ -118,9 +137,17 @@ class ProbeOutput:
                 self.errors.append(str(item.get(protocol.KEY_MESSAGE)))
             elif kind == protocol.KIND_WARNING:
                 self.warnings.append(str(item.get(protocol.KEY_MESSAGE)))
-            elif kind == protocol.KIND_END and item.get(protocol.KEY_CALLBACKS_REGISTERED) is False:
-                self.errors.append("the notebook removed the probe's IPython callbacks; "
-                                   "the cells after that were not measured")
+            elif kind == protocol.KIND_END:
+                self.kernel_count = _count(item.get(protocol.KEY_EXECUTION_COUNT))
+                self._note_count(self.kernel_count)
+                if item.get(protocol.KEY_CALLBACKS_REGISTERED) is False:
+                    self.errors.append("the notebook removed the probe's IPython callbacks; "
+                                       "the cells after that were not measured")
+            elif kind == protocol.KIND_LOST:
+                lines = _count(item.get(protocol.KEY_LOST_LINES))
+                self.lost_lines += lines or 0
+                if self.lost_reason is None and isinstance(item.get(protocol.KEY_MESSAGE), str):
+                    self.lost_reason = recorded_text(item[protocol.KEY_MESSAGE])[:200]
             elif isinstance(kind, str) and kind not in _probe_kinds():
                 self.other[kind] = item
 
@@ -135,7 +162,20 @@ class ProbeOutput:
                                 gpus=item.get("gpus") or [],
                                 allocator=item.get("allocator") or {})
 
+    def _note_count(self, count: Any) -> None:
+        count = _count(count)
+        if count is not None and count > self._highest_count:
+            self._highest_count = count
+
     def _read_cell(self, item: dict[str, Any]) -> None:
+        protocol = line_protocol()
+        count = _count(item.get(protocol.KEY_EXECUTION_COUNT))
+        nested = _count(item.get(protocol.KEY_NESTED_RUNS))
+        if count is not None:
+            self._note_count(count)
+            if nested:  # the counts the runs nested in this cell took
+                self._nested_counts.update(range(count + 1, count + 1 + nested))
+                self._note_count(count + nested)
         # one bad value loses that cell, never the notebook (and its failure)
         item = {**item, "index": None}
         for key in ("error", "first_line"):  # made one line, and never lost to a surrogate
@@ -158,6 +198,73 @@ class ProbeOutput:
         except SchemaError as error:
             self.warnings.append(f"dropped the measurement of cell "
                                  f"{item.get('execution_count')!r}: {error}")
+
+
+    # -- how complete the record is -----------------------------------------------------
+    def _died_in_count(self) -> int | None:
+        """The count of the cell the kernel was running when it stopped without its end
+        line (killed, timed out), which the adapters name as the cell it died in."""
+        if self.kernel_count is not None or self.last_started is None:
+            return None
+        count = _count(self.last_started.get("execution_count"))
+        return None if any(c.execution_count == count for c in self.cells) else count
+
+    def missing_counts(self) -> list[int]:
+        """The execution counts of cells the kernel ran and the record does not have
+        (lines lost, or dropped as unreadable): neither a run nested in a cell nor the
+        cell the kernel died in."""
+        have = {c.execution_count for c in self.cells} | self._nested_counts
+        have.add(self._died_in_count())
+        return [count for count in range(1, self._highest_count + 1) if count not in have]
+
+    def positions(self) -> list[int | None]:
+        """Each recorded cell's place among the notebook's cells the kernel ran (0 for
+        the first; None: no count), counted from the execution counts, so that a cell
+        after a missing one still finds its own place (nested runs took counts too)."""
+        nested = sorted(self._nested_counts)
+        places: list[int | None] = []
+        for cell in self.cells:
+            count = cell.execution_count
+            places.append(None if count is None else
+                          count - 1 - sum(1 for n in nested if n < count))
+        return places
+
+    def capture_state(self, ran: int = 0) -> tuple[str, str | None]:
+        """``(capture, capture_message)`` of the record made from these lines: "failed"
+        (the probe broke, or was removed), "partial" (fewer cells than the kernel ran;
+        a warning is added to :attr:`warnings`) or "ok".  ``ran``: the cells the engine
+        saw run (a lower bound; the probe's own counts may know more).  Call it once
+        per record: its failures and warning are added to :attr:`errors` / :attr:`warnings`.
+        """
+        if self.errors:
+            return CAPTURE_FAILED, self.errors[0]
+        if ran > 0 and not self.cells:
+            # a notebook that broke the probe (a sys.settrace tracer, a patched IPython)
+            # would otherwise read as a measured notebook without cells
+            self.errors.append(f"the kernel ran {ran} cell{'s' if ran != 1 else ''} and the "
+                               "probe recorded none")
+            return CAPTURE_FAILED, self.errors[0]
+        missing = self.missing_counts()
+        known = self._highest_count - len(self._nested_counts) - (
+            self._died_in_count() is not None)
+        ran = max(ran, known, len(self.cells) + len(missing))
+        if ran <= len(self.cells):
+            return CAPTURE_OK, None
+        message = (f"the probe recorded {len(self.cells)} of the {ran} cells the kernel ran"
+                   + (f" (not recorded: the cell{'s' if len(missing) > 1 else ''} with "
+                      f"execution count {_counts_text(missing)})" if missing else ""))
+        if self.lost_lines:
+            message += (f"; {self.lost_lines} line{'s' if self.lost_lines > 1 else ''} could "
+                        f"not be written ({self.lost_reason or 'no reason given'})")
+        self.warnings.append(f"{message}; the record has the others")
+        return CAPTURE_PARTIAL, message
+
+
+def _counts_text(counts: list[int]) -> str:
+    shown = [str(count) for count in counts[:8]]
+    if len(counts) > 8:
+        shown.append(f"{len(counts) - 8} more")
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
 def device_peak(cells: list[CellRecord]) -> float | None:

@@ -60,7 +60,12 @@ BUILD_FAILED = "failed"
 BUILD_OUTCOMES = (BUILD_SUCCEEDED, BUILD_FAILED)
 
 
-CAPTURE_STATES = ("ok", "missing", "failed")
+#: what the kernel's probe recorded: "ok" (every cell the kernel ran), "partial" (the
+#: environment and some cells: the probe could not write the others), "missing" (no
+#: probe data: a non-IPython kernel, capture off) or "failed" (the probe broke)
+CAPTURE_STATES = ("ok", "partial", "missing", "failed")
+#: the states whose record holds the kernel's environment and measured cells
+MEASURED_CAPTURES = ("ok", "partial")
 GPU_SOURCES = ("nvml", "nvidia-smi")
 
 # Why a notebook executed although the jupyter-cache held a copy of it (``cache`` mode).
@@ -381,7 +386,8 @@ class NotebookRecord(Loadable):
     error: ErrorInfo | None = None
     environment: Environment = dataclasses.field(default_factory=Environment)
     cells: list[CellRecord] = dataclasses.field(default_factory=list)
-    #: "ok", "missing" (no probe data: non-IPython kernel, disabled) or "failed"
+    #: one of :data:`CAPTURE_STATES`: "ok", "partial" (cells missing: ``capture_message``
+    #: says which), "missing" (no probe data: non-IPython kernel, disabled) or "failed"
     capture: str = choices(CAPTURE_STATES, default="missing")
     capture_message: str | None = None
     peak_memory_mb: float | None = None
@@ -424,10 +430,16 @@ class NotebookRecord(Loadable):
         return self.cells_seconds
 
     @property
+    def measured(self) -> bool:
+        """The record holds the kernel's environment and cells (capture "ok", or
+        "partial": some cells missing), so its device is known."""
+        return self.capture in MEASURED_CAPTURES
+
+    @property
     def device_label(self) -> str | None:
         """Where it ran (``Environment.device_label``), None without capture data:
         a notebook never claims a device nobody measured."""
-        return self.environment.device_label if self.capture == "ok" else None
+        return self.environment.device_label if self.measured else None
 
     @property
     def executed(self) -> bool:
@@ -490,7 +502,7 @@ class StatusReport:
         """Machine id -> (an environment seen on it, docnames executed there)."""
         result: dict[str, tuple[Environment, list[str]]] = {}
         for nb in self.notebooks:
-            if nb.capture != "ok":
+            if not nb.measured:
                 continue
             env = nb.environment
             entry = result.setdefault(env.machine_id, (env, []))

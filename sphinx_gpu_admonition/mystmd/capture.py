@@ -150,10 +150,13 @@ class KernelOutput(ProbeOutput):
 
     def matches(self, cells: list[CodeCell]) -> bool:
         """The kernel ran these cells, in order (all, or the first ones: an error or a
-        dead kernel stops a page)."""
-        ran = [cell.first_line for cell in self.cells]
-        expected = [recorded_text(first_line(c.code)) for c in cells]
-        return bool(ran) and ran == expected[:len(ran)]
+        dead kernel stops a page), each recorded cell at its place among them (a cell
+        whose line the probe could not write leaves a gap)."""
+        places = self.positions()
+        return bool(self.cells) and all(
+            place is not None and place < len(cells)
+            and cell.first_line == recorded_text(first_line(cells[place].code))
+            for cell, place in zip(self.cells, places, strict=True))
 
 
 def find_kernel_output(folder: Path, cells: list[CodeCell]) -> KernelOutput | None:
@@ -193,15 +196,18 @@ def record_from_kernel(output: KernelOutput, cells: list[CodeCell], root: Path,
                             provenance=EXECUTED, method="mystmd",
                             executed_at=_iso(output.started),
                             source=repository_path(Path(page)) if page else None)
-    record.capture = "failed" if output.errors else "ok"
-    record.capture_message = output.errors[0] if output.errors else None
+    # from the kernel's own counts: the page does not say which of its cells ran
+    record.capture, record.capture_message = output.capture_state()
     try:
         record.environment = Environment.from_dict(output.environment)
     except SchemaError as error:
         output.warnings.append(f"the kernel's environment was dropped: {error}")
     fences = fence_lines(Path(page)) if page else []
-    # a page stopped by an error ran fewer cells than it has
-    for cell, code in zip(output.cells, cells, strict=False):
+    # a page stopped by an error ran fewer cells than it has; matches() placed them all
+    for cell, place in zip(output.cells, output.positions(), strict=True):
+        if place is None or place >= len(cells):
+            continue
+        code = cells[place]
         cell.index = code.index
         cell.line = fences[code.position] if code.position < len(fences) else None
         cell.error_expected = cell.error is not None and code.raises

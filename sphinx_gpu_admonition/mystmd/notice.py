@@ -77,7 +77,7 @@ def make_truthful(tree: mdast.Node, record: NotebookRecord,
                 for child in mdast.walk(paragraph):
                     if child.get("type") == "link" and child.get("url") == COLAB_URL:
                         child["url"] = link
-    if record.capture != "ok":
+    if not record.measured:
         return
     for node in mdast.walk(tree):
         if node.get("type") != "admonition" or not mdast.has_class(node, "gpu-admonition"):

@@ -88,7 +88,7 @@ def backend_warning(tree: dict[str, Any], record: NotebookRecord,
     if not expected or not notice.notices(tree):
         return None
     actual = record.environment.backend
-    if record.capture != "ok" and actual is None:
+    if not record.measured and actual is None:
         # a check that cannot be made must not pass silently (strict builds rely on it)
         return (f"{record.docname}: cannot check expected_backend {expected!r}: the kernel's "
                 f"backend is unknown ({record.capture_message or 'no capture data'})")

@@ -38,7 +38,6 @@ import re
 import sys
 from json.encoder import encode_basestring_ascii as _json_string
 from os import getpid as _process_id
-from os import write as _write_fd
 from time import perf_counter as _clock
 from time import time as _wall_clock
 
@@ -61,6 +60,7 @@ def _load_beside(name: str):
 
 protocol = _load_beside("protocol")
 facts = _load_beside("facts")
+probe_file = _load_beside("probe_file")
 
 _INFINITY = float("inf")
 
@@ -163,11 +163,14 @@ class Probe:
         # one write(2) per line, straight to the file: a line is in the file when the
         # cell ends (a kernel that dies later loses nothing), and appends of whole
         # lines never interleave; no text and buffer layers on the per-cell path
-        self._fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._file = probe_file.ProbeFile(output)
         self._ipython = ipython
         # the ExecutionInfo of the notebook cell now running: runs nested in it
         # (%%capture, get_ipython().run_cell) belong to it and are not cells
         self._running = None
+        #: runs nested in the cell that took an execution count (store_history=True):
+        #: the reader must not take their counts for cells the probe missed
+        self._nested_runs = 0
         self._started: float | None = None
         self._source = ""
         self._compile_seconds = 0.0
@@ -210,11 +213,19 @@ class Probe:
             # a process forked from the kernel (os.fork in a cell) inherits the probe,
             # its callbacks and this file; its lines would pass for the kernel's
             return
-        data = line.encode("utf-8")
-        written = _write_fd(self._fd, data)
-        while written < len(data):  # only a full disk or a signal writes less
-            data = data[written:]
-            written = _write_fd(self._fd, data)
+        output = self._file
+        if output.write(line.encode("utf-8")) and output.lost_lines:
+            self._report_lost()
+
+    def _report_lost(self) -> None:
+        """Say how many lines could not be written (then the record misses cells)."""
+        output = self._file
+        lost, reason = output.lost_lines, output.lost_reason
+        output.lost_lines, output.lost_reason = 0, None
+        line = self._encode({protocol.KEY_KIND: protocol.KIND_LOST, protocol.KEY_PID: self._pid,
+                             protocol.KEY_LOST_LINES: lost, protocol.KEY_MESSAGE: reason})
+        if not output.write(line.encode("utf-8") + b"\n"):
+            output.lost_lines += lost  # said with the next line that can be written
 
     def _fail(self, where: str, error: BaseException) -> None:
         if not self._failed:  # report the first failure only
@@ -248,8 +259,12 @@ class Probe:
             f'{_json_counts(compilations) if compilations else "{}"},'
             f'"loops":{_json_strings(loops) if loops else "[]"},'
             f'"peak_memory_mb":{"null" if peak is None else repr(peak)}'
-            f'{self._jax_fields() if jax_fields else ""}}}\n'
+            f'{self._jax_fields() if jax_fields else ""}'
+            f'{self._nested_field() if self._nested_runs else ""}}}\n'
         )
+
+    def _nested_field(self) -> str:
+        return f',"{protocol.KEY_NESTED_RUNS}":{self._nested_runs}'
 
     def _jax_fields(self) -> str:
         """The cell's compiled loops, recompile reasons and a GPU's memory, where known."""
@@ -309,13 +324,16 @@ class Probe:
 
     # -- IPython callbacks --------------------------------------------------------
     def pre_run_cell(self, info) -> None:
-        if self._running is not None:
-            return  # a run nested in the cell: timed as part of the cell
+        if self._running is not None:  # a run nested in the cell: timed as part of the cell
+            if getattr(info, "store_history", False):  # which took an execution count
+                self._nested_runs += 1
+            return
         self._running = info
         try:
             if info.store_history:
                 source = self._source = info.raw_cell or ""
                 self._compile_seconds = 0.0
+                self._nested_runs = 0
                 if self._compilations:
                     self._compilations = {}
                 if self._compiled_loops:
@@ -414,24 +432,28 @@ class Probe:
                 and self.post_run_cell in callbacks.get("post_run_cell", ()))
 
     def at_exit(self) -> None:
-        """Say whether the notebook removed the callbacks (then cells went unmeasured)."""
+        """Say whether the notebook removed the callbacks (then cells went unmeasured),
+        and how many cells the kernel ran (the reader tells a record missing some)."""
         with contextlib.suppress(Exception):
+            count = getattr(self._ipython, "execution_count", None)
             self._write({protocol.KEY_KIND: protocol.KIND_END,
-                         protocol.KEY_CALLBACKS_REGISTERED: self.callbacks_registered()})
-            os.close(self._fd)
-
-
-_crash_file = None
+                         protocol.KEY_CALLBACKS_REGISTERED: self.callbacks_registered(),
+                         # the shell's count is the next cell's
+                         protocol.KEY_EXECUTION_COUNT: count - 1 if type(count) is int
+                         else None})
+            self._file.close()
 
 
 def _trace_fatal_signals(output: str) -> None:
     """A kernel killed by a signal leaves its Python stack in ``<output>.crash``: a
-    dead kernel otherwise tells the build only "Kernel died". The file stays open for
-    the kernel's life (faulthandler writes to its descriptor from the signal handler)."""
-    global _crash_file
+    dead kernel otherwise tells the build only "Kernel died". The descriptor stays
+    open for the kernel's life (faulthandler writes to it from the signal handler,
+    where nothing can be checked): at a high number, where user code does not reach
+    it by accident (``probe_file.owned_descriptor``)."""
     try:
-        _crash_file = open(output + protocol.CRASH_SUFFIX, "w", encoding="utf-8")  # noqa: SIM115
-        faulthandler.enable(file=_crash_file, all_threads=False)
+        fd = probe_file.owned_descriptor(os.open(
+            output + protocol.CRASH_SUFFIX, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+        faulthandler.enable(file=fd, all_threads=False)
     except Exception:
         pass  # the kernel runs the same; only its death would be untraced
 

@@ -8,7 +8,7 @@ the package by the builder: it must import nothing.
 """
 
 #: version of the line protocol; the readers refuse other versions
-PROBE_VERSION = 2
+PROBE_VERSION = 3
 
 KEY_KIND = "kind"
 #: beside the output file: the Python stack faulthandler writes when a signal kills
@@ -17,10 +17,17 @@ CRASH_SUFFIX = ".crash"
 #: the kernel process that wrote a line (a kernel started by the notebook is not ours)
 KEY_PID = "pid"
 KEY_MESSAGE = "message"
+#: the kernel's execution count: on a cell's lines the cell's own, on the end line the
+#: number of counted runs the kernel made (IPython counts each stored-history run once)
+KEY_EXECUTION_COUNT = "execution_count"
 #: first line: probe_version, pid, time, python, host, gpus
 KIND_START = "start"
-#: one per notebook cell: the fields of ``record.CellRecord`` except ``index``
+#: one per notebook cell: the fields of ``record.CellRecord`` except ``index``, and
+#: :data:`KEY_NESTED_RUNS` when runs nested in the cell took execution counts
 KIND_CELL = "cell"
+#: runs nested in the cell (``get_ipython().run_cell(..., store_history=True)``) that
+#: took execution counts of their own (the cell's count + 1, + 2, ...): not cells
+KEY_NESTED_RUNS = "nested_runs"
 #: when a notebook cell starts: execution_count, first_line, time (wall clock); the
 #: cell a kernel died in is the one that started and has no KIND_CELL line
 KIND_CELL_START = "cell_start"
@@ -32,7 +39,12 @@ KIND_LIBRARIES = "libraries"
 KIND_ERROR = "probe_error"
 #: something the user should know; the capture itself is fine
 KIND_WARNING = "warning"
-#: written at kernel exit: whether the probe's callbacks were still registered
+#: lines the probe could not write (its file unwritable for a while): KEY_LOST_LINES
+#: of them, the first error in KEY_MESSAGE; written with the first line that could be
+KIND_LOST = "lost"
+KEY_LOST_LINES = "lines"
+#: written at kernel exit: whether the probe's callbacks were still registered, and
+#: the kernel's execution count (KEY_EXECUTION_COUNT)
 KIND_END = "end"
 KEY_CALLBACKS_REGISTERED = "callbacks_registered"
 

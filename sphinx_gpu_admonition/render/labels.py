@@ -83,6 +83,8 @@ class Labels(NamedTuple):
     regression: str
     no_jax: str
     no_capture: str
+    #: a record with fewer cells than its kernel ran (capture "partial")
+    partial_capture: str
     no_records: str
     no_flagged: str
     error_in: str
@@ -161,6 +163,8 @@ class Labels(NamedTuple):
             regression=translate("regression"),
             no_jax=translate("no JAX"),
             no_capture=translate("no measurements"),
+            # Translators: the record misses cells the probe could not write
+            partial_capture=translate("some cells not measured"),
             no_records=translate("No notebooks have been executed yet."),
             no_flagged=translate("No flagged cells."),
             error_in=translate("in {cell}"),
