@@ -142,22 +142,23 @@ def newton(f: Callable[[Any], Any], x0: float) -> Any:
     return x0
 
 
-def test_explanations_are_captured_out_of_sight_and_a_users_own_setting_is_left_alone(
+def test_explanations_are_captured_out_of_sight_until_the_notebook_asks_for_them(
         caplog: pytest.LogCaptureFixture) -> None:
+    """The probe's explanations are dropped; once the notebook's own (global) setting
+    is on they reach its handlers, and are still recorded (a real kernel:
+    tests/test_probe_jax.py)."""
     import logging
 
     loggers = [logging.getLogger(name) for name in
                (jax_inspect.EXPLAIN_LOGGER, *jax_inspect._PERSISTENT_CACHE_LOGGERS)]
     before = [list(logger.filters) for logger in loggers]
+    local = jax.explain_cache_misses.get_local()
     try:
-        jax.config.update("jax_explain_cache_misses", True)  # the user's own setting
-        assert jax_inspect.explain_recompilations(jax, [], lambda: True) is False
-        assert [list(logger.filters) for logger in loggers] == before  # nothing added
-        jax.config.update("jax_explain_cache_misses", False)
         reasons: list[dict] = []
         in_cell = [False]
         assert jax_inspect.explain_recompilations(jax, reasons, lambda: in_cell[0])
         assert jax.config.jax_explain_cache_misses  # what the notebook then reads
+        assert jax.explain_cache_misses.get_global() is False  # its own: left alone
         first = newton(lambda x: x**2 - 2.0, 1.0)  # outside a cell: dropped, not kept
         in_cell[0] = True
         again = newton(lambda x: x**2 - 2.0, 1.0)
@@ -166,8 +167,15 @@ def test_explanations_are_captured_out_of_sight_and_a_users_own_setting_is_left_
             "seen another function defined on the same line; maybe the function is being "
             "re-defined repeatedly, preventing caching?")}]
         assert not [r for r in caplog.records if "CACHE MISS" in r.getMessage()]
+        reasons.clear()
+        jax.config.update("jax_explain_cache_misses", True)  # the notebook asks
+        with caplog.at_level(logging.WARNING):
+            newton(lambda x: x**2 - 2.0, 1.0)
+        assert [r for r in caplog.records if "TRACING CACHE MISS" in r.getMessage()]
+        assert [r["function"] for r in reasons] == ["q"]
     finally:
         jax.config.update("jax_explain_cache_misses", False)
+        jax.explain_cache_misses.set_local(local)
         for logger, filters in zip(loggers, before, strict=True):
             for added in logger.filters[len(filters):]:
                 logger.removeFilter(added)

@@ -216,25 +216,51 @@ REASON_LENGTH = 160
 
 
 def explain_recompilations(jax, reasons: list[dict], in_cell) -> bool:
-    """Turn on ``jax_explain_cache_misses`` and capture its explanations into ``reasons``
-    (while ``in_cell()``), so that none reaches the cell's output or stderr; False, and
-    nothing changed, when the notebook's environment turned it on itself (its
-    explanations are the user's to see).  Called once, right after ``import jax``."""
+    """Capture JAX's explanations of tracing-cache misses into ``reasons`` (while
+    ``in_cell()``); those the notebook did not ask for reach neither the cell's output
+    nor stderr.  Called once, right after ``import jax``; True when explanations are
+    recorded.
+
+    The probe turns them on for the kernel's main thread only, where cells run
+    (``jax.explain_cache_misses(True)``, entered for the kernel's life), and leaves the
+    global setting the notebook's own: while it is off, an explanation is the probe's
+    and is kept out of sight; once the notebook turns it on itself (the usual
+    ``jax.config.update("jax_explain_cache_misses", True)`` cell, or
+    ``JAX_EXPLAIN_CACHE_MISSES=1``), its explanations reach its handlers as without
+    the probe, and are recorded too.  A JAX without the global setting apart (before
+    0.4.36) gets the setting turned on globally, and every explanation is the probe's.
+    """
     import logging
 
-    if jax.config.jax_explain_cache_misses:
-        return False
+    state = getattr(jax, "explain_cache_misses", None)
+    setting = getattr(state, "get_global", None)  # the notebook's own setting
+    if setting is None:
+        if jax.config.jax_explain_cache_misses:
+            return False  # the environment asked for them: they are the user's to see
+        jax.config.update("jax_explain_cache_misses", True)
+    else:
+        # the main thread only: explanations of a notebook's own threads are its own
+        state(True).__enter__()
+
+    def asked() -> bool:
+        if setting is None:
+            return False
+        try:
+            return setting() is True
+        except Exception:  # never raise into JAX's logging
+            return False
 
     def capture(record) -> bool:
         if in_cell():
             with _suppress():
                 note_reason(reasons, record.getMessage())
-        return False  # dropped: never reaches a handler
+        return asked()  # the notebook asked for them: they reach its handlers
 
     def back_to_debug(record) -> bool:
-        # what the option raised to WARNING goes out at DEBUG, as without it
+        # what the setting raised to WARNING goes out at DEBUG, as without it, unless
+        # the notebook asked for it
         if record.levelno == logging.WARNING and str(record.msg).startswith(
-                _PERSISTENT_CACHE_MESSAGES):
+                _PERSISTENT_CACHE_MESSAGES) and not asked():
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
             return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
         return True
@@ -242,7 +268,6 @@ def explain_recompilations(jax, reasons: list[dict], in_cell) -> bool:
     logging.getLogger(EXPLAIN_LOGGER).addFilter(capture)
     for name in _PERSISTENT_CACHE_LOGGERS:
         logging.getLogger(name).addFilter(back_to_debug)
-    jax.config.update("jax_explain_cache_misses", True)
     return True
 
 

@@ -1,0 +1,74 @@
+"""The probe with real JAX (on the CPU) in the real kernels of one Sphinx build: the
+notebook's own JAX settings are left alone (issue 33, item 3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import MYST_HEADER, ProjectBuild, build_project
+from docutils import nodes
+from test_capture import notebooks, only
+
+pytest.importorskip("jax")
+
+
+def notebook(title: str, *cells: str) -> str:
+    return MYST_HEADER + f"# {title}\n\n" + "".join(
+        f"```{{code-cell}} ipython3\n{cell}\n```\n\n" for cell in cells)
+
+
+NEWTON = ("import jax\n\n"
+          "def newton(f, x0):\n"
+          "    def q(x):\n"
+          "        return x - f(x) / jax.grad(f)(x)\n"
+          "    step = jax.jit(q)  # jitted inside the function: compiled again at each call\n"
+          "    for _ in range(3):\n"
+          "        x0 = step(x0)\n"
+          "    return x0")
+SQUARE_ROOT = "float(newton(lambda x: x**2 - 2.0, 1.0))"
+
+PAGES = {
+    # the usual cell of a notebook that wants JAX's explanations itself, after two cells
+    # whose explanations are the probe's (gpu_explain_recompilations)
+    "asks": notebook("Asks", NEWTON, SQUARE_ROOT, SQUARE_ROOT,
+                     'jax.config.update("jax_explain_cache_misses", True)', SQUARE_ROOT),
+}
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> ProjectBuild:
+    files = {**only()["files"], **{f"{name}.md": text for name, text in PAGES.items()}}
+    files["index.md"] = "# Book\n\n```{toctree}\n" + "\n".join(PAGES) + "\n```\n"
+    return build_project("capture", tmp_path_factory.mktemp("probe-jax"), files=files,
+                         conf_append=only()["conf_append"],
+                         confoverrides={"gpu_explain_recompilations": True,
+                                        "show_warning_types": True})
+
+
+def cell_outputs(build: ProjectBuild, page: str) -> list[str]:
+    """Each code cell's outputs (stdout, stderr, results), as the page shows them."""
+    doctree = build.app.env.get_doctree(page)
+    return ["\n".join(output.astext() for output in cell.findall(nodes.container)
+                      if "cell_output" in output["classes"])
+            for cell in doctree.findall(nodes.container)
+            if cell.get("nb_element") == "cell_code"]
+
+
+def reasons(cell: dict[str, Any]) -> list[str]:
+    return [reason["function"] for reason in cell.get("recompile_reasons") or []]
+
+
+def test_explanations_the_notebook_asked_for_reach_it_and_are_recorded(
+        build: ProjectBuild) -> None:
+    record = notebooks(build)["asks"]
+    assert record["environment"]["jax"]["recompilations_explained"] is True
+    outputs = cell_outputs(build, "asks")
+    cells = record["cells"]
+    # before the notebook asked: the probe's, recorded and out of sight
+    assert reasons(cells[2]) == ["q"] and "TRACING CACHE MISS" not in outputs[2]
+    # after: JAX's explanation in the cell's output, as without the probe, and recorded
+    assert "TRACING CACHE MISS" in outputs[4] and "never seen function" in outputs[4]
+    assert reasons(cells[4]) == ["q"]
+    assert not any("TRACING CACHE MISS" in text for text in outputs[:4])
