@@ -201,7 +201,7 @@ def test_one_bad_value_loses_that_cell_never_the_notebook() -> None:
     assert "execution count 2" in record.capture_message
     assert len(output.warnings) == 3
     assert any("cell 2" in w and "below" in w for w in output.warnings)
-    assert any("environment was dropped" in w for w in output.warnings)
+    assert any("environment: libraries['numpy']" in w for w in output.warnings)
 
 
 def test_an_exception_type_is_recorded_as_one_line_without_lone_surrogates() -> None:

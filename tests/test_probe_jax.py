@@ -1,9 +1,11 @@
 """The probe with real JAX (on the CPU) in the real kernels of one Sphinx build: the
-notebook's own JAX settings are left alone (issue 33, item 3).
+notebook's own JAX settings are left alone (issue 33, item 3) and one bad value of its
+environment loses that value only (item 5).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -34,6 +36,12 @@ PAGES = {
     # whose explanations are the probe's (gpu_explain_recompilations)
     "asks": notebook("Asks", NEWTON, SQUARE_ROOT, SQUARE_ROOT,
                      'jax.config.update("jax_explain_cache_misses", True)', SQUARE_ROOT),
+    # a backend plugin (here the notebook) reporting a 10 MB device kind
+    "huge_kind": notebook("Huge kind", "import jax, jax.numpy as jnp\n\n"
+                          "class HugeKind:\n    platform = 'cpu'\n"
+                          "    device_kind = 'T' * 10_000_000\n\n"
+                          "jax.devices = lambda *args: [HugeKind()]\nfloat(jnp.ones(3).sum())",
+                          "x = 2"),
 }
 
 
@@ -72,3 +80,22 @@ def test_explanations_the_notebook_asked_for_reach_it_and_are_recorded(
     assert "TRACING CACHE MISS" in outputs[4] and "never seen function" in outputs[4]
     assert reasons(cells[4]) == ["q"]
     assert not any("TRACING CACHE MISS" in text for text in outputs[:4])
+
+
+def test_a_huge_device_kind_is_cut_alone_with_a_warning_and_one_machine_remains(
+        build: ProjectBuild, capsys: pytest.CaptureFixture[str]) -> None:
+    from sphinx_gpu_admonition.cli import main
+    from sphinx_gpu_admonition.probe import protocol
+
+    record = notebooks(build)["huge_kind"]
+    assert (record["status"], record["capture"]) == ("ok", "ok")
+    environment = record["environment"]
+    assert environment["host"] == notebooks(build)["asks"]["environment"]["host"]
+    assert environment["python"] and environment["jax"]["backend"] == "cpu"
+    (device,) = environment["jax"]["devices"]
+    assert len(device["kind"]) == protocol.TEXT_LENGTH
+    (warning,) = [line for line in build.warning_lines if "huge_kind.md" in line]
+    assert "jax.devices[0].kind: 10000000 characters, cut to 200" in warning
+    assert "gpu_admonition.capture" in warning
+    assert main(["report", str(build.outdir), "--json", "--exit-zero"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["machines"]) == 1  # no phantom machine

@@ -58,7 +58,6 @@ from ..model.record import (
     TIMEOUT,
     CacheMiss,
     CellRecord,
-    Environment,
     ErrorInfo,
     NotebookRecord,
 )
@@ -376,10 +375,7 @@ def fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
         record.capture_message = ("no data from the kernel (not an IPython kernel, a remote "
                                   "kernel, or PYTHONSTARTUP disabled)")
         return
-    try:
-        record.environment = Environment.from_dict(probe.environment)
-    except SchemaError as error:
-        probe.warnings.append(f"the kernel's environment was dropped: {error}")
+    record.environment = probe.load_environment()  # one bad value loses that value
     record.cells = _cells(probe, doctree)
     ran = sum(1 for _, count, _ in _mystnb.code_cells(doctree) if count is not None)
     if not finished:

@@ -12,6 +12,7 @@ reader cannot drift.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import json
 import re
@@ -21,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from .files import public_path
-from .record import CellRecord
+from .record import CellRecord, Environment
 from .schema import SchemaError
 
 # -- values as a record keeps them ---------------------------------------------------
@@ -200,6 +201,17 @@ class ProbeOutput:
                                  f"{item.get('execution_count')!r}: {error}")
 
 
+    # -- the environment, one bad value at a time --------------------------------------
+    def load_environment(self) -> Environment:
+        """The kernel's environment (host, Python, JAX, GPUs, libraries) for the record,
+        read tolerantly: a value the model cannot hold is cut (a text too long) or
+        dropped (anything else) alone, with a warning in :attr:`warnings` naming it, and
+        the rest is kept, so one bad device kind costs neither the host nor JAX (nor
+        makes the notebook a machine of its own).  Both engines' adapters call this."""
+        environment, problems = load_environment(self.environment)
+        self.warnings += problems
+        return environment
+
     # -- how complete the record is -----------------------------------------------------
     def _died_in_count(self) -> int | None:
         """The count of the cell the kernel was running when it stopped without its end
@@ -258,6 +270,58 @@ class ProbeOutput:
                         f"not be written ({self.lost_reason or 'no reason given'})")
         self.warnings.append(f"{message}; the record has the others")
         return CAPTURE_PARTIAL, message
+
+
+#: bad values repaired in one environment before the rest is given up too
+_MAX_REPAIRS = 32
+
+
+def load_environment(data: Any) -> tuple[Environment, list[str]]:
+    """:class:`.record.Environment` from a kernel's data, repairing it one bad value at a
+    time (see :meth:`ProbeOutput.load_environment`); the warnings name each value."""
+    if not isinstance(data, dict):
+        return Environment(), [] if data is None else [
+            "the kernel's environment was dropped: not an object"]
+    data = copy.deepcopy(data)  # repaired in place; the strings themselves are shared
+    problems: list[str] = []
+    for _ in range(_MAX_REPAIRS):
+        try:
+            return Environment.from_dict(data), problems
+        except SchemaError as error:
+            problem = _repair(data, error)
+            if problem is None:
+                break
+            problems.append(f"the kernel's environment: {problem}; the rest is kept")
+    problems.append("the kernel's environment was dropped: too many values it cannot hold")
+    return Environment(), problems
+
+
+def _repair(data: dict[str, Any], error: SchemaError) -> str | None:
+    """Cut or drop the value ``error`` names in ``data``; what was done (None: nothing
+    could be, the error is not a value's)."""
+    message = str(error)
+    keys = list(error.keys)
+    missing = message.endswith(": missing")
+    if missing:  # a required value is missing: the object without it goes
+        keys = keys[:-1]
+    if not keys:
+        return None
+    try:
+        container: Any = data
+        for key in keys[:-1]:
+            container = container[key]
+        key = keys[-1]
+        value = container[key]
+    except (IndexError, KeyError, TypeError):
+        return None
+    limit = line_protocol().TEXT_LENGTH
+    if isinstance(value, str) and len(value) > limit:
+        container[key] = value[:limit - 1] + "…"
+        return f"{message.rsplit(': a string', 1)[0]}: {len(value)} characters, cut to {limit}"
+    if not isinstance(container, (list, dict)):
+        return None
+    del container[key]
+    return f"{message} (its object dropped)" if missing else f"{message} (dropped)"
 
 
 def _counts_text(counts: list[int]) -> str:

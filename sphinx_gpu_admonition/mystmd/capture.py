@@ -34,7 +34,6 @@ from ..model.record import (
     ERROR,
     EXECUTED,
     OK,
-    Environment,
     ErrorInfo,
     NotebookRecord,
 )
@@ -198,10 +197,7 @@ def record_from_kernel(output: KernelOutput, cells: list[CodeCell], root: Path,
                             source=repository_path(Path(page)) if page else None)
     # from the kernel's own counts: the page does not say which of its cells ran
     record.capture, record.capture_message = output.capture_state()
-    try:
-        record.environment = Environment.from_dict(output.environment)
-    except SchemaError as error:
-        output.warnings.append(f"the kernel's environment was dropped: {error}")
+    record.environment = output.load_environment()  # one bad value loses that value
     fences = fence_lines(Path(page)) if page else []
     # a page stopped by an error ran fewer cells than it has; matches() placed them all
     for cell, place in zip(output.cells, output.positions(), strict=True):

@@ -162,7 +162,8 @@ def jax_info() -> dict:
     jax = sys.modules["jax"]
     devices: dict[tuple[str, str], int] = {}
     for device in jax.devices():
-        key = (device.platform, getattr(device, "device_kind", device.platform))
+        platform = getattr(device, "platform", None)
+        key = (platform, getattr(device, "device_kind", platform))
         devices[key] = devices.get(key, 0) + 1
     jaxlib = sys.modules.get("jaxlib")
     plugins = jax_plugins()

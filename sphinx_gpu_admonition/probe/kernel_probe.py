@@ -195,11 +195,10 @@ class Probe:
         self._start_prefix = f'{{"{kind}":"{protocol.KIND_CELL_START}","{pid}":{self._pid},'
         self._first_line = ""
         self._encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-        self._write({
-            protocol.KEY_KIND: protocol.KIND_START, "probe_version": protocol.PROBE_VERSION,
-            "time": _wall_clock(),
+        self._write_facts(protocol.KIND_START, {
+            "probe_version": protocol.PROBE_VERSION, "time": _wall_clock(),
             "python": sys.version.split()[0], "host": facts.host_info(), "gpus": facts.gpu_info(),
-            "allocator": {name: os.environ[name][:200] for name in facts.ALLOCATOR_VARIABLES
+            "allocator": {name: os.environ[name] for name in facts.ALLOCATOR_VARIABLES
                           if name in os.environ},
         })
 
@@ -226,6 +225,16 @@ class Probe:
                              protocol.KEY_LOST_LINES: lost, protocol.KEY_MESSAGE: reason})
         if not output.write(line.encode("utf-8") + b"\n"):
             output.lost_lines += lost  # said with the next line that can be written
+
+    def _write_facts(self, kind: str, facts: dict) -> None:
+        """A line of the machine's or JAX's facts, each value bounded: a value made huge
+        (a plugin's 10 MB device kind) is cut alone, with a warning naming it."""
+        notes: list[str] = []
+        record = protocol.bounded(facts, notes)
+        record[protocol.KEY_KIND] = kind
+        self._write(record)
+        for note in notes[:8]:
+            self.warn(f"the kernel's environment: {note}")
 
     def _fail(self, where: str, error: BaseException) -> None:
         if not self._failed:  # report the first failure only
@@ -405,8 +414,14 @@ class Probe:
             if self._device_sync is None and facts.jax_backends_initialised():
                 if not self._jax_recorded:
                     self._jax_recorded = True
-                    self._write({protocol.KEY_KIND: protocol.KIND_JAX, "jax": {
-                        **facts.jax_info(), "recompilations_explained": self._explaining}})
+                    try:
+                        info = facts.jax_info()
+                    except Exception as error:  # a patched jax.devices: the rest is known
+                        info = {}
+                        self.warn(f"could not read JAX's backend and devices: "
+                                  f"{type(error).__name__}: {error}")
+                    self._write_facts(protocol.KIND_JAX, {"jax": {
+                        **info, "recompilations_explained": self._explaining}})
                     with contextlib.suppress(Exception):
                         self._memory_devices = self._inspect.memory_devices(modules["jax"])
                 if self._device_sync_attempts < _DEVICE_SYNC_ATTEMPTS:
@@ -417,7 +432,7 @@ class Probe:
             libraries = facts.library_versions()
             if libraries != self._libraries:
                 self._libraries = libraries
-                self._write({protocol.KEY_KIND: protocol.KIND_LIBRARIES, "libraries": libraries})
+                self._write_facts(protocol.KIND_LIBRARIES, {"libraries": libraries})
 
     def _prepare_device_sync(self, jax) -> None:
         try:

@@ -50,6 +50,12 @@ KEY_CALLBACKS_REGISTERED = "callbacks_registered"
 
 #: the length of a cell's recorded first line
 FIRST_LINE_LENGTH = 120
+#: the length of any text of the machine, JAX or a library (a device kind, a CPU model,
+#: a version) in the probe's lines, and of their lists (devices, libraries): one value
+#: a plugin or a notebook made huge is cut, never the line or the rest of the
+#: environment (the model's own limit, ``schema.MAX_STRING_CHARS``, is far above)
+TEXT_LENGTH = 200
+ITEMS = 64
 
 
 def first_line(source: str) -> str:
@@ -57,3 +63,37 @@ def first_line(source: str) -> str:
     :data:`FIRST_LINE_LENGTH` characters), without splitting the cell into lines."""
     line = source.lstrip().split("\n", 1)[0].strip()
     return line if len(line) <= FIRST_LINE_LENGTH else line[: FIRST_LINE_LENGTH - 1] + "…"
+
+
+def bounded(value, notes: list, path: str = ""):
+    """``value`` (the probe's facts: dicts, lists, JSON scalars) as a line may hold it:
+    texts (and keys) cut to :data:`TEXT_LENGTH` characters, lists and dicts to
+    :data:`ITEMS` items, what JSON cannot hold (an object, NaN) dropped to None; each
+    change noted in ``notes`` with the value's path (``jax.devices[0].kind``)."""
+    kind = type(value)
+    if kind is str:
+        if len(value) <= TEXT_LENGTH:
+            return value
+        notes.append(f"{path}: {len(value)} characters, cut to {TEXT_LENGTH}")
+        return value[: TEXT_LENGTH - 1] + "…"
+    if kind is bool or kind is int or value is None:
+        return value
+    if kind is float:
+        if value == value and value not in (float("inf"), float("-inf")):
+            return value
+        notes.append(f"{path}: {value!r}, dropped")
+        return None
+    if kind is dict:
+        if len(value) > ITEMS:
+            notes.append(f"{path}: {len(value)} items, cut to {ITEMS}")
+        result = {}
+        for key, item in list(value.items())[:ITEMS]:
+            name = bounded(key, notes, f"{path}[key]") if type(key) is str else str(key)
+            result[name] = bounded(item, notes, f"{path}.{name}" if path else name)
+        return result
+    if kind is list or kind is tuple:
+        if len(value) > ITEMS:
+            notes.append(f"{path}: {len(value)} items, cut to {ITEMS}")
+        return [bounded(item, notes, f"{path}[{n}]") for n, item in enumerate(value[:ITEMS])]
+    notes.append(f"{path}: not a text or number ({kind.__name__}), dropped")
+    return None
