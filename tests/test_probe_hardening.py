@@ -249,9 +249,17 @@ def test_a_non_finite_compile_duration_is_dropped_with_one_warning(tmp_path: Pat
     run_cell(probe, 1, compiles)
     read = probe_output.ProbeOutput(probe_output.probe_lines(output))
     (measured,) = read.cells
-    assert measured.compile_seconds == 0.25
+    assert 0 < measured.compile_seconds <= measured.seconds  # 0.25 s, within the cell's
     assert measured.compilations == {"g": 1}
     assert len(read.warnings) == 1 and "compile duration" in read.warnings[0]
+
+
+def test_compile_intervals_that_overlap_count_once_and_never_beyond_the_cell() -> None:
+    covered = kernel_probe._covered
+    assert covered([(0.0, 1.0), (0.5, 2.0), (3.0, 4.0)], 0.0, 10.0) == 3.0
+    assert covered([(1.0, 2.0), (1.0, 2.0), (1.2, 1.5)], 0.0, 10.0) == 1.0  # threads at once
+    assert covered([(-5.0, 1.0), (9.0, 20.0)], 0.0, 10.0) == 2.0  # clipped to the cell
+    assert covered([], 0.0, 1.0) == 0.0
 
 
 def test_the_end_line_tells_whether_the_callbacks_were_removed(tmp_path: Path) -> None:

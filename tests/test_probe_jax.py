@@ -1,6 +1,8 @@
 """The probe with real JAX (on the CPU) in the real kernels of one Sphinx build: the
-notebook's own JAX settings are left alone (issue 33, item 3) and one bad value of its
-environment loses that value only (item 5).
+notebook's own JAX settings are left alone (issue 33, item 3), one bad value of its
+environment loses that value only (item 5), the input types of each compilation are
+recorded and compilations in several threads at once count once (issue 32, items 2
+and 5).
 """
 
 from __future__ import annotations
@@ -42,6 +44,21 @@ PAGES = {
                           "    device_kind = 'T' * 10_000_000\n\n"
                           "jax.devices = lambda *args: [HugeKind()]\nfloat(jnp.ones(3).sum())",
                           "x = 2"),
+    # one function compiled for three input types
+    "shapes": notebook("Shapes", "import jax, jax.numpy as jnp\n\n@jax.jit\n"
+                       "def total(x, unused):\n    return jnp.cumsum(x)[-1]\n\n"
+                       "total(jnp.ones(1000), 1.0)",
+                       "total(jnp.ones(10000), 1.0)",
+                       "total(jnp.ones(10000, dtype=jnp.int32), 1.0)"),
+    # four functions compiled by four threads at once: their compile events overlap
+    "threads": notebook("Threads", "import jax, jax.numpy as jnp\n"
+                        "from concurrent.futures import ThreadPoolExecutor\n\n"
+                        "def chain(n):\n    def f(x):\n        for _ in range(n):\n"
+                        "            x = jnp.sin(x) * 1.0001\n        return x\n"
+                        "    f.__name__ = f'chain{n}'\n    return jax.jit(f)",
+                        "with ThreadPoolExecutor(4) as pool:\n"
+                        "    done = list(pool.map(lambda f: f(jnp.ones(8)).block_until_ready(),"
+                        "\n                         [chain(150 + k) for k in range(4)]))"),
 }
 
 
@@ -99,3 +116,20 @@ def test_a_huge_device_kind_is_cut_alone_with_a_warning_and_one_machine_remains(
     assert "gpu_admonition.capture" in warning
     assert main(["report", str(build.outdir), "--json", "--exit-zero"]) == 0
     assert len(json.loads(capsys.readouterr().out)["machines"]) == 1  # no phantom machine
+
+
+def test_each_compilation_records_its_input_shapes_and_dtypes(build: ProjectBuild) -> None:
+    cells = notebooks(build)["shapes"]["cells"]
+    inputs = [[entry for entry in cell.get("compiled_inputs", [])
+               if entry["function"] == "jit(total)"] for cell in cells]
+    # the unused argument is no input of the program JAX compiled
+    assert inputs == [[{"function": "jit(total)", "inputs": [shape], "arguments": 1,
+                        "platform": "cpu"}] for shape in ("f32[1000]", "f32[10000]",
+                                                           "i32[10000]")]
+
+
+def test_compilations_in_threads_at_once_count_once_never_beyond_the_cell(
+        build: ProjectBuild) -> None:
+    compiling = notebooks(build)["threads"]["cells"][1]
+    assert {f"jit(chain{150 + k})" for k in range(4)} <= set(compiling["compilations"])
+    assert 0 < compiling["compile_seconds"] <= compiling["seconds"]

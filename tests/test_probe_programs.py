@@ -24,7 +24,7 @@ def compiled() -> Iterator[list[dict]]:
 
     def listener(event: str, duration: float, **kwargs: Any) -> None:
         if event == "/jax/core/compile/backend_compile_duration":
-            jax_inspect.note_loops(str(kwargs.get("fun_name")), loops)
+            jax_inspect.note_program(str(kwargs.get("fun_name")), loops, [])
 
     jax.monitoring.register_event_duration_secs_listener(listener)
     try:
@@ -82,7 +82,7 @@ def test_a_loop_inside_an_installed_library_is_found(compiled: list[dict]) -> No
 def test_outside_a_compilation_there_is_no_program_and_nothing_is_noted() -> None:
     loops: list[dict] = []
     assert jax_inspect.compiling_program() is None
-    jax_inspect.note_loops("jit(f)", loops)
+    jax_inspect.note_program("jit(f)", loops, [])
     assert loops == []
 
 

@@ -174,7 +174,7 @@ def read_status(path: str | Path) -> StatusReport:
 #: A record saved beside a cached notebook; the version is bumped whenever the record
 #: model changes, so a cache restored from another release is never misread.
 SIDECAR_ID = "sphinx-gpu-admonition/capture-sidecar"
-SIDECAR_VERSION = 7  # 7: capture partial; 6: recompile reasons; 5: compiled loops, ...
+SIDECAR_VERSION = 7  # 7: capture partial, compiled inputs; 6: recompile reasons; ...
 #: the sidecar versions this release reads: every version after 1 only added fields,
 #: whose defaults stand for what an older sidecar did not save (the cells' lines
 #: and sources are looked up again by every build, and whether their errors were

@@ -182,12 +182,13 @@ class ProbeOutput:
         for key in ("error", "first_line"):  # made one line, and never lost to a surrogate
             if isinstance(item.get(key), str):
                 item[key] = recorded_text(item[key])
-        loops = item.get("compiled_loops")
-        if isinstance(loops, list):  # a function's name is the notebook's (f.__name__ = ...)
-            item["compiled_loops"] = [
-                {**loop, "function": recorded_text(loop["function"])}
-                if isinstance(loop, dict) and isinstance(loop.get("function"), str) else loop
-                for loop in loops]
+        for key in ("compiled_loops", "compiled_inputs"):
+            compiled = item.get(key)
+            if isinstance(compiled, list):  # a function's name is the notebook's (f.__name__)
+                item[key] = [
+                    {**entry, "function": recorded_text(entry["function"])}
+                    if isinstance(entry, dict) and isinstance(entry.get("function"), str)
+                    else entry for entry in compiled]
         reasons = item.get("recompile_reasons")
         if isinstance(reasons, list):  # names and JAX's words: one line each, no surrogate
             item["recompile_reasons"] = [

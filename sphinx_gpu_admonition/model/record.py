@@ -205,6 +205,25 @@ class CompiledLoop(Loadable):
 
 
 @dataclasses.dataclass
+class CompiledInputs(Loadable):
+    """One compilation of a function during the cell and the shapes and dtypes of its
+    program's inputs (the probe read the program JAX compiled), so that a function
+    compiled again for a new input shape (``f32[10000]``, before ``f32[1000]``) is told
+    from one re-created or compiled for another device."""
+
+    #: the compiled function as JAX names it (``jit(f)``)
+    function: str
+    #: the program's inputs in order, as JAX writes types: ``f32[1000]``, ``i32[]``,
+    #: ``u32[2]`` (a PRNG key), ``bool[3,4]``; the arguments JAX keeps (unused ones and
+    #: static arguments are not inputs of the program), at most 16
+    inputs: list[str] = dataclasses.field(default_factory=list)
+    #: how many inputs the program has (``inputs`` holds the first 16)
+    arguments: int = dataclasses.field(default=0, metadata={"minimum": 0})
+    #: the platform it was compiled for (``cpu``, ``cuda``); None: not known
+    platform: str | None = None
+
+
+@dataclasses.dataclass
 class RecompileReason(Loadable):
     """Why JAX traced a function again in the cell, as JAX explained it
     (``jax_explain_cache_misses``, captured when the book asks for it)."""
@@ -231,7 +250,9 @@ class CellRecord(Loadable):
     #: the cell was allowed to raise (tagged ``raises-exception``, or the book sets
     #: ``nb_execution_allow_errors``): its error is expected, not a failure
     error_expected: bool = False
-    #: JAX tracing + lowering + compilation time inside this cell
+    #: JAX tracing + lowering + compilation time inside this cell: the time its compile
+    #: events cover (compilations in several threads at once count once; never more
+    #: than the cell)
     compile_seconds: float = 0.0
     #: XLA compilations inside this cell, by function name
     compilations: dict[str, int] = dataclasses.field(default_factory=dict,
@@ -243,6 +264,9 @@ class CellRecord(Loadable):
     runs: list[LoopCall] = dataclasses.field(default_factory=list)
     #: the loops of the programs JAX compiled during the cell (the probe's reading)
     compiled_loops: list[CompiledLoop] = dataclasses.field(default_factory=list)
+    #: each compilation of a function during the cell with its inputs' shapes and dtypes,
+    #: in order (at most 4 per function and 32 per cell; the probe's reading)
+    compiled_inputs: list[CompiledInputs] = dataclasses.field(default_factory=list)
     #: why JAX traced functions again in the cell, one per function (only when the book
     #: asked: ``gpu_explain_recompilations``; see ``JaxInfo.recompilations_explained``)
     recompile_reasons: list[RecompileReason] = dataclasses.field(default_factory=list)

@@ -141,6 +141,19 @@ def _json_strings(strings: list[str]) -> str:
     return "[" + ",".join(_json_string(string) for string in strings) + "]"
 
 
+def _covered(spans: list[tuple[float, float]], start: float, end: float) -> float:
+    """Seconds of ``[start, end]`` that the intervals ``spans`` cover: overlapping ones
+    (threads compiling at once, a trace inside another) count once, and never more
+    than the cell."""
+    covered, reach = 0.0, start
+    for low, high in sorted(spans):
+        low, high = max(low, reach), min(high, end)
+        if high > low:
+            covered += high - low
+            reach = high
+    return covered
+
+
 def _valid_seconds(value) -> bool:
     """A duration that can be written: finite and not negative (NaN fails both tests)."""
     return 0.0 <= value < _INFINITY
@@ -178,6 +191,10 @@ class Probe:
         self._jax_listening = False
         self._inspect = None  # jax_inspect.py, loaded with JAX
         self._compiled_loops: list[dict] = []
+        #: the input types of each program compiled in the cell (jax_inspect.note_program)
+        self._compiled_inputs: list[dict] = []
+        #: (start, end) of each compile event of the cell, on the probe's clock
+        self._compile_spans: list[tuple[float, float]] = []
         self._explain, self._explaining, self._recompile_reasons = explain_recompilations, False, []
         #: the GPUs whose memory is read after each cell; [] on the CPU (nothing read)
         self._memory_devices: list | None = None
@@ -258,7 +275,8 @@ class Probe:
         compilations = self._compilations
         loops = _loops(source)
         peak = facts.peak_memory_mb()
-        jax_fields = self._compiled_loops or self._memory_devices or self._recompile_reasons
+        jax_fields = (self._compiled_loops or self._memory_devices or self._recompile_reasons
+                      or self._compiled_inputs)
         return (
             f'{self._cell_prefix}"execution_count":'
             f'{"null" if execution_count is None else int(execution_count)},'
@@ -276,9 +294,12 @@ class Probe:
         return f',"{protocol.KEY_NESTED_RUNS}":{self._nested_runs}'
 
     def _jax_fields(self) -> str:
-        """The cell's compiled loops, recompile reasons and a GPU's memory, where known."""
+        """The cell's compiled loops and input types, recompile reasons and a GPU's memory,
+        where known."""
         loops = self._compiled_loops
         fields = f',"compiled_loops":{self._encode(loops)}' if loops else ""
+        if self._compiled_inputs:
+            fields += f',"compiled_inputs":{self._encode(self._compiled_inputs)}'
         if self._recompile_reasons:
             fields += f',"recompile_reasons":{self._encode(self._recompile_reasons)}'
         if self._memory_devices:  # never raises
@@ -311,12 +332,16 @@ class Probe:
                 self.warn(f"dropped a JAX compile duration of {duration!r} s (not a finite, "
                           "non-negative number; was the clock patched?)", once_per="compile")
                 return
-            self._compile_seconds += duration
+            # the event ends now: its interval, so that compilations in several threads
+            # at once (and a trace inside another) count once (_covered)
+            end = _clock()
+            self._compile_spans.append((end - duration, end))
             if event == _BACKEND_COMPILE_EVENT:
                 name = str(kwargs.get("fun_name") or "<unknown>")
                 self._compilations[name] = self._compilations.get(name, 0) + 1
                 if self._inspect is not None:  # never raises into JAX's compilation
-                    self._inspect.note_loops(name, self._compiled_loops)
+                    self._inspect.note_program(name, self._compiled_loops,
+                                               self._compiled_inputs)
 
     def _sync_jax(self) -> None:
         """Wait for device work the cell enqueued (JAX dispatch is asynchronous)."""
@@ -343,10 +368,14 @@ class Probe:
                 source = self._source = info.raw_cell or ""
                 self._compile_seconds = 0.0
                 self._nested_runs = 0
+                if self._compile_spans:
+                    self._compile_spans = []
                 if self._compilations:
                     self._compilations = {}
                 if self._compiled_loops:
                     self._compiled_loops = []
+                if self._compiled_inputs:
+                    self._compiled_inputs = []
                 if self._recompile_reasons:  # the list JAX's explanations go to: kept
                     self._recompile_reasons.clear()
                 first_line = self._first_line = protocol.first_line(source)
@@ -385,6 +414,8 @@ class Probe:
             except Exception:
                 pass  # a failed computation surfaces as the cell's own error
             seconds = _clock() - started
+            if self._compile_spans:
+                self._compile_seconds = _covered(self._compile_spans, started, started + seconds)
             error = result.error_in_exec
             if error is None:
                 error = result.error_before_exec
