@@ -189,6 +189,11 @@ def test_the_cell_a_kernel_died_in_is_not_a_missing_cell() -> None:
     started = {"kind": "cell_start", "pid": 10, "execution_count": 3, "first_line": "boom",
                "time": 1.0}
     assert read(cell(1), cell(2), started).capture_state() == ("ok", None)
+    # exited in the cell (sys.exit()): the end line still came
+    assert read(cell(1), cell(2), started, end(3)).capture_state() == ("ok", None)
+    # but its line lost with others: missing
+    lost = {"kind": "lost", "pid": 10, "lines": 2, "message": "OSError: disk full"}
+    assert read(cell(1), cell(2), started, lost, end(3)).capture_state()[0] == "partial"
 
 
 def test_a_cell_dropped_as_unreadable_makes_the_record_partial() -> None:

@@ -215,9 +215,10 @@ class ProbeOutput:
 
     # -- how complete the record is -----------------------------------------------------
     def _died_in_count(self) -> int | None:
-        """The count of the cell the kernel was running when it stopped without its end
-        line (killed, timed out), which the adapters name as the cell it died in."""
-        if self.kernel_count is not None or self.last_started is None:
+        """The count of the cell the kernel was running when it stopped (killed, or
+        exited in the cell: ``sys.exit()``), which the adapters name as the cell it died
+        in: the last cell that started, without its line, unless lines were lost."""
+        if self.last_started is None or (self.kernel_count is not None and self.lost_lines):
             return None
         count = _count(self.last_started.get("execution_count"))
         return None if any(c.execution_count == count for c in self.cells) else count
