@@ -23,11 +23,14 @@ always there), which an in-process shell misses: the kernel's other threads.
 
 With ``--startup``, what loading the probe costs a kernel once, at its start (loading
 its files and installing it into a fresh IPython shell, each in a new interpreter);
+with ``--callbacks``, the probe's two callbacks alone, called in a loop for a trivial
+cell (no IPython, warm caches: the probe's own code and its system calls).
 ``--probe-folder`` times another copy of ``probe/`` (an earlier release's) in the same
-interleaved run.
+interleaved run, for these and the ``--kernel`` rows.
 
-    python benchmarks/bench_probe.py [--quick] [--kernel] [--startup] [--cells 2000]
-                                     [--repeats 7] [--json FILE] [--probe-folder DIR]
+    python benchmarks/bench_probe.py [--quick] [--kernel [--only-kernel]] [--startup]
+                                     [--callbacks] [--cells 2000] [--repeats 7]
+                                     [--json FILE] [--probe-folder DIR]
 """
 
 from __future__ import annotations
@@ -54,9 +57,9 @@ TARGETS_US = {"no JAX": 30, "JAX CPU, 10 live arrays": 60,
 TRIVIAL_CELL = "x = 1"
 
 
-def load_probe_module() -> types.ModuleType:
+def load_probe_module(probe_file: Path = KERNEL_PROBE_FILE) -> types.ModuleType:
     """The probe loaded from its file, as startup.py loads it in a kernel."""
-    spec = importlib.util.spec_from_file_location("_bench_probe", KERNEL_PROBE_FILE)
+    spec = importlib.util.spec_from_file_location("_bench_probe", probe_file)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -184,7 +187,7 @@ def measure(cells: int, repeats: int, live_arrays: int,
 # last post_run_cell callback: the notebook's round trip (~5 ms a cell) would hide it.
 
 KERNEL_SETUP = '''
-def _bench_setup(probe_file, output):
+def _bench_setup(probe_file, output, device_sync=True):
     import importlib.util, time
     spec = importlib.util.spec_from_file_location("_bench_probe", probe_file)
     module = importlib.util.module_from_spec(spec)
@@ -193,6 +196,8 @@ def _bench_setup(probe_file, output):
     probe = module.install(shell, output)
     shell.events.unregister("pre_run_cell", probe.pre_run_cell)
     shell.events.unregister("post_run_cell", probe.post_run_cell)
+    if not device_sync:  # what the probe costs a cell without its end-of-cell device sync
+        probe._prepare_device_sync = lambda jax: setattr(probe, "_device_sync", lambda: None)
     clock, cpu_clock = time.perf_counter, time.thread_time
 
     class Bench:
@@ -256,7 +261,8 @@ def _kernel_cells(client, on: bool, cells: int) -> dict[str, float]:
 
 
 def kernel_probe_cost(cells: int, repeats: int, jax: bool,
-                      kernel_args: tuple[str, ...] = ()) -> dict[str, float]:
+                      kernel_args: tuple[str, ...] = (), probe_file: Path = KERNEL_PROBE_FILE,
+                      device_sync: bool = True) -> dict[str, float]:
     """Per-cell time with minus without the probe, read inside a real kernel."""
     from jupyter_client.manager import start_new_kernel
 
@@ -265,7 +271,7 @@ def kernel_probe_cost(cells: int, repeats: int, jax: bool,
     try:
         with tempfile.TemporaryDirectory() as folder:
             _run(client, KERNEL_SETUP)
-            _run(client, f"_bench = _bench_setup({str(KERNEL_PROBE_FILE)!r}, "
+            _run(client, f"_bench = _bench_setup({str(probe_file)!r}, "
                          f"{str(Path(folder) / 'probe.jsonl')!r}); del _bench_setup")
             if jax:
                 _run(client, "import jax, jax.numpy as jnp\n"
@@ -287,15 +293,61 @@ def kernel_probe_cost(cells: int, repeats: int, jax: bool,
             "inside": statistics.median(inside), "cpu": statistics.median(cpu)}
 
 
-def measure_kernel(cells: int, repeats: int) -> dict[str, dict[str, float]]:
-    return {
-        "real kernel, no JAX": kernel_probe_cost(cells, repeats, jax=False),
-        "real kernel, JAX CPU, 10 live arrays": kernel_probe_cost(cells, repeats, jax=True),
-        # IPython writes each cell's input to SQLite from its history thread, woken at every
-        # cell (db_cache_size 0): batching the writes shows what of the cost is that thread's
-        "real kernel, JAX CPU, history saved in batches": kernel_probe_cost(
-            cells, repeats, jax=True, kernel_args=("--HistoryManager.db_cache_size=1000",)),
-    }
+def measure_kernel(cells: int, repeats: int,
+                   other: Path | None = None) -> dict[str, dict[str, float]]:
+    """The kernel rows; ``other``: a folder with another copy of ``probe/`` (an earlier
+    release's), whose rows are measured right after this probe's, kernel by kernel."""
+    rows = {}
+    for jax in (False, True):
+        name = f"real kernel, {'JAX CPU, 10 live arrays' if jax else 'no JAX'}"
+        rows[name] = kernel_probe_cost(cells, repeats, jax=jax)
+        if other is not None:
+            rows[f"{name}, probe of {other}"] = kernel_probe_cost(
+                cells, repeats, jax=jax, probe_file=other / KERNEL_PROBE_FILE.name)
+    # IPython writes each cell's input to SQLite from its history thread, woken at every
+    # cell (db_cache_size 0): batching the writes shows what of the cost is that thread's
+    rows["real kernel, JAX CPU, history saved in batches"] = kernel_probe_cost(
+        cells, repeats, jax=True, kernel_args=("--HistoryManager.db_cache_size=1000",))
+    # what skipping the end-of-cell device sync would save (the probe with it off)
+    rows["real kernel, JAX CPU, without the device sync"] = kernel_probe_cost(
+        cells, repeats, jax=True, device_sync=False)
+    return rows
+
+
+# -- the probe's callbacks alone ----------------------------------------------------------
+class _Shell:
+    """What the probe reads of an IPython shell: its execution count and callbacks."""
+
+    def __init__(self) -> None:
+        self.execution_count = 1
+        self.events = types.SimpleNamespace(callbacks={"pre_run_cell": [], "post_run_cell": []})
+
+
+def callbacks_cost(files: dict[str, Path], cells: int,
+                   repeats: int) -> dict[str, dict[str, float]]:
+    """Seconds per trivial cell inside the probe's two callbacks, called in a loop (the
+    probe's own code and system calls, warm), each probe file in turn."""
+    modules = {name: load_probe_module(path) for name, path in files.items()}
+    times: dict[str, list[float]] = {name: [] for name in files}
+    info = types.SimpleNamespace(store_history=True, raw_cell=TRIVIAL_CELL)
+    result = types.SimpleNamespace(info=info, execution_count=1, error_in_exec=None,
+                                   error_before_exec=None)
+    with tempfile.TemporaryDirectory() as folder:
+        for repeat in range(repeats):
+            for number, name in enumerate(files):
+                if repeat % 2:
+                    number, name = len(files) - 1 - number, list(files)[len(files) - 1 - number]
+                shell = _Shell()
+                probe = modules[name].Probe(str(Path(folder) / f"{number}-{repeat}.jsonl"),
+                                            shell)
+                started = time.perf_counter()
+                for _ in range(cells):
+                    shell.execution_count += 1
+                    probe.pre_run_cell(info)
+                    probe.post_run_cell(result)
+                times[name].append((time.perf_counter() - started) / cells)
+    return {name: {"median": statistics.median(values), "low": min(values),
+                   "high": max(values)} for name, values in times.items()}
 
 
 # -- the probe's start -------------------------------------------------------------------
@@ -364,10 +416,15 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--live-arrays", type=int, default=100_000)
     parser.add_argument("--json", type=Path, help="also save the numbers (seconds) here")
+    parser.add_argument("--only-kernel", action="store_true",
+                        help="with --kernel: the real kernels' rows only")
+    parser.add_argument("--callbacks", action="store_true",
+                        help="only the probe's callbacks, called in a loop (no IPython)")
     parser.add_argument("--startup", action="store_true",
                         help="only the probe's start: loading its files and installing it")
     parser.add_argument("--probe-folder", type=Path,
-                        help="with --startup: another copy of probe/ to time beside this one")
+                        help="with --startup or --kernel: another copy of probe/ (an earlier "
+                             "release's) to time beside this one")
     parser.add_argument("--no-history", action="store_true",
                         help="IPython's history off (real kernels have it on)")
     parser.add_argument("--kernel", action="store_true",
@@ -375,6 +432,19 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
                              "kernel: 300 cells a repetition (the round trip is ~5 ms a cell)")
     args = parser.parse_args(argv)
     cells, repeats = (1000, 3) if args.quick else (args.cells, args.repeats)
+    if args.callbacks:
+        files = {"this probe's callbacks": KERNEL_PROBE_FILE}
+        if args.probe_folder:
+            files[f"callbacks of {args.probe_folder}"] = args.probe_folder / KERNEL_PROBE_FILE.name
+        rows = callbacks_cost(files, 5000 if args.quick else 20_000, repeats)
+        print("the probe's callbacks alone, a trivial cell, in a loop (warm): "
+              f"{repeats} interleaved repetitions")
+        for name, row in rows.items():
+            print(f"{name:60} {row['median'] * 1e6:7.2f} us  "
+                  f"({row['low'] * 1e6:.2f} to {row['high'] * 1e6:.2f} us)")
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        return rows
     if args.startup:
         folders = {"probe start (load + install)": KERNEL_PROBE_FILE.parent}
         if args.probe_folder:
@@ -389,13 +459,16 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
         if args.json:
             args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
         return rows
-    rows = measure(cells, repeats, args.live_arrays, history=not args.no_history)
-    print(f"probe cost in a real IPython shell (history {'off' if args.no_history else 'on'}):"
-          f" {cells} cells x {repeats} interleaved repetitions, with minus without the probe")
-    print(table(rows))
+    rows = {}
+    if not (args.kernel and args.only_kernel):
+        rows = measure(cells, repeats, args.live_arrays, history=not args.no_history)
+        print(f"probe cost in a real IPython shell (history "
+              f"{'off' if args.no_history else 'on'}): {cells} cells x {repeats} interleaved "
+              "repetitions, with minus without the probe")
+        print(table(rows))
     if args.kernel:
         kernel_cells = 100 if args.quick else 300
-        kernel_rows = measure_kernel(kernel_cells, repeats)
+        kernel_rows = measure_kernel(kernel_cells, repeats, args.probe_folder)
         print(f"\nprobe cost in real ipykernels: {kernel_cells} cells x {repeats} interleaved "
               "repetitions, read inside the kernel from the first pre_run_cell callback to "
               "the end of the last post_run_cell callback")
