@@ -187,7 +187,7 @@ def measure(cells: int, repeats: int, live_arrays: int,
 # last post_run_cell callback: the notebook's round trip (~5 ms a cell) would hide it.
 
 KERNEL_SETUP = '''
-def _bench_setup(probe_file, output, device_sync=True):
+def _bench_setup(probe_file, output):
     import importlib.util, time
     spec = importlib.util.spec_from_file_location("_bench_probe", probe_file)
     module = importlib.util.module_from_spec(spec)
@@ -196,8 +196,6 @@ def _bench_setup(probe_file, output, device_sync=True):
     probe = module.install(shell, output)
     shell.events.unregister("pre_run_cell", probe.pre_run_cell)
     shell.events.unregister("post_run_cell", probe.post_run_cell)
-    if not device_sync:  # what the probe costs a cell without its end-of-cell device sync
-        probe._prepare_device_sync = lambda jax: setattr(probe, "_device_sync", lambda: None)
     clock, cpu_clock = time.perf_counter, time.thread_time
 
     class Bench:
@@ -222,6 +220,12 @@ def _bench_setup(probe_file, output, device_sync=True):
         def start(self, on):
             self.on = on
             del self.cells[:], self.inside[:], self.cpu[:]
+
+        def sync(self, on):
+            """The probe's end-of-cell device sync on (its own) or off (a no-op)."""
+            if not hasattr(self, "real_sync"):
+                self.real_sync = probe._device_sync
+            probe._device_sync = self.real_sync if on else (lambda: None)
 
         def stop(self):
             import json, statistics
@@ -261,8 +265,8 @@ def _kernel_cells(client, on: bool, cells: int) -> dict[str, float]:
 
 
 def kernel_probe_cost(cells: int, repeats: int, jax: bool,
-                      kernel_args: tuple[str, ...] = (), probe_file: Path = KERNEL_PROBE_FILE,
-                      device_sync: bool = True) -> dict[str, float]:
+                      kernel_args: tuple[str, ...] = (),
+                      probe_file: Path = KERNEL_PROBE_FILE) -> dict[str, float]:
     """Per-cell time with minus without the probe, read inside a real kernel."""
     from jupyter_client.manager import start_new_kernel
 
@@ -293,6 +297,38 @@ def kernel_probe_cost(cells: int, repeats: int, jax: bool,
             "inside": statistics.median(inside), "cpu": statistics.median(cpu)}
 
 
+def kernel_sync_cost(cells: int, repeats: int) -> dict[str, float]:
+    """Per-cell time with minus without the probe's end-of-cell device sync, the probe
+    on in both, in one real kernel with JAX on the CPU (what skipping it would save)."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            _run(client, KERNEL_SETUP)
+            _run(client, f"_bench = _bench_setup({str(KERNEL_PROBE_FILE)!r}, "
+                         f"{str(Path(folder) / 'probe.jsonl')!r}); del _bench_setup")
+            _run(client, "import jax, jax.numpy as jnp\n"
+                         "arrays = [jnp.ones(3) + i for i in range(10)]")
+            _run(client, "_bench.start(True)")
+            for _ in range(50):  # the first cells with a backend prepare the device sync
+                _run(client, TRIVIAL_CELL)
+            extra, inside, cpu = [], [], []
+            for repeat in range(repeats):
+                measured = {}
+                for synced in ((True, False) if repeat % 2 == 0 else (False, True)):
+                    _run(client, f"_bench.sync({synced})")
+                    measured[synced] = _kernel_cells(client, True, cells)
+                extra.append(measured[True]["cell"] - measured[False]["cell"])
+                cpu.append(measured[True]["cpu"] - measured[False]["cpu"])
+                inside.append(measured[True]["inside"] - measured[False]["inside"])
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    return {"median": statistics.median(extra), "low": min(extra), "high": max(extra),
+            "inside": statistics.median(inside), "cpu": statistics.median(cpu)}
+
+
 def measure_kernel(cells: int, repeats: int,
                    other: Path | None = None) -> dict[str, dict[str, float]]:
     """The kernel rows; ``other``: a folder with another copy of ``probe/`` (an earlier
@@ -308,9 +344,10 @@ def measure_kernel(cells: int, repeats: int,
     # cell (db_cache_size 0): batching the writes shows what of the cost is that thread's
     rows["real kernel, JAX CPU, history saved in batches"] = kernel_probe_cost(
         cells, repeats, jax=True, kernel_args=("--HistoryManager.db_cache_size=1000",))
-    # what skipping the end-of-cell device sync would save (the probe with it off)
-    rows["real kernel, JAX CPU, without the device sync"] = kernel_probe_cost(
-        cells, repeats, jax=True, device_sync=False)
+    # what skipping the end-of-cell device sync would save: with minus without it, the
+    # probe on in both, interleaved in one kernel
+    rows["real kernel, JAX CPU, the device sync (with - without it)"] = kernel_sync_cost(
+        cells, repeats)
     return rows
 
 
