@@ -265,8 +265,7 @@ def _kernel_cells(client, on: bool, cells: int) -> dict[str, float]:
 
 
 def kernel_probe_cost(cells: int, repeats: int, jax: bool,
-                      kernel_args: tuple[str, ...] = (),
-                      probe_file: Path = KERNEL_PROBE_FILE) -> dict[str, float]:
+                      kernel_args: tuple[str, ...] = ()) -> dict[str, float]:
     """Per-cell time with minus without the probe, read inside a real kernel."""
     from jupyter_client.manager import start_new_kernel
 
@@ -275,7 +274,7 @@ def kernel_probe_cost(cells: int, repeats: int, jax: bool,
     try:
         with tempfile.TemporaryDirectory() as folder:
             _run(client, KERNEL_SETUP)
-            _run(client, f"_bench = _bench_setup({str(probe_file)!r}, "
+            _run(client, f"_bench = _bench_setup({str(KERNEL_PROBE_FILE)!r}, "
                          f"{str(Path(folder) / 'probe.jsonl')!r}); del _bench_setup")
             if jax:
                 _run(client, "import jax, jax.numpy as jnp\n"
@@ -329,17 +328,101 @@ def kernel_sync_cost(cells: int, repeats: int) -> dict[str, float]:
             "inside": statistics.median(inside), "cpu": statistics.median(cpu)}
 
 
+VERSIONS_SETUP = '''
+def _versions_setup(files, folder):
+    import importlib.util, time
+    shell, probes = get_ipython(), []
+    for number, path in enumerate(files):
+        spec = importlib.util.spec_from_file_location(f"_bench_probe_{number}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        probe = module.install(shell, f"{folder}/probe-{number}.jsonl")
+        shell.events.unregister("pre_run_cell", probe.pre_run_cell)
+        shell.events.unregister("post_run_cell", probe.post_run_cell)
+        probes.append(probe)
+    clock, cpu_clock = time.perf_counter, time.thread_time
+
+    class Versions:
+        which = 0
+        inside, cpu = [], []
+
+        def pre(self, info):
+            self.probe = probes[self.which]
+            self.started, self.cpu_started = clock(), cpu_clock()
+            self.probe.pre_run_cell(info)
+            self.pre_wall, self.pre_cpu = clock() - self.started, cpu_clock() - self.cpu_started
+
+        def post(self, result):
+            started, cpu_started = clock(), cpu_clock()
+            self.probe.post_run_cell(result)
+            self.inside.append(self.pre_wall + clock() - started)
+            self.cpu.append(self.pre_cpu + cpu_clock() - cpu_started)
+
+        def start(self, which):
+            self.which = which
+            del self.inside[:], self.cpu[:]
+
+        def stop(self):
+            import json, statistics
+            print(json.dumps({"inside": statistics.median(self.inside[1:]),
+                              "cpu": statistics.median(self.cpu[1:])}))
+
+    versions = Versions()
+    shell.events.register("pre_run_cell", versions.pre)
+    shell.events.register("post_run_cell", versions.post)
+    return versions
+'''
+
+
+def kernel_versions_cost(cells: int, repeats: int, jax: bool,
+                         other: Path) -> dict[str, float]:
+    """This probe's callbacks minus those of the probe in ``other`` (a copy of
+    ``probe/``), both installed in one real kernel and used in turn, block by block:
+    the time and the main thread's CPU time inside the callbacks, per cell."""
+    from jupyter_client.manager import start_new_kernel
+
+    files = [str(KERNEL_PROBE_FILE), str(other / KERNEL_PROBE_FILE.name)]
+    manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            _run(client, VERSIONS_SETUP)
+            _run(client, f"_versions = _versions_setup({files!r}, {folder!r})")
+            if jax:
+                _run(client, "import jax, jax.numpy as jnp\n"
+                             "arrays = [jnp.ones(3) + i for i in range(10)]")
+                for which in (0, 1):  # each probe prepares its device sync
+                    _run(client, f"_versions.start({which})")
+                    for _ in range(30):
+                        _run(client, TRIVIAL_CELL)
+            inside, cpu = [], []
+            for repeat in range(repeats):
+                measured = {}
+                for which in ((0, 1) if repeat % 2 == 0 else (1, 0)):
+                    _run(client, f"_versions.start({which})")
+                    for _ in range(cells):
+                        client.execute(TRIVIAL_CELL, store_history=True)
+                        client.get_shell_msg(timeout=60)
+                    measured[which] = json.loads(_run(client, "_versions.stop()"))
+                inside.append(measured[0]["inside"] - measured[1]["inside"])
+                cpu.append(measured[0]["cpu"] - measured[1]["cpu"])
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    return {"median": statistics.median(inside), "low": min(inside), "high": max(inside),
+            "inside": statistics.median(inside), "cpu": statistics.median(cpu)}
+
+
 def measure_kernel(cells: int, repeats: int,
                    other: Path | None = None) -> dict[str, dict[str, float]]:
     """The kernel rows; ``other``: a folder with another copy of ``probe/`` (an earlier
-    release's), whose rows are measured right after this probe's, kernel by kernel."""
+    release's): then this probe minus that one, both in one kernel, interleaved."""
     rows = {}
     for jax in (False, True):
         name = f"real kernel, {'JAX CPU, 10 live arrays' if jax else 'no JAX'}"
         rows[name] = kernel_probe_cost(cells, repeats, jax=jax)
         if other is not None:
-            rows[f"{name}, probe of {other}"] = kernel_probe_cost(
-                cells, repeats, jax=jax, probe_file=other / KERNEL_PROBE_FILE.name)
+            rows[f"{name}: this probe - the other (inside)"] = kernel_versions_cost(
+                cells, repeats, jax, other)
     # IPython writes each cell's input to SQLite from its history thread, woken at every
     # cell (db_cache_size 0): batching the writes shows what of the cost is that thread's
     rows["real kernel, JAX CPU, history saved in batches"] = kernel_probe_cost(
