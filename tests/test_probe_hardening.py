@@ -92,8 +92,9 @@ def test_nested_runs_are_one_cell_with_their_full_time(hostile_build: ProjectBui
     cells = notebooks(hostile_build)["hostile"]["cells"]
     assert [c["index"] for c in cells] == [1, 2, 3, 4, 5, 6]  # each cell once, none lost
     captured, run_inside, _child, _patched, after = (c["seconds"] for c in cells[1:])
-    # 0.3 s and 0.2 s sleeps run by the nested runs, each timed in full in its cell
-    assert captured > run_inside > after
+    # 0.3 s and 0.2 s sleeps run by the nested runs, each timed in full in its cell (on a
+    # busy machine a nested run's own overhead can exceed the 0.1 s between the sleeps)
+    assert captured >= 0.3 and run_inside >= 0.2 and after < 0.2
     assert cells[1]["first_line"] == "%%capture"
 
 
