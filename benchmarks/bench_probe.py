@@ -264,6 +264,20 @@ def _kernel_cells(client, on: bool, cells: int) -> dict[str, float]:
     return json.loads(_run(client, "_bench.stop()"))
 
 
+def _bench_kernel(client, folder: str, jax: bool) -> None:
+    """The benchmark's callbacks and the probe in a started kernel; with ``jax``, a
+    backend with 10 live arrays and the device sync prepared."""
+    _run(client, KERNEL_SETUP)
+    _run(client, f"_bench = _bench_setup({str(KERNEL_PROBE_FILE)!r}, "
+                 f"{str(Path(folder) / 'probe.jsonl')!r}); del _bench_setup")
+    if jax:
+        _run(client, "import jax, jax.numpy as jnp\n"
+                     "arrays = [jnp.ones(3) + i for i in range(10)]")
+        _run(client, "_bench.start(True)")
+        for _ in range(50):  # the first cells with a backend prepare the device sync
+            _run(client, TRIVIAL_CELL)
+
+
 def kernel_probe_cost(cells: int, repeats: int, jax: bool,
                       kernel_args: tuple[str, ...] = ()) -> dict[str, float]:
     """Per-cell time with minus without the probe, read inside a real kernel."""
@@ -273,15 +287,7 @@ def kernel_probe_cost(cells: int, repeats: int, jax: bool,
                                        stderr=subprocess.DEVNULL)  # its TCP warning
     try:
         with tempfile.TemporaryDirectory() as folder:
-            _run(client, KERNEL_SETUP)
-            _run(client, f"_bench = _bench_setup({str(KERNEL_PROBE_FILE)!r}, "
-                         f"{str(Path(folder) / 'probe.jsonl')!r}); del _bench_setup")
-            if jax:
-                _run(client, "import jax, jax.numpy as jnp\n"
-                             "arrays = [jnp.ones(3) + i for i in range(10)]")
-                _run(client, "_bench.start(True)")
-                for _ in range(50):  # the first cells with a backend prepare the device sync
-                    _run(client, TRIVIAL_CELL)
+            _bench_kernel(client, folder, jax)
             extra, inside, cpu = [], [], []
             for repeat in range(repeats):
                 order = (False, True) if repeat % 2 == 0 else (True, False)
@@ -304,14 +310,7 @@ def kernel_sync_cost(cells: int, repeats: int) -> dict[str, float]:
     manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
     try:
         with tempfile.TemporaryDirectory() as folder:
-            _run(client, KERNEL_SETUP)
-            _run(client, f"_bench = _bench_setup({str(KERNEL_PROBE_FILE)!r}, "
-                         f"{str(Path(folder) / 'probe.jsonl')!r}); del _bench_setup")
-            _run(client, "import jax, jax.numpy as jnp\n"
-                         "arrays = [jnp.ones(3) + i for i in range(10)]")
-            _run(client, "_bench.start(True)")
-            for _ in range(50):  # the first cells with a backend prepare the device sync
-                _run(client, TRIVIAL_CELL)
+            _bench_kernel(client, folder, jax=True)
             extra, inside, cpu = [], [], []
             for repeat in range(repeats):
                 measured = {}
