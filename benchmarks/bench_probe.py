@@ -21,8 +21,16 @@ IPython's history is on, as in every real kernel (``--no-history`` turns it off)
 With ``--kernel``, the same cost is also read inside real ipykernels (history on, as
 always there), which an in-process shell misses: the kernel's other threads.
 
-    python benchmarks/bench_probe.py [--quick] [--kernel] [--cells 2000] [--repeats 7]
-                                     [--json FILE]
+With ``--startup``, what loading the probe costs a kernel once, at its start (loading
+its files and installing it into a fresh IPython shell, each in a new interpreter);
+with ``--callbacks``, the probe's two callbacks alone, called in a loop for a trivial
+cell (no IPython, warm caches: the probe's own code and its system calls).
+``--probe-folder`` times another copy of ``probe/`` (an earlier release's) in the same
+interleaved run, for these and the ``--kernel`` rows.
+
+    python benchmarks/bench_probe.py [--quick] [--kernel [--only-kernel]] [--startup]
+                                     [--callbacks] [--cells 2000] [--repeats 7]
+                                     [--json FILE] [--probe-folder DIR]
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -48,9 +57,9 @@ TARGETS_US = {"no JAX": 30, "JAX CPU, 10 live arrays": 60,
 TRIVIAL_CELL = "x = 1"
 
 
-def load_probe_module() -> types.ModuleType:
+def load_probe_module(probe_file: Path = KERNEL_PROBE_FILE) -> types.ModuleType:
     """The probe loaded from its file, as startup.py loads it in a kernel."""
-    spec = importlib.util.spec_from_file_location("_bench_probe", KERNEL_PROBE_FILE)
+    spec = importlib.util.spec_from_file_location("_bench_probe", probe_file)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -212,6 +221,12 @@ def _bench_setup(probe_file, output):
             self.on = on
             del self.cells[:], self.inside[:], self.cpu[:]
 
+        def sync(self, on):
+            """The probe's end-of-cell device sync on (its own) or off (a no-op)."""
+            if not hasattr(self, "real_sync"):
+                self.real_sync = probe._device_sync
+            probe._device_sync = self.real_sync if on else (lambda: None)
+
         def stop(self):
             import json, statistics
             # the first sample is the rest of the cell that called start()
@@ -249,6 +264,20 @@ def _kernel_cells(client, on: bool, cells: int) -> dict[str, float]:
     return json.loads(_run(client, "_bench.stop()"))
 
 
+def _bench_kernel(client, folder: str, jax: bool) -> None:
+    """The benchmark's callbacks and the probe in a started kernel; with ``jax``, a
+    backend with 10 live arrays and the device sync prepared."""
+    _run(client, KERNEL_SETUP)
+    _run(client, f"_bench = _bench_setup({str(KERNEL_PROBE_FILE)!r}, "
+                 f"{str(Path(folder) / 'probe.jsonl')!r}); del _bench_setup")
+    if jax:
+        _run(client, "import jax, jax.numpy as jnp\n"
+                     "arrays = [jnp.ones(3) + i for i in range(10)]")
+        _run(client, "_bench.start(True)")
+        for _ in range(50):  # the first cells with a backend prepare the device sync
+            _run(client, TRIVIAL_CELL)
+
+
 def kernel_probe_cost(cells: int, repeats: int, jax: bool,
                       kernel_args: tuple[str, ...] = ()) -> dict[str, float]:
     """Per-cell time with minus without the probe, read inside a real kernel."""
@@ -258,15 +287,7 @@ def kernel_probe_cost(cells: int, repeats: int, jax: bool,
                                        stderr=subprocess.DEVNULL)  # its TCP warning
     try:
         with tempfile.TemporaryDirectory() as folder:
-            _run(client, KERNEL_SETUP)
-            _run(client, f"_bench = _bench_setup({str(KERNEL_PROBE_FILE)!r}, "
-                         f"{str(Path(folder) / 'probe.jsonl')!r}); del _bench_setup")
-            if jax:
-                _run(client, "import jax, jax.numpy as jnp\n"
-                             "arrays = [jnp.ones(3) + i for i in range(10)]")
-                _run(client, "_bench.start(True)")
-                for _ in range(50):  # the first cells with a backend prepare the device sync
-                    _run(client, TRIVIAL_CELL)
+            _bench_kernel(client, folder, jax)
             extra, inside, cpu = [], [], []
             for repeat in range(repeats):
                 order = (False, True) if repeat % 2 == 0 else (True, False)
@@ -281,15 +302,214 @@ def kernel_probe_cost(cells: int, repeats: int, jax: bool,
             "inside": statistics.median(inside), "cpu": statistics.median(cpu)}
 
 
-def measure_kernel(cells: int, repeats: int) -> dict[str, dict[str, float]]:
-    return {
-        "real kernel, no JAX": kernel_probe_cost(cells, repeats, jax=False),
-        "real kernel, JAX CPU, 10 live arrays": kernel_probe_cost(cells, repeats, jax=True),
-        # IPython writes each cell's input to SQLite from its history thread, woken at every
-        # cell (db_cache_size 0): batching the writes shows what of the cost is that thread's
-        "real kernel, JAX CPU, history saved in batches": kernel_probe_cost(
-            cells, repeats, jax=True, kernel_args=("--HistoryManager.db_cache_size=1000",)),
-    }
+def kernel_sync_cost(cells: int, repeats: int) -> dict[str, float]:
+    """Per-cell time with minus without the probe's end-of-cell device sync, the probe
+    on in both, in one real kernel with JAX on the CPU (what skipping it would save)."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            _bench_kernel(client, folder, jax=True)
+            extra, inside, cpu = [], [], []
+            for repeat in range(repeats):
+                measured = {}
+                for synced in ((True, False) if repeat % 2 == 0 else (False, True)):
+                    _run(client, f"_bench.sync({synced})")
+                    measured[synced] = _kernel_cells(client, True, cells)
+                extra.append(measured[True]["cell"] - measured[False]["cell"])
+                cpu.append(measured[True]["cpu"] - measured[False]["cpu"])
+                inside.append(measured[True]["inside"] - measured[False]["inside"])
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    return {"median": statistics.median(extra), "low": min(extra), "high": max(extra),
+            "inside": statistics.median(inside), "cpu": statistics.median(cpu)}
+
+
+VERSIONS_SETUP = '''
+def _versions_setup(files, folder):
+    import importlib.util, time
+    shell, probes = get_ipython(), []
+    for number, path in enumerate(files):
+        spec = importlib.util.spec_from_file_location(f"_bench_probe_{number}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        probe = module.install(shell, f"{folder}/probe-{number}.jsonl")
+        shell.events.unregister("pre_run_cell", probe.pre_run_cell)
+        shell.events.unregister("post_run_cell", probe.post_run_cell)
+        probes.append(probe)
+    clock, cpu_clock = time.perf_counter, time.thread_time
+
+    class Versions:
+        which = 0
+        inside, cpu = [], []
+
+        def pre(self, info):
+            self.probe = probes[self.which]
+            self.started, self.cpu_started = clock(), cpu_clock()
+            self.probe.pre_run_cell(info)
+            self.pre_wall, self.pre_cpu = clock() - self.started, cpu_clock() - self.cpu_started
+
+        def post(self, result):
+            started, cpu_started = clock(), cpu_clock()
+            self.probe.post_run_cell(result)
+            self.inside.append(self.pre_wall + clock() - started)
+            self.cpu.append(self.pre_cpu + cpu_clock() - cpu_started)
+
+        def start(self, which):
+            self.which = which
+            del self.inside[:], self.cpu[:]
+
+        def stop(self):
+            import json, statistics
+            print(json.dumps({"inside": statistics.median(self.inside[1:]),
+                              "cpu": statistics.median(self.cpu[1:])}))
+
+    versions = Versions()
+    shell.events.register("pre_run_cell", versions.pre)
+    shell.events.register("post_run_cell", versions.post)
+    return versions
+'''
+
+
+def kernel_versions_cost(cells: int, repeats: int, jax: bool,
+                         other: Path) -> dict[str, float]:
+    """This probe's callbacks minus those of the probe in ``other`` (a copy of
+    ``probe/``), both installed in one real kernel and used in turn, block by block:
+    the time and the main thread's CPU time inside the callbacks, per cell."""
+    from jupyter_client.manager import start_new_kernel
+
+    files = [str(KERNEL_PROBE_FILE), str(other / KERNEL_PROBE_FILE.name)]
+    manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            _run(client, VERSIONS_SETUP)
+            _run(client, f"_versions = _versions_setup({files!r}, {folder!r})")
+            if jax:
+                _run(client, "import jax, jax.numpy as jnp\n"
+                             "arrays = [jnp.ones(3) + i for i in range(10)]")
+                for which in (0, 1):  # each probe prepares its device sync
+                    _run(client, f"_versions.start({which})")
+                    for _ in range(30):
+                        _run(client, TRIVIAL_CELL)
+            inside, cpu = [], []
+            for repeat in range(repeats):
+                measured = {}
+                for which in ((0, 1) if repeat % 2 == 0 else (1, 0)):
+                    _run(client, f"_versions.start({which})")
+                    for _ in range(cells):
+                        client.execute(TRIVIAL_CELL, store_history=True)
+                        client.get_shell_msg(timeout=60)
+                    measured[which] = json.loads(_run(client, "_versions.stop()"))
+                inside.append(measured[0]["inside"] - measured[1]["inside"])
+                cpu.append(measured[0]["cpu"] - measured[1]["cpu"])
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    return {"median": statistics.median(inside), "low": min(inside), "high": max(inside),
+            "inside": statistics.median(inside), "cpu": statistics.median(cpu)}
+
+
+def measure_kernel(cells: int, repeats: int,
+                   other: Path | None = None) -> dict[str, dict[str, float]]:
+    """The kernel rows; ``other``: a folder with another copy of ``probe/`` (an earlier
+    release's): then this probe minus that one, both in one kernel, interleaved."""
+    rows = {}
+    for jax in (False, True):
+        name = f"real kernel, {'JAX CPU, 10 live arrays' if jax else 'no JAX'}"
+        rows[name] = kernel_probe_cost(cells, repeats, jax=jax)
+        if other is not None:
+            rows[f"{name}: this probe - the other (inside)"] = kernel_versions_cost(
+                cells, repeats, jax, other)
+    # IPython writes each cell's input to SQLite from its history thread, woken at every
+    # cell (db_cache_size 0): batching the writes shows what of the cost is that thread's
+    rows["real kernel, JAX CPU, history saved in batches"] = kernel_probe_cost(
+        cells, repeats, jax=True, kernel_args=("--HistoryManager.db_cache_size=1000",))
+    # what skipping the end-of-cell device sync would save: with minus without it, the
+    # probe on in both, interleaved in one kernel
+    rows["real kernel, JAX CPU, the device sync (with - without it)"] = kernel_sync_cost(
+        cells, repeats)
+    return rows
+
+
+# -- the probe's callbacks alone ----------------------------------------------------------
+class _Shell:
+    """What the probe reads of an IPython shell: its execution count and callbacks."""
+
+    def __init__(self) -> None:
+        self.execution_count = 1
+        self.events = types.SimpleNamespace(callbacks={"pre_run_cell": [], "post_run_cell": []})
+
+
+def callbacks_cost(files: dict[str, Path], cells: int,
+                   repeats: int) -> dict[str, dict[str, float]]:
+    """Seconds per trivial cell inside the probe's two callbacks, called in a loop (the
+    probe's own code and system calls, warm), each probe file in turn."""
+    modules = {name: load_probe_module(path) for name, path in files.items()}
+    times: dict[str, list[float]] = {name: [] for name in files}
+    info = types.SimpleNamespace(store_history=True, raw_cell=TRIVIAL_CELL)
+    result = types.SimpleNamespace(info=info, execution_count=1, error_in_exec=None,
+                                   error_before_exec=None)
+    with tempfile.TemporaryDirectory() as folder:
+        for repeat in range(repeats):
+            for number, name in enumerate(files):
+                if repeat % 2:
+                    number, name = len(files) - 1 - number, list(files)[len(files) - 1 - number]
+                shell = _Shell()
+                probe = modules[name].Probe(str(Path(folder) / f"{number}-{repeat}.jsonl"),
+                                            shell)
+                started = time.perf_counter()
+                for _ in range(cells):
+                    shell.execution_count += 1
+                    probe.pre_run_cell(info)
+                    probe.post_run_cell(result)
+                times[name].append((time.perf_counter() - started) / cells)
+    return {name: {"median": statistics.median(values), "low": min(values),
+                   "high": max(values)} for name, values in times.items()}
+
+
+# -- the probe's start -------------------------------------------------------------------
+STARTUP_SCRIPT = """
+import importlib.util, sys, tempfile, time, os
+import ipykernel.kernelapp  # what a kernel has loaded when its startup file runs
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
+config = Config()
+config.HistoryManager.enabled = False
+shell = InteractiveShell.instance(config=config)
+probe_file, output = sys.argv[1], os.path.join(tempfile.mkdtemp(), "probe.jsonl")
+started, cpu_started = time.perf_counter(), time.process_time()
+spec = importlib.util.spec_from_file_location("_sphinx_gpu_admonition_probe", probe_file)
+module = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = module
+spec.loader.exec_module(module)
+module.install(shell, output)
+print(time.perf_counter() - started, time.process_time() - cpu_started)
+"""
+
+
+def startup_cost(folders: dict[str, Path], repeats: int) -> dict[str, dict[str, float]]:
+    """Seconds from loading the probe's file to ``install`` returning, in a new
+    interpreter each time (the probe's bytecode cached, as in an installed package),
+    the folders interleaved; with the CPU time of the same span (less noisy on a
+    shared machine)."""
+    times: dict[str, list[float]] = {name: [] for name in folders}
+    cpu: dict[str, list[float]] = {name: [] for name in folders}
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for repeat in range(repeats + 1):
+        names = list(folders) if repeat % 2 == 0 else list(reversed(folders))
+        for name in names:
+            done = subprocess.run(
+                [sys.executable, "-c", STARTUP_SCRIPT, str(folders[name] / "kernel_probe.py")],
+                capture_output=True, text=True, check=True, env=environ)
+            if repeat:  # the first round writes the bytecode caches
+                wall, cpu_time = done.stdout.strip().splitlines()[-1].split()
+                times[name].append(float(wall))
+                cpu[name].append(float(cpu_time))
+    return {name: {"median": statistics.median(values), "low": min(values),
+                   "high": max(values), "cpu": statistics.median(cpu[name])}
+            for name, values in times.items()}
 
 
 def table(rows: dict[str, dict[str, float]]) -> str:
@@ -315,6 +535,15 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--live-arrays", type=int, default=100_000)
     parser.add_argument("--json", type=Path, help="also save the numbers (seconds) here")
+    parser.add_argument("--only-kernel", action="store_true",
+                        help="with --kernel: the real kernels' rows only")
+    parser.add_argument("--callbacks", action="store_true",
+                        help="only the probe's callbacks, called in a loop (no IPython)")
+    parser.add_argument("--startup", action="store_true",
+                        help="only the probe's start: loading its files and installing it")
+    parser.add_argument("--probe-folder", type=Path,
+                        help="with --startup or --kernel: another copy of probe/ (an earlier "
+                             "release's) to time beside this one")
     parser.add_argument("--no-history", action="store_true",
                         help="IPython's history off (real kernels have it on)")
     parser.add_argument("--kernel", action="store_true",
@@ -322,13 +551,43 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
                              "kernel: 300 cells a repetition (the round trip is ~5 ms a cell)")
     args = parser.parse_args(argv)
     cells, repeats = (1000, 3) if args.quick else (args.cells, args.repeats)
-    rows = measure(cells, repeats, args.live_arrays, history=not args.no_history)
-    print(f"probe cost in a real IPython shell (history {'off' if args.no_history else 'on'}):"
-          f" {cells} cells x {repeats} interleaved repetitions, with minus without the probe")
-    print(table(rows))
+    if args.callbacks:
+        files = {"this probe's callbacks": KERNEL_PROBE_FILE}
+        if args.probe_folder:
+            files[f"callbacks of {args.probe_folder}"] = args.probe_folder / KERNEL_PROBE_FILE.name
+        rows = callbacks_cost(files, 5000 if args.quick else 20_000, repeats)
+        print("the probe's callbacks alone, a trivial cell, in a loop (warm): "
+              f"{repeats} interleaved repetitions")
+        for name, row in rows.items():
+            print(f"{name:60} {row['median'] * 1e6:7.2f} us  "
+                  f"({row['low'] * 1e6:.2f} to {row['high'] * 1e6:.2f} us)")
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        return rows
+    if args.startup:
+        folders = {"probe start (load + install)": KERNEL_PROBE_FILE.parent}
+        if args.probe_folder:
+            folders[f"probe start, {args.probe_folder}"] = args.probe_folder
+        rows = startup_cost(folders, 5 if args.quick else args.repeats * 5)
+        print("the probe's start in a new interpreter: load its files, install into a fresh "
+              "IPython shell (once per kernel)")
+        for name, row in rows.items():
+            print(f"{name:60} {row['median'] * 1e3:6.2f} ms  "
+                  f"({row['low'] * 1e3:.2f} to {row['high'] * 1e3:.2f} ms), "
+                  f"CPU {row['cpu'] * 1e3:.2f} ms")
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        return rows
+    rows = {}
+    if not (args.kernel and args.only_kernel):
+        rows = measure(cells, repeats, args.live_arrays, history=not args.no_history)
+        print(f"probe cost in a real IPython shell (history "
+              f"{'off' if args.no_history else 'on'}): {cells} cells x {repeats} interleaved "
+              "repetitions, with minus without the probe")
+        print(table(rows))
     if args.kernel:
         kernel_cells = 100 if args.quick else 300
-        kernel_rows = measure_kernel(kernel_cells, repeats)
+        kernel_rows = measure_kernel(kernel_cells, repeats, args.probe_folder)
         print(f"\nprobe cost in real ipykernels: {kernel_cells} cells x {repeats} interleaved "
               "repetitions, read inside the kernel from the first pre_run_cell callback to "
               "the end of the last post_run_cell callback")

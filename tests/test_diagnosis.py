@@ -155,13 +155,13 @@ def test_the_kernels_allocator_settings_are_recorded(cpu_build: ProjectBuild) ->
 
 def test_the_probe_says_whether_a_persistent_compilation_cache_is_set(tmp_path: Path) -> None:
     jax = pytest.importorskip("jax")
-    from sphinx_gpu_admonition.probe import kernel_probe
+    from sphinx_gpu_admonition.probe import facts
 
     before = jax.config.jax_compilation_cache_dir
-    assert kernel_probe.jax_info()["compilation_cache"] is bool(before)
+    assert facts.jax_info()["compilation_cache"] is bool(before)
     jax.config.update("jax_compilation_cache_dir", str(tmp_path / "jax-cache"))
     try:
-        info = kernel_probe.jax_info()
+        info = facts.jax_info()
     finally:
         jax.config.update("jax_compilation_cache_dir", before)
     assert info["compilation_cache"] is True and str(tmp_path) not in json.dumps(info)

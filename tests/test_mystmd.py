@@ -584,6 +584,51 @@ def test_jupyter_book_2_builds_the_book_with_the_plugin(tmp_path):
     assert not _servers_of(book)
 
 
+#: a page that puts its own file on the probe's descriptor, then makes the probe's file
+#: unwritable for two cells (its path a folder): tests/test_probe_file.py on Sphinx
+HOSTILE_CELLS = (
+    "import os\n\ndef probe_descriptors():\n"
+    "    return [int(n) for n in os.listdir('/proc/self/fd')\n"
+    "            if os.path.realpath(f'/proc/self/fd/{n}').endswith('.jsonl')]",
+    "results = open('results.csv', 'w', buffering=1)\n[fd] = probe_descriptors()\n"
+    "os.dup2(results.fileno(), fd)\nresults.write('a,b\\n')",
+    "[fd] = probe_descriptors()\npath = os.readlink(f'/proc/self/fd/{fd}')\nos.close(fd)\n"
+    "os.rename(path, path + '.away')\nos.mkdir(path)",
+    "x = 4",
+    "os.rmdir(path)\nos.rename(path + '.away', path)",
+    "results.write('c,d\\n')\nresults.close()",
+)
+
+
+@pytest.mark.mystmd
+def test_a_page_that_takes_the_probes_file_says_partial_and_keeps_its_own_file(tmp_path):
+    requires_mystmd()
+    book = tmp_path / "book"
+    shutil.copytree(ROOT, book)
+    (book / f"{PAGE}.md").write_text(
+        "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n# Hostile\n\n"
+        + "".join(f"```{{code-cell}} python\n{cell}\n```\n\n" for cell in HOSTILE_CELLS),
+        encoding="utf-8")
+    config = (book / "myst.yml").read_text(encoding="utf-8")
+    (book / "myst.yml").write_text(config.replace("    - file: second_page.md\n", "")
+                                   .replace("    - file: failing_page.md\n", ""), "utf-8")
+    built = Build(book, myst_build(book))
+    record = built.record
+    assert (record.status, record.capture) == ("ok", "partial")
+    assert [c.execution_count for c in record.cells] == [1, 2, 5, 6]
+    blocks = [index for index, n in enumerate(built.page("jax-page")["children"])
+              if n.get("type") == "block" and n.get("kind") == "notebook-code"]
+    # each recorded cell at its own block, after the gap too
+    assert [c.index for c in record.cells] == [blocks[n] for n in (0, 1, 4, 5)]
+    assert [c.first_line for c in record.cells] == [
+        HOSTILE_CELLS[n].split("\n")[0] for n in (0, 1, 4, 5)]
+    assert record.capture_message.startswith(
+        "the probe recorded 4 of the 6 cells the kernel ran (not recorded: the cells with "
+        "execution count 3 and 4)")
+    assert (book / "results.csv").read_text(encoding="utf-8") == "a,b\nc,d\n"
+    assert record.environment.backend is None and record.environment.host.cores
+
+
 def test_plugin_main_without_arguments_prints_the_spec(capsys):
     plugin.main([])
     assert json.loads(capsys.readouterr().out)["name"] == "sphinx-gpu-admonition"
@@ -605,12 +650,12 @@ def page_tree(*blocks: dict[str, Any]) -> dict[str, Any]:
 
 def write_kernel(folder: Path, page: Path, cells: list[dict[str, Any]],
                  backend: str | None = "cpu") -> Path:
-    from sphinx_gpu_admonition.probe import kernel_probe
+    from sphinx_gpu_admonition.probe import protocol
 
     path = folder / capture.KERNELS_FOLDER / capture.page_file_name(str(page))
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [{"kind": capture.KIND_PAGE, "page": str(page), "pid": 7},
-             {"kind": "start", "probe_version": kernel_probe.PROBE_VERSION, "pid": 7,
+             {"kind": "start", "probe_version": protocol.PROBE_VERSION, "pid": 7,
               "time": 1_780_000_000.0, "python": "3.11.7", "gpus": [],
               "host": {"cpu": "Test CPU", "cores": 2}}]
     if backend:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_gpu_admonition.probe import kernel_probe
+from sphinx_gpu_admonition.probe import device_sync, facts
 
 
 def fake_nvidia_smi(folder: Path, body: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -24,7 +24,7 @@ def fake_nvidia_smi(folder: Path, body: str, monkeypatch: pytest.MonkeyPatch) ->
 def test_nvidia_smi_rows_become_gpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_nvidia_smi(tmp_path, "printf 'Tesla T4, 15360, 535.104.05\\nNVIDIA H200, 143771, "
                               "570.86.15\\n'", monkeypatch)
-    gpus = kernel_probe._nvidia_smi_gpus()
+    gpus = facts._nvidia_smi_gpus()
     assert gpus == [
         {"name": "Tesla T4", "memory_mb": 15360.0, "driver": "535.104.05",
          "source": "nvidia-smi"},
@@ -37,27 +37,27 @@ def test_a_hanging_nvidia_smi_is_cut_off(tmp_path: Path, monkeypatch: pytest.Mon
     fake_nvidia_smi(tmp_path, "sleep 30", monkeypatch)
     started = time.monotonic()
     with pytest.raises(Exception, match="timed out"):
-        kernel_probe._nvidia_smi_gpus(timeout=0.5)
+        facts._nvidia_smi_gpus(timeout=0.5)
     assert time.monotonic() - started < 10
 
 
 def test_no_driver_means_no_query(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kernel_probe.os.path, "exists", lambda path: False)
-    monkeypatch.setattr(kernel_probe, "_nvml_gpus", lambda: pytest.fail("NVML queried"))
-    assert kernel_probe.gpu_info() == []
+    monkeypatch.setattr(facts.os.path, "exists", lambda path: False)
+    monkeypatch.setattr(facts, "_nvml_gpus", lambda: pytest.fail("NVML queried"))
+    assert facts.gpu_info() == []
 
 
 def test_without_nvml_a_hanging_nvidia_smi_gives_no_gpus(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_nvidia_smi(tmp_path, "sleep 30", monkeypatch)
-    monkeypatch.setattr(kernel_probe.os.path, "exists", lambda path: True)
-    monkeypatch.setattr(kernel_probe, "NVIDIA_SMI_TIMEOUT", 0.5)
+    monkeypatch.setattr(facts.os.path, "exists", lambda path: True)
+    monkeypatch.setattr(facts, "NVIDIA_SMI_TIMEOUT", 0.5)
 
     def no_nvml() -> list[dict]:
         raise ImportError("No module named 'pynvml'")
 
-    monkeypatch.setattr(kernel_probe, "_nvml_gpus", no_nvml)
-    assert kernel_probe.gpu_info() == []  # swallowed: the notebook must never fail
+    monkeypatch.setattr(facts, "_nvml_gpus", no_nvml)
+    assert facts.gpu_info() == []  # swallowed: the notebook must never fail
 
 
 def test_jax_plugins_are_read_from_dist_info_folders(
@@ -65,18 +65,18 @@ def test_jax_plugins_are_read_from_dist_info_folders(
     (tmp_path / "jax_cuda13_plugin-0.10.2.dist-info").mkdir()
     (tmp_path / "jax_cuda13_pjrt-0.10.2.dist-info").mkdir()
     (tmp_path / "numpy-2.4.6.dist-info").mkdir()
-    monkeypatch.setattr(kernel_probe.sys, "path", [str(tmp_path), str(tmp_path / "missing")])
-    assert kernel_probe.jax_plugins() == {"jax-cuda13-plugin": "0.10.2",
-                                          "jax-cuda13-pjrt": "0.10.2"}
+    monkeypatch.setattr(facts.sys, "path", [str(tmp_path), str(tmp_path / "missing")])
+    assert facts.jax_plugins() == {"jax-cuda13-plugin": "0.10.2",
+                                   "jax-cuda13-pjrt": "0.10.2"}
 
 
 def test_jax_distributions_include_jax_and_jaxlib(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("jax-0.10.2", "jaxlib-0.10.2", "libtpu-0.0.30", "jaxtyping-0.3.0"):
         (tmp_path / f"{name}.dist-info").mkdir()
-    monkeypatch.setattr(kernel_probe.sys, "path", [str(tmp_path)])
-    assert kernel_probe.jax_distributions() == {"jax": "0.10.2", "jaxlib": "0.10.2",
-                                                "libtpu": "0.0.30"}
+    monkeypatch.setattr(facts.sys, "path", [str(tmp_path)])
+    assert facts.jax_distributions() == {"jax": "0.10.2", "jaxlib": "0.10.2",
+                                         "libtpu": "0.0.30"}
 
 
 def test_the_device_sync_waits_on_one_tiny_computation_per_gpu() -> None:
@@ -110,7 +110,7 @@ def test_the_device_sync_waits_on_one_tiny_computation_per_gpu() -> None:
         sharding=types.SimpleNamespace(
             SingleDeviceSharding=lambda device: types.SimpleNamespace(device=device)),
         live_arrays=lambda: pytest.fail("the live arrays were listed"))
-    sync = kernel_probe._DeviceSync(fake_jax)
+    sync = device_sync.DeviceSync(fake_jax)
     assert log == [("compile", "gpu:0"), ("compile", "gpu:1")]
     log.clear()
     sync()

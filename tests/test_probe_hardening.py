@@ -27,7 +27,9 @@ from sphinx_gpu_admonition.probe import (
     ENV_PROBE,
     ENV_USER_STARTUP,
     STARTUP_FILE,
+    device_sync,
     kernel_probe,
+    protocol,
 )
 
 
@@ -90,8 +92,9 @@ def test_nested_runs_are_one_cell_with_their_full_time(hostile_build: ProjectBui
     cells = notebooks(hostile_build)["hostile"]["cells"]
     assert [c["index"] for c in cells] == [1, 2, 3, 4, 5, 6]  # each cell once, none lost
     captured, run_inside, _child, _patched, after = (c["seconds"] for c in cells[1:])
-    # 0.3 s and 0.2 s sleeps run by the nested runs, each timed in full in its cell
-    assert captured > run_inside > after
+    # 0.3 s and 0.2 s sleeps run by the nested runs, each timed in full in its cell (on a
+    # busy machine a nested run's own overhead can exceed the 0.1 s between the sleeps)
+    assert captured >= 0.3 and run_inside >= 0.2 and after < 0.2
     assert cells[1]["first_line"] == "%%capture"
 
 
@@ -145,8 +148,8 @@ def test_startup_file_names_agree_with_the_package() -> None:
     """startup.py cannot import the package; its copies of the names must agree."""
     text = STARTUP_FILE.read_text(encoding="utf-8")
     for name in (ENV_OUTPUT, ENV_PROBE, ENV_USER_STARTUP, ENV_EXPLAIN_RECOMPILATIONS,
-                 kernel_probe.KIND_ERROR,
-                 kernel_probe.KIND_WARNING):
+                 protocol.KIND_ERROR,
+                 protocol.KIND_WARNING):
         assert f'"{name}"' in text
 
 
@@ -154,7 +157,7 @@ def read_lines(lines: list[dict[str, Any]]) -> capture.ProbeOutput:
     return probe_output.ProbeOutput(iter(lines))
 
 
-START = {"kind": "start", "pid": 10, "probe_version": kernel_probe.PROBE_VERSION,
+START = {"kind": "start", "pid": 10, "probe_version": protocol.PROBE_VERSION,
          "time": 0.0, "python": "3.12.0", "host": {}, "gpus": []}
 
 
@@ -195,10 +198,11 @@ def test_one_bad_value_loses_that_cell_never_the_notebook() -> None:
     record = NotebookRecord(docname="hostile", status="error")
     capture.fill_from_probe(output, nodes.document("", None), record)
     assert [c.execution_count for c in record.cells] == [1, 3]
-    assert record.capture == "ok"
-    assert len(output.warnings) == 2
+    assert record.capture == "partial"  # it says so: the record has 2 of the 3 cells
+    assert "execution count 2" in record.capture_message
+    assert len(output.warnings) == 3
     assert any("cell 2" in w and "below" in w for w in output.warnings)
-    assert any("environment was dropped" in w for w in output.warnings)
+    assert any("environment: libraries['numpy']" in w for w in output.warnings)
 
 
 def test_an_exception_type_is_recorded_as_one_line_without_lone_surrogates() -> None:
@@ -213,7 +217,7 @@ def test_another_probe_version_is_one_capture_error() -> None:
     output = read_lines([{**START, "probe_version": 1}, cell(1, 0.5)])
     assert len(output.errors) == 1
     assert "version 1" in output.errors[0]
-    assert f"version {kernel_probe.PROBE_VERSION}" in output.errors[0]
+    assert f"version {protocol.PROBE_VERSION}" in output.errors[0]
 
 
 class FakeShell:
@@ -246,9 +250,17 @@ def test_a_non_finite_compile_duration_is_dropped_with_one_warning(tmp_path: Pat
     run_cell(probe, 1, compiles)
     read = probe_output.ProbeOutput(probe_output.probe_lines(output))
     (measured,) = read.cells
-    assert measured.compile_seconds == 0.25
+    assert 0 < measured.compile_seconds <= measured.seconds  # 0.25 s, within the cell's
     assert measured.compilations == {"g": 1}
     assert len(read.warnings) == 1 and "compile duration" in read.warnings[0]
+
+
+def test_compile_intervals_that_overlap_count_once_and_never_beyond_the_cell() -> None:
+    covered = kernel_probe._covered
+    assert covered([(0.0, 1.0), (0.5, 2.0), (3.0, 4.0)], 0.0, 10.0) == 3.0
+    assert covered([(1.0, 2.0), (1.0, 2.0), (1.2, 1.5)], 0.0, 10.0) == 1.0  # threads at once
+    assert covered([(-5.0, 1.0), (9.0, 20.0)], 0.0, 10.0) == 2.0  # clipped to the cell
+    assert covered([], 0.0, 1.0) == 0.0
 
 
 def test_the_end_line_tells_whether_the_callbacks_were_removed(tmp_path: Path) -> None:
@@ -272,7 +284,7 @@ def test_preparing_the_device_sync_adds_nothing_to_the_cell_output(
     """With ``jax_log_compiles`` on, compiling the sync would log into the cell."""
     jax = pytest.importorskip("jax")
     with jax.log_compiles(True), caplog.at_level(logging.WARNING):
-        kernel_probe._DeviceSync(jax)()
+        device_sync.DeviceSync(jax)()
         assert jax.config.jax_log_compiles  # the notebook's setting is kept
     assert not [r for r in caplog.records if "_scalar_zero" in r.getMessage()]
 
@@ -282,5 +294,5 @@ def test_preparing_the_device_sync_adds_nothing_to_the_cell_output(
 def test_a_cache_hit_reads_first_lines_as_the_probe_records_them(source: str) -> None:
     """The sidecar check has its own copy of the probe's first-line rule (a cache hit
     does not import the probe): the two must agree."""
-    expected = probe_output.recorded_text(kernel_probe._first_line(source))
+    expected = probe_output.recorded_text(protocol.first_line(source))
     assert capture._first_line(source) == expected

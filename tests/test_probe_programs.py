@@ -24,7 +24,7 @@ def compiled() -> Iterator[list[dict]]:
 
     def listener(event: str, duration: float, **kwargs: Any) -> None:
         if event == "/jax/core/compile/backend_compile_duration":
-            jax_inspect.note_loops(str(kwargs.get("fun_name")), loops)
+            jax_inspect.note_program(str(kwargs.get("fun_name")), loops, [])
 
     jax.monitoring.register_event_duration_secs_listener(listener)
     try:
@@ -82,7 +82,7 @@ def test_a_loop_inside_an_installed_library_is_found(compiled: list[dict]) -> No
 def test_outside_a_compilation_there_is_no_program_and_nothing_is_noted() -> None:
     loops: list[dict] = []
     assert jax_inspect.compiling_program() is None
-    jax_inspect.note_loops("jit(f)", loops)
+    jax_inspect.note_program("jit(f)", loops, [])
     assert loops == []
 
 
@@ -142,22 +142,23 @@ def newton(f: Callable[[Any], Any], x0: float) -> Any:
     return x0
 
 
-def test_explanations_are_captured_out_of_sight_and_a_users_own_setting_is_left_alone(
+def test_explanations_are_captured_out_of_sight_until_the_notebook_asks_for_them(
         caplog: pytest.LogCaptureFixture) -> None:
+    """The probe's explanations are dropped; once the notebook's own (global) setting
+    is on they reach its handlers, and are still recorded (a real kernel:
+    tests/test_probe_jax.py)."""
     import logging
 
     loggers = [logging.getLogger(name) for name in
                (jax_inspect.EXPLAIN_LOGGER, *jax_inspect._PERSISTENT_CACHE_LOGGERS)]
     before = [list(logger.filters) for logger in loggers]
+    local = jax.explain_cache_misses.get_local()
     try:
-        jax.config.update("jax_explain_cache_misses", True)  # the user's own setting
-        assert jax_inspect.explain_recompilations(jax, [], lambda: True) is False
-        assert [list(logger.filters) for logger in loggers] == before  # nothing added
-        jax.config.update("jax_explain_cache_misses", False)
         reasons: list[dict] = []
         in_cell = [False]
         assert jax_inspect.explain_recompilations(jax, reasons, lambda: in_cell[0])
         assert jax.config.jax_explain_cache_misses  # what the notebook then reads
+        assert jax.explain_cache_misses.get_global() is False  # its own: left alone
         first = newton(lambda x: x**2 - 2.0, 1.0)  # outside a cell: dropped, not kept
         in_cell[0] = True
         again = newton(lambda x: x**2 - 2.0, 1.0)
@@ -166,8 +167,15 @@ def test_explanations_are_captured_out_of_sight_and_a_users_own_setting_is_left_
             "seen another function defined on the same line; maybe the function is being "
             "re-defined repeatedly, preventing caching?")}]
         assert not [r for r in caplog.records if "CACHE MISS" in r.getMessage()]
+        reasons.clear()
+        jax.config.update("jax_explain_cache_misses", True)  # the notebook asks
+        with caplog.at_level(logging.WARNING):
+            newton(lambda x: x**2 - 2.0, 1.0)
+        assert [r for r in caplog.records if "TRACING CACHE MISS" in r.getMessage()]
+        assert [r["function"] for r in reasons] == ["q"]
     finally:
         jax.config.update("jax_explain_cache_misses", False)
+        jax.explain_cache_misses.set_local(local)
         for logger, filters in zip(loggers, before, strict=True):
             for added in logger.filters[len(filters):]:
                 logger.removeFilter(added)

@@ -4,7 +4,7 @@ Three plain-data producers, rendered by :mod:`.cli`:
 
 - :func:`inspect_machine`: Python, host, NVIDIA driver / GPUs, JAX and its
   plugins, backends and devices.  Host and GPU detection are the kernel probe's
-  own functions (:mod:`.probe.kernel_probe`), so ``check`` sees the machine the
+  own functions (:mod:`.probe.facts`), so ``check`` sees the machine the
   way a notebook's record does.
 - :func:`device_tests`: a small jitted computation on every device, timing the
   compilation and the run separately (``block_until_ready``, so asynchronous
@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..probe.kernel_probe import gpu_info, host_info, jax_distributions, jax_info
+from ..probe.facts import gpu_info, host_info, jax_distributions, jax_info
 
 BACKENDS = ("cpu", "gpu", "tpu")
 #: values of JAX_PLATFORMS that select each backend

@@ -60,7 +60,6 @@ from ..model.record import (
     TIMEOUT,
     CacheMiss,
     CellRecord,
-    Environment,
     ErrorInfo,
     NotebookRecord,
 )
@@ -139,15 +138,20 @@ def _title(doctree: nodes.document) -> str:
 
 def page_cells(doctree: nodes.document, source: Path) -> list[PageCell]:
     """The page's code cells for :func:`..model.enrich.enrich`: each one's position is
-    its execution count less one (MyST-NB keeps the count of the cell's run, also for
-    a cache hit), its line that of its fence in a text notebook."""
+    its place among the cells that ran, in the order of their execution counts (MyST-NB
+    keeps the count of the cell's run, also for a cache hit; a run nested in a cell takes
+    a count of its own, so the counts alone may skip), its line that of its fence in a
+    text notebook."""
     tags = _mystnb.cell_tags(doctree)
     lines = _mystnb.cell_start_lines(doctree, source)
     outputs = _mystnb.cell_outputs(doctree)
-    return [PageCell(position=count - 1 if isinstance(count, int) and count >= 1 else None,
+    cells = _mystnb.code_cells(doctree)
+    ran = sorted(count for _, count, _ in cells if isinstance(count, int) and count >= 1)
+    place = {count: position for position, count in enumerate(ran)}
+    return [PageCell(position=place.get(count) if isinstance(count, int) else None,
                      index=index, source=code, tags=tuple(tags.get(index, ())),
                      line=lines.get(index), outputs=outputs.get(index, ""))
-            for index, count, code in _mystnb.code_cells(doctree)]
+            for index, count, code in cells]
 
 
 def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
@@ -261,21 +265,12 @@ def fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
         record.capture_message = ("no data from the kernel (not an IPython kernel, a remote "
                                   "kernel, or PYTHONSTARTUP disabled)")
         return
-    try:
-        record.environment = Environment.from_dict(probe.environment)
-    except SchemaError as error:
-        probe.warnings.append(f"the kernel's environment was dropped: {error}")
+    record.environment = probe.load_environment()  # one bad value loses that value
     record.cells = list(probe.cells)
     ran = sum(1 for _, count, _ in _mystnb.code_cells(doctree) if count is not None)
     if not finished:
         ran -= 1  # the cell the kernel died or stopped in
-    if ran > 0 and not record.cells and not probe.errors:
-        # a notebook that broke the probe (a sys.settrace tracer, a patched IPython)
-        # would otherwise read as a measured notebook without cells
-        probe.errors.append(f"the kernel ran {ran} cell{'s' if ran != 1 else ''} and the "
-                            "probe recorded none")
-    record.capture = "failed" if probe.errors else "ok"
-    record.capture_message = probe.errors[0] if probe.errors else None
+    record.capture, record.capture_message = probe.capture_state(ran)
     peaks = [c.peak_memory_mb for c in record.cells if c.peak_memory_mb is not None]
     record.peak_memory_mb = max(peaks, default=None)
     record.device_peak_memory_mb = device_peak(record.cells)

@@ -155,12 +155,12 @@ def build_machine_packages(env: BuildEnvironment, report: StatusReport,
     kept: dict[str, MachinePackages] = {}
     publish = get_config(app_of(env)).publish_interpreter_path
     for record in report.notebooks:
-        if record.capture == "ok" and record.packages is not None:
+        if record.measured and record.packages is not None:
             kept.setdefault(record.environment.machine_id, (
                 shown_interpreter(record.packages.executable, publish),
                 sorted_packages(record.packages.distributions)))
     for record in report.notebooks:
-        if record.capture != "ok":
+        if not record.measured:
             continue
         machine = record.environment.machine_id
         if machine in kept:

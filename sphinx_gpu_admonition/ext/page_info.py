@@ -166,7 +166,7 @@ def add_page_info(app: Sphinx, doctree: nodes.document) -> None:
     _check_backend(app, record, admonitions)
     _make_notices_truthful(record, admonitions)
     position = get_config(app).execution_info
-    if position == "off" or record.capture != "ok":
+    if position == "off" or not record.measured:
         return
     sentence = TEXTS.executed_on(record)
     for admonition in admonitions:
@@ -256,7 +256,7 @@ class ReaderNoticeInNotebooks(SphinxPostTransform):
 def _meta_tags(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
                doctree: Any) -> None:
     record = get_record(app.env, pagename)
-    if record is None or not record.executed or record.capture != "ok":
+    if record is None or not record.executed or not record.measured:
         return
     facts = {
         "gpu-execution:backend": record.environment.backend or "none",

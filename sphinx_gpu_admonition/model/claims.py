@@ -263,7 +263,7 @@ def claim_sites(page: str, found: Iterable[Sentence], source: str | None = None
 
 def record_device(record: NotebookRecord | None) -> tuple[str | None, str | None, str | None]:
     """(kind, name, family) of the device a record ran on; Nones when not known."""
-    if record is None or not record.executed or record.capture != "ok":
+    if record is None or not record.executed or not record.measured:
         return None, None, None
     environment = record.environment
     return (device.device_kind(environment), device.device_name(environment),

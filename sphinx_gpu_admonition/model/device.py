@@ -144,7 +144,7 @@ def backend_mismatch(record: Any, expected: str | None,
     if not expected:
         return None
     actual = record.environment.backend
-    if record.capture == "missing" or (record.capture != "ok" and actual is None):
+    if record.capture == "missing" or (not record.measured and actual is None):
         return (f"cannot check {option} {expected!r}: the kernel's backend is unknown "
                 f"({record.capture_message or 'no capture data'})")
     # a page that never initialised JAX ran on no backend at all: not what was expected

@@ -76,7 +76,12 @@ def enrich(record: NotebookRecord, cells: Sequence[PageCell],
     cell raised unexpectedly.
     """
     by_position = {cell.position: cell for cell in cells if cell.position is not None}
-    for cell, position in zip(record.cells, cell_positions(record.cells), strict=True):
+    # the positions the probe's reader gave (a cell it could not record shifts none), or
+    # for a record without them (an older sidecar) its cells' order
+    positions = ([cell.position for cell in record.cells]
+                 if all(cell.position is not None for cell in record.cells)
+                 else cell_positions(record.cells))
+    for cell, position in zip(record.cells, positions, strict=True):
         _mark(cell, position, by_position.get(position), errors_allowed)
     warnings = _link(record, cells, module_source)
     _set_failure(record, cells, by_position, traceback)

@@ -158,7 +158,7 @@ def headline(analysis: BuildAnalysis) -> Headline | None:
         if comparison.ratio is not None and comparison.baseline_seconds is not None:
             seconds += record.seconds
             baseline_seconds += comparison.baseline_seconds
-        if record.capture == "ok" and comparison.baseline_device is not None:
+        if record.measured and comparison.baseline_device is not None:
             now.add(record.environment.device_label)
             before.add(comparison.baseline_device)
     changed = now != before
@@ -172,7 +172,7 @@ def headline(analysis: BuildAnalysis) -> Headline | None:
 
 def device_changed(analysis_comparison_device: str | None, record: NotebookRecord) -> bool:
     """Whether a notebook ran on another device than in the baseline."""
-    return (analysis_comparison_device is not None and record.capture == "ok"
+    return (analysis_comparison_device is not None and record.measured
             and record.environment.device_label != analysis_comparison_device)
 
 
@@ -237,7 +237,7 @@ class BuildTotals:
                 totals.cells_seconds += record.cells_seconds
                 totals.compile_seconds += record.compile_seconds
                 totals.cells += len(record.cells)
-            if record.capture == "ok":
+            if record.measured:
                 machines.add(record.environment.machine_id)
             comparison = result.comparison
             if comparison is not None and comparison.baseline_seconds is not None:

@@ -64,7 +64,12 @@ BUILD_SUCCEEDED = "succeeded"
 BUILD_FAILED = "failed"
 
 
-CAPTURE_STATES = ("ok", "missing", "failed")
+#: what the kernel's probe recorded: "ok" (every cell the kernel ran), "partial" (the
+#: environment and some cells: the probe could not write the others), "missing" (no
+#: probe data: a non-IPython kernel, capture off) or "failed" (the probe broke)
+CAPTURE_STATES = ("ok", "partial", "missing", "failed")
+#: the states whose record holds the kernel's environment and measured cells
+MEASURED_CAPTURES = ("ok", "partial")
 GPU_SOURCES = ("nvml", "nvidia-smi")
 
 # Why a notebook executed although the jupyter-cache held a copy of it (``cache`` mode).
@@ -200,6 +205,25 @@ class CompiledLoop(Loadable):
     loop: str = "while"
     #: the trip count, where the program fixes it (a counter against a constant)
     steps: int | None = dataclasses.field(default=None, metadata={"minimum": 0})
+    #: the platform it was compiled for (``cpu``, ``cuda``); None: not known
+    platform: str | None = None
+
+
+@dataclasses.dataclass
+class CompiledInputs(Loadable):
+    """One compilation of a function during the cell and the shapes and dtypes of its
+    program's inputs (the probe read the program JAX compiled), so that a function
+    compiled again for a new input shape (``f32[10000]``, before ``f32[1000]``) is told
+    from one re-created or compiled for another device."""
+
+    #: the compiled function as JAX names it (``jit(f)``)
+    function: str
+    #: the program's inputs in order, as JAX writes types: ``f32[1000]``, ``i32[]``,
+    #: ``u32[2]`` (a PRNG key), ``bool[3,4]``; the arguments JAX keeps (unused ones and
+    #: static arguments are not inputs of the program), at most 16
+    inputs: list[str] = dataclasses.field(default_factory=list)
+    #: how many inputs the program has (``inputs`` holds the first 16)
+    arguments: int = dataclasses.field(default=0, metadata={"minimum": 0})
     #: the platform it was compiled for (``cpu``, ``cuda``); None: not known
     platform: str | None = None
 
@@ -353,7 +377,9 @@ class CellRecord(Loadable):
     #: the cell was allowed to raise (tagged ``raises-exception``, or the book sets
     #: ``nb_execution_allow_errors``): its error is expected, not a failure
     error_expected: bool = False
-    #: JAX tracing + lowering + compilation time inside this cell
+    #: JAX tracing + lowering + compilation time inside this cell: the time its compile
+    #: events cover (compilations in several threads at once count once; never more
+    #: than the cell)
     compile_seconds: float = 0.0
     #: XLA compilations inside this cell, by function name
     compilations: dict[str, int] = dataclasses.field(default_factory=dict,
@@ -365,6 +391,9 @@ class CellRecord(Loadable):
     runs: list[LoopCall] = dataclasses.field(default_factory=list)
     #: the loops of the programs JAX compiled during the cell (the probe's reading)
     compiled_loops: list[CompiledLoop] = dataclasses.field(default_factory=list)
+    #: each compilation of a function during the cell with its inputs' shapes and dtypes,
+    #: in order (at most 4 per function and 32 per cell; the probe's reading)
+    compiled_inputs: list[CompiledInputs] = dataclasses.field(default_factory=list)
     #: why JAX traced functions again in the cell, one per function (only when the book
     #: asked: ``gpu_explain_recompilations``; see ``JaxInfo.recompilations_explained``)
     recompile_reasons: list[RecompileReason] = dataclasses.field(default_factory=list)
@@ -534,7 +563,8 @@ class NotebookRecord(Loadable):
     error: ErrorInfo | None = None
     environment: Environment = dataclasses.field(default_factory=Environment)
     cells: list[CellRecord] = dataclasses.field(default_factory=list)
-    #: "ok", "missing" (no probe data: non-IPython kernel, disabled) or "failed"
+    #: one of :data:`CAPTURE_STATES`: "ok", "partial" (cells missing: ``capture_message``
+    #: says which), "missing" (no probe data: non-IPython kernel, disabled) or "failed"
     capture: str = choices(CAPTURE_STATES, default="missing")
     capture_message: str | None = None
     peak_memory_mb: float | None = None
@@ -580,10 +610,16 @@ class NotebookRecord(Loadable):
         return self.cells_seconds
 
     @property
+    def measured(self) -> bool:
+        """The record holds the kernel's environment and cells (capture "ok", or
+        "partial": some cells missing), so its device is known."""
+        return self.capture in MEASURED_CAPTURES
+
+    @property
     def device_label(self) -> str | None:
         """Where it ran (``Environment.device_label``), None without capture data:
         a notebook never claims a device nobody measured."""
-        return self.environment.device_label if self.capture == "ok" else None
+        return self.environment.device_label if self.measured else None
 
     @property
     def executed(self) -> bool:
@@ -653,7 +689,7 @@ class StatusReport:
         """Machine id -> (an environment seen on it, docnames executed there)."""
         result: dict[str, tuple[Environment, list[str]]] = {}
         for nb in self.notebooks:
-            if nb.capture != "ok":
+            if not nb.measured:
                 continue
             env = nb.environment
             entry = result.setdefault(env.machine_id, (env, []))

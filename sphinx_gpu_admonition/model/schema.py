@@ -34,8 +34,12 @@ class SchemaError(ValueError):
     """Data that is not an execution-status document this version can read.
 
     The message names the field (``notebooks[3].cells[2].seconds: not a number``);
-    :func:`read_status` prefixes the file.
+    :func:`read_status` prefixes the file.  :attr:`keys` is the same path as the keys
+    and positions that lead to the bad value from the data given (``("cells", 2,
+    "seconds")``), for a reader that repairs it.
     """
+
+    keys: tuple[str | int, ...] = ()
 
 
 def choices(values: tuple[str, ...], **field_options: Any) -> Any:
@@ -157,6 +161,11 @@ class _Invalid(Exception):
         super().__init__(problem)
         self.problem = problem
         self.steps: list[str] = []  # innermost first: "seconds", "[2]", "cells", ...
+        self.keys: list[Any] = []  # the same steps as keys: "seconds", 2, "cells", ...
+
+    def step(self, text: str, key: Any) -> None:
+        self.steps.append(text)
+        self.keys.append(key)
 
     def path(self, where: str) -> str:
         path = where
@@ -192,7 +201,9 @@ def load_model(cls: type[_Model], data: Any, where: str = "") -> _Model:
     try:
         return _loader(cls)(data)
     except _Invalid as error:
-        raise SchemaError(f"{error.path(where)}: {error.problem}") from None
+        problem = SchemaError(f"{error.path(where)}: {error.problem}")
+        problem.keys = tuple(reversed(error.keys))
+        raise problem from None
 
 
 Loader = Callable[[Any], Any]
@@ -248,11 +259,11 @@ def _object_loader(cls: type) -> Loader:
                 try:
                     values[name] = load_field(data[name])
                 except _Invalid as error:
-                    error.steps.append(name)
+                    error.step(name, name)
                     raise
             elif required:
                 error = _Invalid("missing")
-                error.steps.append(name)
+                error.step(name, name)
                 raise error
         return cls(**values)
 
@@ -269,7 +280,7 @@ def _load_list(load_item: Loader, value: Any) -> list[Any]:
         try:
             result.append(load_item(item))
         except _Invalid as error:
-            error.steps.append(f"[{position}]")
+            error.step(f"[{position}]", position)
             raise
     return result
 
@@ -284,7 +295,7 @@ def _load_dict(load_item: Loader, value: Any) -> dict[str, Any]:
         try:
             result[_load_string(None, key)] = load_item(item)
         except _Invalid as error:
-            error.steps.append(f"[{short_repr(key)}]")
+            error.step(f"[{short_repr(key)}]", key)
             raise
     return result
 
@@ -332,18 +343,19 @@ def _check_range(value: float, minimum: float) -> None:
 
 def _free_form(value: Any) -> Any:
     """JSON of any shape (``build``, ``analysis``), walked without recursion."""
-    pending: list[tuple[Any, list[str]]] = [(value, [])]
+    pending: list[tuple[Any, list[str], list[Any]]] = [(value, [], [])]
     while pending:
-        item, steps = pending.pop()
+        item, steps, keys = pending.pop()
         try:
             if len(steps) > MAX_DEPTH:
                 raise _Invalid(f"nested deeper than {MAX_DEPTH} levels")
             if isinstance(item, dict):
                 for key, child in item.items():
                     _load_string(None, key)
-                    pending.append((child, [*steps, f"[{short_repr(key)}]"]))
+                    pending.append((child, [*steps, f"[{short_repr(key)}]"], [*keys, key]))
             elif isinstance(item, list):
-                pending.extend((child, [*steps, f"[{i}]"]) for i, child in enumerate(item))
+                pending.extend((child, [*steps, f"[{i}]"], [*keys, i])
+                               for i, child in enumerate(item))
             elif isinstance(item, str):
                 _load_string(None, item)
             elif isinstance(item, float) and not math.isfinite(item):
@@ -352,5 +364,6 @@ def _free_form(value: Any) -> Any:
                 raise _Invalid(f"{item!r} is too large (at most {MAX_NUMBER:g})")
         except _Invalid as error:
             error.steps.extend(reversed(steps))
+            error.keys.extend(reversed(keys))
             raise
     return value

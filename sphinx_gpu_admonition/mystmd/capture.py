@@ -42,13 +42,11 @@ from ..model.record import (
     CELL_LABEL,
     EXECUTED,
     OK,
-    Environment,
     NotebookRecord,
-    cell_positions,
 )
 from ..model.schema import SchemaError
-from ..probe import kernel_probe
-from ..probe.kernel_probe import CRASH_SUFFIX
+from ..probe.protocol import CRASH_SUFFIX
+from ..probe.protocol import first_line as probe_first_line
 from . import packages
 from .cells import cache_key, executable_nodes, page_cells
 from .mdast import walk
@@ -88,18 +86,15 @@ class KernelOutput(ProbeOutput):
         #: the kernel's Python executable (whose packages the build lists)
         self.executable: str | None = executable if isinstance(executable, str) else None
 
-    @property
-    def positions(self) -> list[int]:
-        return cell_positions(self.cells)
-
     def mismatch(self, cells: list[PageCell]) -> str | None:
         """Why this kernel did not run these cells (None: it ran all of them, or the
         first ones: an error or a dead kernel stops a page), in their order."""
         if not self.cells:
             return "the kernel recorded no cell"
         expected = {cell.position: cell for cell in cells if cell.position is not None}
-        for position, cell in zip(self.positions, self.cells, strict=True):
-            page = expected.get(position)
+        for cell in self.cells:  # placed by the reader (ProbeOutput.positions)
+            position = cell.position
+            page = expected.get(position) if position is not None else None
             if page is None:
                 return (f"the kernel ran {len(self.cells)} code cells, the page has "
                         f"{len(expected)}")
@@ -118,7 +113,7 @@ class KernelOutput(ProbeOutput):
 
 def first_line(code: str) -> str:
     """A cell's first line as the probe records it, then as the record keeps it."""
-    return recorded_text(kernel_probe._first_line(code))
+    return recorded_text(probe_first_line(code))
 
 
 def kernel_outputs(folder: Path) -> list[KernelOutput]:
@@ -194,18 +189,15 @@ def _executed(output: KernelOutput, root: Path, title: str) -> NotebookRecord:
                             provenance=EXECUTED, method="mystmd",
                             executed_at=_iso(output.started),
                             source=repository_path(Path(page)) if page else None)
-    try:
-        record.environment = Environment.from_dict(output.environment)
-    except SchemaError as error:
-        output.warnings.append(f"the kernel's environment was dropped: {error}")
+    record.environment = output.load_environment()  # one bad value loses that value
     return record
 
 
 def record_from_kernel(output: KernelOutput, root: Path, title: str) -> NotebookRecord:
     """The page's record as its kernel measured it (the page's cells enrich it)."""
     record = _executed(output, root, title)
-    record.capture = "failed" if output.errors else "ok"
-    record.capture_message = output.errors[0] if output.errors else None
+    # from the kernel's own counts: the page does not say which of its cells ran
+    record.capture, record.capture_message = output.capture_state()
     record.cells = output.cells
     peaks = [c.peak_memory_mb for c in record.cells if c.peak_memory_mb is not None]
     record.peak_memory_mb = max(peaks, default=None)

@@ -40,7 +40,7 @@ def machine_packages(records: list[NotebookRecord], problems: list[str],
     """(kernel executable, (name, version) ...) of one machine's kernels, or the
     sentence saying why there is no list."""
     for record in records:
-        if record.capture == "ok" and record.packages is not None:
+        if record.measured and record.packages is not None:
             return (record.packages.executable,
                     list(sorted_packages(record.packages.distributions)))
     if any(record.provenance == EXECUTED for record in records):

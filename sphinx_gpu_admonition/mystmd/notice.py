@@ -80,7 +80,7 @@ def make_truthful(tree: mdast.Node, record: NotebookRecord,
                     if child.get("type") == "link" and child.get("url") == COLAB_URL:
                         child["url"] = link
     claims = notice_text.claims_gpu_machine(record)
-    if record.capture != "ok" and claims:
+    if not record.measured and claims:
         return
     for node in mdast.walk(tree):
         if node.get("type") != "admonition" or not mdast.has_class(node, "gpu-admonition"):
@@ -92,6 +92,6 @@ def make_truthful(tree: mdast.Node, record: NotebookRecord,
                 children[index] = mdast.paragraph(
                     notice_text.written_for_gpu_text(kind, translate), css=INTRO_CLASS)
         children[:] = [c for c in children if not mdast.has_class(c, EXECUTED_ON_CLASS)]
-        if record.capture == "ok":  # the device is known: the last line names it
+        if record.measured:  # the device is known: the last line names it
             children.append(mdast.paragraph(
                 notice_text.executed_on_sentence(record, translate), css=EXECUTED_ON_CLASS))

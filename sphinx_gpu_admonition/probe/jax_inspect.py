@@ -1,5 +1,6 @@
 """What the probe reads from JAX beyond its events (standard library only): the
-loops of the programs JAX compiles during a cell, and the devices' memory.
+loops and the input types of the programs JAX compiles during a cell, and the
+devices' memory.
 
 Loaded by ``kernel_probe.py`` from its own folder once the notebook imports JAX.
 A cell that calls a library function (numpyro's NUTS sampler, BFGS in
@@ -7,7 +8,9 @@ A cell that calls a library function (numpyro's NUTS sampler, BFGS in
 it has one: every ``lax.scan``, ``fori_loop`` and ``while_loop`` lowers to a
 ``stablehlo.while``.  At each backend compilation the probe reads the program being
 compiled (:func:`compiling_program`) and finds its loops and, where the program
-fixes it, their trip count (:func:`while_loops`).
+fixes it, their trip count (:func:`while_loops`), and the shapes and dtypes of its
+inputs (:func:`program_inputs`: ``f32[1000]``, as JAX writes them), so that a function
+compiled again for a new input shape can be told from one re-created.
 
 Why this way (measured, see the notes of issue 22): JAX's public ``jax_dump_ir_to``
 gives the same text but changes the user's configuration (``jax.config`` reads the
@@ -31,6 +34,11 @@ _FRAMES = 8
 MAX_LOOPS = 32
 #: loops kept per cell (``compiled_loops``)
 MAX_CELL_LOOPS = 16
+#: compilations whose input types are kept per cell (``compiled_inputs``), of them per
+#: function, and input types kept per compilation (``arguments`` counts them all)
+MAX_CELL_INPUTS = 32
+MAX_FUNCTION_INPUTS = 4
+MAX_INPUTS = 16
 
 #: False once reading a program failed (another JAX): the probe stops trying
 _reading = True
@@ -74,24 +82,73 @@ def compiling_program(skip: int = 1) -> tuple[str, str | None] | None:
     return None
 
 
-def note_loops(function: str, loops: list[dict]) -> None:
-    """Add the loops of the program JAX is compiling for ``function`` (``jit(f)``) to
-    the cell's ``loops``, once each, at most :data:`MAX_CELL_LOOPS` of them."""
+def note_program(function: str, loops: list[dict], inputs: list[dict]) -> None:
+    """Add what the program JAX is compiling for ``function`` (``jit(f)``) holds to the
+    cell's lists: its loops to ``loops`` (once each, at most :data:`MAX_CELL_LOOPS`),
+    its input types to ``inputs`` (``{"function", "inputs", "arguments",
+    "platform"}``, at most :data:`MAX_FUNCTION_INPUTS` per function and
+    :data:`MAX_CELL_INPUTS` in all)."""
     global _reading
-    if not _reading or len(loops) >= MAX_CELL_LOOPS:
+    if not _reading:
+        return
+    want_loops = len(loops) < MAX_CELL_LOOPS
+    want_inputs = len(inputs) < MAX_CELL_INPUTS and sum(
+        1 for item in inputs if item["function"] == function) < MAX_FUNCTION_INPUTS
+    if not (want_loops or want_inputs):
         return
     try:  # called inside JAX's compilation: never raise into it
         program = compiling_program(2)
         if program is None:
             return
         text, platform = program
-        for steps in while_loops(text):
+        for steps in while_loops(text) if want_loops else ():
             loop = {"function": function, "loop": "while", "steps": steps,
                     "platform": platform}
             if loop not in loops and len(loops) < MAX_CELL_LOOPS:
                 loops.append(loop)
-    except Exception:  # another JAX: no loops from programs, nothing else changes
+        types = program_inputs(text) if want_inputs else None
+        if types is not None:
+            entry = {"function": function, "inputs": types[:MAX_INPUTS],
+                     "arguments": len(types), "platform": platform}
+            if entry not in inputs:
+                inputs.append(entry)
+    except Exception:  # another JAX: nothing from programs, nothing else changes
         _reading = False
+
+
+_MAIN = "@main("
+_ARGUMENT = re.compile(r"%arg\d+: (tensor<(?:[^<>]|<[^<>]*>)*>|![\w.]+)")
+#: StableHLO element types as JAX writes dtypes (``f32[10]``): the rest are the same
+_DTYPES = {"i1": "bool", "complex<f32>": "c64", "complex<f64>": "c128"}
+
+
+def program_inputs(program: str) -> list[str] | None:
+    """The input types of ``program``'s entry function, as JAX writes them
+    (``["f32[1000]", "i32[]", "u32[2]"]``; effect tokens left out), in order; None when
+    the program has no entry function this reading knows."""
+    start = program.find(_MAIN)
+    if start == -1:
+        return None
+    end = program.find(") ->", start)
+    line_end = program.find("\n", start)
+    header = program[start:end if end != -1 else line_end if line_end != -1 else None]
+    types = []
+    for found in _ARGUMENT.findall(header):
+        if found.startswith("tensor<"):
+            types.append(_jax_type(found[len("tensor<"):-1]))
+    return types
+
+
+def _jax_type(tensor: str) -> str:
+    """``1000x3xf32`` -> ``f32[1000,3]``; ``complex<f32>`` -> ``c64[]``; ``2xui32`` ->
+    ``u32[2]``."""
+    parts = tensor.split("x")
+    dims: list[str] = []
+    while len(parts) > 1 and (parts[0].isdigit() or parts[0] == "?"):
+        dims.append(parts.pop(0))
+    element = "x".join(parts)
+    element = _DTYPES.get(element, "u" + element[2:] if element.startswith("ui") else element)
+    return f"{element}[{','.join(dims)}]"
 
 
 def while_loops(program: str) -> list[int | None]:
@@ -216,25 +273,51 @@ REASON_LENGTH = 160
 
 
 def explain_recompilations(jax, reasons: list[dict], in_cell) -> bool:
-    """Turn on ``jax_explain_cache_misses`` and capture its explanations into ``reasons``
-    (while ``in_cell()``), so that none reaches the cell's output or stderr; False, and
-    nothing changed, when the notebook's environment turned it on itself (its
-    explanations are the user's to see).  Called once, right after ``import jax``."""
+    """Capture JAX's explanations of tracing-cache misses into ``reasons`` (while
+    ``in_cell()``); those the notebook did not ask for reach neither the cell's output
+    nor stderr.  Called once, right after ``import jax``; True when explanations are
+    recorded.
+
+    The probe turns them on for the kernel's main thread only, where cells run
+    (``jax.explain_cache_misses(True)``, entered for the kernel's life), and leaves the
+    global setting the notebook's own: while it is off, an explanation is the probe's
+    and is kept out of sight; once the notebook turns it on itself (the usual
+    ``jax.config.update("jax_explain_cache_misses", True)`` cell, or
+    ``JAX_EXPLAIN_CACHE_MISSES=1``), its explanations reach its handlers as without
+    the probe, and are recorded too.  A JAX without the global setting apart (before
+    0.4.36) gets the setting turned on globally, and every explanation is the probe's.
+    """
     import logging
 
-    if jax.config.jax_explain_cache_misses:
-        return False
+    state = getattr(jax, "explain_cache_misses", None)
+    setting = getattr(state, "get_global", None)  # the notebook's own setting
+    if setting is None:
+        if jax.config.jax_explain_cache_misses:
+            return False  # the environment asked for them: they are the user's to see
+        jax.config.update("jax_explain_cache_misses", True)
+    else:
+        # the main thread only: explanations of a notebook's own threads are its own
+        state(True).__enter__()
+
+    def asked() -> bool:
+        if setting is None:
+            return False
+        try:
+            return setting() is True
+        except Exception:  # never raise into JAX's logging
+            return False
 
     def capture(record) -> bool:
         if in_cell():
             with _suppress():
                 note_reason(reasons, record.getMessage())
-        return False  # dropped: never reaches a handler
+        return asked()  # the notebook asked for them: they reach its handlers
 
     def back_to_debug(record) -> bool:
-        # what the option raised to WARNING goes out at DEBUG, as without it
+        # what the setting raised to WARNING goes out at DEBUG, as without it, unless
+        # the notebook asked for it
         if record.levelno == logging.WARNING and str(record.msg).startswith(
-                _PERSISTENT_CACHE_MESSAGES):
+                _PERSISTENT_CACHE_MESSAGES) and not asked():
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
             return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
         return True
@@ -242,7 +325,6 @@ def explain_recompilations(jax, reasons: list[dict], in_cell) -> bool:
     logging.getLogger(EXPLAIN_LOGGER).addFilter(capture)
     for name in _PERSISTENT_CACHE_LOGGERS:
         logging.getLogger(name).addFilter(back_to_debug)
-    jax.config.update("jax_explain_cache_misses", True)
     return True
 
 

@@ -2,10 +2,10 @@
 
 Installed by ``startup.py`` at kernel start. It registers IPython
 ``pre_run_cell`` / ``post_run_cell`` callbacks and appends one JSON line per
-executed cell to the output file named by the Sphinx side, plus lines
-describing the machine, JAX and imported libraries when they become known.
-Writing a line per cell (not one file at the end) keeps the data of every
-finished cell when the kernel dies or a cell times out.
+executed cell to the output file named by the engine, plus lines describing the
+machine, JAX and imported libraries when they become known.  Writing a line per
+cell (not one file at the end) keeps the data of every finished cell when the
+kernel dies or a cell times out.
 
 Rules, because this runs in every cell of every notebook:
 - never import JAX or initialise a backend the notebook did not initialise;
@@ -15,13 +15,14 @@ Rules, because this runs in every cell of every notebook:
   ``time.perf_counter``, ``json.dumps`` or ``builtins.round`` changes nothing;
 - do as little as possible per cell: two clock reads and one line written
   (formatted directly; the source's first line and loop calls are bounded
-  string scans, the peak memory one ``getrusage``). Expensive facts (host,
-  GPU, JAX devices, library versions) are read once, or only when they
-  changed; the device sync is compiled once. A compiled program's loops, a GPU's
-  memory and, when asked for, JAX's reasons for recompiling: jax_inspect.py.
+  string scans, the peak memory one ``getrusage``).
 
-The line protocol (kinds and keys below, ``PROBE_VERSION``) is imported by the
-Sphinx side (``capture.ProbeOutput``) from this file, so it is defined once.
+The probe is several files, loaded by path from this one's folder (the kernel may
+not see this package): the line protocol (``protocol.py``, which the engines'
+readers import too), the machine's and JAX's facts, read once or when they changed
+(``facts.py``), the end-of-cell device sync (``device_sync.py``, loaded with a JAX
+backend) and what is read from JAX's compilations (``jax_inspect.py``, loaded
+with JAX).
 """
 
 from __future__ import annotations
@@ -37,44 +38,29 @@ import re
 import sys
 from json.encoder import encode_basestring_ascii as _json_string
 from os import getpid as _process_id
-from os import write as _write_fd
 from time import perf_counter as _clock
 from time import time as _wall_clock
 
 # Every function of this module looks builtins up in this private copy, taken
 # when the kernel starts (a function's builtins are bound when it is defined):
-# a notebook doing ``builtins.round = ...`` cannot corrupt the record.
+# a notebook doing ``builtins.round = ...`` cannot corrupt the record.  The probe's
+# other files get the same copy (:func:`_load_beside`).
 __builtins__ = dict(vars(builtins))
 
-#: version of the line protocol; the Sphinx side refuses other versions
-PROBE_VERSION = 2
 
-# -- the line protocol: one JSON object per line, told apart by KEY_KIND ---------------
-KEY_KIND = "kind"
-#: beside the output file: the Python stack faulthandler writes when a signal kills
-#: the kernel (SIGSEGV, SIGABRT from an XLA fatal error, SIGBUS, SIGFPE, SIGILL)
-CRASH_SUFFIX = ".crash"
-#: the kernel process that wrote a line (a kernel started by the notebook is not ours)
-KEY_PID = "pid"
-KEY_MESSAGE = "message"
-#: first line: probe_version, pid, time, python, host, gpus
-KIND_START = "start"
-#: one per notebook cell: the fields of ``record.CellRecord`` except ``index``
-KIND_CELL = "cell"
-#: when a notebook cell starts: execution_count, first_line, time (wall clock); the
-#: cell a kernel died in is the one that started and has no KIND_CELL line
-KIND_CELL_START = "cell_start"
-#: once JAX initialised a backend: {"jax": {backend, version, devices, ...}}
-KIND_JAX = "jax"
-#: when the imported numerical libraries changed: {"libraries": {name: version}}
-KIND_LIBRARIES = "libraries"
-#: the probe failed: the capture is incomplete ("capture: failed")
-KIND_ERROR = "probe_error"
-#: something the user should know; the capture itself is fine
-KIND_WARNING = "warning"
-#: written at kernel exit: whether the probe's callbacks were still registered
-KIND_END = "end"
-KEY_CALLBACKS_REGISTERED = "callbacks_registered"
+def _load_beside(name: str):
+    """The probe's file ``<name>.py`` of this folder, by path, with the private builtins."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location("_sphinx_gpu_admonition_" + name, path)
+    module = importlib.util.module_from_spec(spec)
+    module.__builtins__ = __builtins__
+    spec.loader.exec_module(module)
+    return module
+
+
+protocol = _load_beside("protocol")
+facts = _load_beside("facts")
+probe_file = _load_beside("probe_file")
 
 _INFINITY = float("inf")
 
@@ -93,30 +79,6 @@ _COMPILE_EVENTS = (
 )
 _BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
-# Numerical libraries whose versions are worth reporting when a notebook imported them.
-_LIBRARIES = (
-    "numpy", "scipy", "jax", "jaxlib", "numba", "pandas", "polars", "matplotlib",
-    "torch", "tensorflow", "cupy", "quantecon", "sympy", "statsmodels", "sklearn",
-    "numpyro", "optax", "flax", "equinox", "networkx",
-)
-
-_FIRST_LINE_LENGTH = 120
-
-#: the environment variables that set how JAX's GPU allocator takes device memory
-ALLOCATOR_VARIABLES = (
-    "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION",
-    "XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR",
-)
-
-#: seconds nvidia-smi may take before the probe gives up on it (it must never hang)
-NVIDIA_SMI_TIMEOUT = 5.0
-
-
-def _first_line(source: str) -> str:
-    # the first non-blank line, without splitting the whole cell into lines
-    line = source.lstrip().split("\n", 1)[0].strip()
-    return line if len(line) <= _FIRST_LINE_LENGTH else line[: _FIRST_LINE_LENGTH - 1] + "…"
-
 
 def _loops(source: str) -> list[str]:
     if "loop" not in source and "scan" not in source:
@@ -130,188 +92,6 @@ def _loops(source: str) -> list[str]:
         if label not in found:
             found.append(label)
     return found
-
-
-def _read_first(path: str, prefix: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as stream:
-            for line in stream:
-                if line.startswith(prefix):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        return None
-    return None
-
-
-def host_info() -> dict:
-    # imported here: this module also gives the builder its line protocol, and
-    # ``platform`` is 1.4 ms of every build's start there
-    import platform
-
-    cpu = _read_first("/proc/cpuinfo", "model name") or platform.processor() or None
-    memory_gb = None
-    with contextlib.suppress(ValueError, OSError, AttributeError):
-        memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": memory_gb,
-            "os": f"{platform.system()} {platform.release()}", "machine": platform.machine()}
-
-
-def _nvml_gpus() -> list[dict]:
-    import pynvml  # nvidia-ml-py, only when installed in the kernel's environment
-
-    pynvml.nvmlInit()
-    try:
-        driver = pynvml.nvmlSystemGetDriverVersion()
-        cuda = pynvml.nvmlSystemGetCudaDriverVersion_v2()
-        gpus = []
-        for index in range(pynvml.nvmlDeviceGetCount()):
-            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-            name = pynvml.nvmlDeviceGetName(handle)
-            memory = pynvml.nvmlDeviceGetMemoryInfo(handle).total
-            gpus.append({
-                "name": name.decode() if isinstance(name, bytes) else name,
-                "memory_mb": round(memory / 2**20),
-                "driver": driver.decode() if isinstance(driver, bytes) else driver,
-                "cuda": f"{cuda // 1000}.{cuda % 1000 // 10}",
-                "source": "nvml",
-            })
-        return gpus
-    finally:
-        pynvml.nvmlShutdown()
-
-
-def _nvidia_smi_gpus(timeout: float | None = None) -> list[dict]:
-    import shutil
-    import subprocess
-
-    executable = shutil.which("nvidia-smi")
-    if executable is None:
-        return []
-    completed = subprocess.run(
-        [executable, "--query-gpu=name,memory.total,driver_version",
-         "--format=csv,noheader,nounits"],
-        capture_output=True, text=True, check=False,
-        timeout=NVIDIA_SMI_TIMEOUT if timeout is None else timeout,
-    )
-    gpus = []
-    for line in completed.stdout.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) == 3:
-            memory = float(parts[1]) if parts[1].replace(".", "", 1).isdigit() else None  # N/A
-            gpus.append({"name": parts[0], "memory_mb": memory, "driver": parts[2],
-                         "source": "nvidia-smi"})
-    return gpus
-
-
-def gpu_info() -> list[dict]:
-    """NVIDIA GPUs of this machine; empty (and cheap) where there is no NVIDIA driver."""
-    if not (os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidiactl")):
-        return []
-    for read in (_nvml_gpus, _nvidia_smi_gpus):  # NVML, else nvidia-smi, else none
-        with contextlib.suppress(Exception):
-            return read()
-    return []
-
-
-def _jax_backends_initialised() -> bool:
-    """True when the notebook itself has initialised a JAX backend (never initialises one)."""
-    bridge = sys.modules.get("jax._src.xla_bridge")
-    if bridge is None:
-        return False
-    check = getattr(bridge, "backends_are_initialized", None)
-    if check is not None:
-        return bool(check())
-    return bool(getattr(bridge, "_backends", None))
-
-
-_PLUGIN_PREFIXES = ("jax_cuda", "jax_rocm", "jax_tpu", "jax_metal", "libtpu")
-_JAX_PROJECTS = ("jax", "jaxlib")
-
-
-def jax_distributions() -> dict[str, str]:
-    """Installed jax, jaxlib and backend plugins (jax-cuda13-plugin, libtpu, ...).
-
-    Read from the ``*.dist-info`` folder names on ``sys.path`` (the first one
-    wins, as for imports): a directory listing, where
-    ``importlib.metadata.distributions()`` parses every installed package's
-    metadata (about 80 ms in a typical environment).
-    """
-    found: dict[str, str] = {}
-    for folder in sys.path:
-        try:
-            names = os.listdir(folder or ".")
-        except OSError:
-            continue
-        for name in names:
-            if not name.endswith(".dist-info"):
-                continue
-            project, _, version = name[: -len(".dist-info")].partition("-")
-            project = project.lower()
-            if project in _JAX_PROJECTS or project.startswith(_PLUGIN_PREFIXES):
-                found.setdefault(project.replace("_", "-"), version)
-    return dict(sorted(found.items()))
-
-
-def jax_plugins() -> dict[str, str]:
-    """The installed JAX backend plugins and their versions."""
-    return {k: v for k, v in jax_distributions().items() if k not in _JAX_PROJECTS}
-
-
-def jax_info() -> dict:
-    """Backend, devices and versions; only call once backends are initialised."""
-    jax = sys.modules["jax"]
-    devices: dict[tuple[str, str], int] = {}
-    for device in jax.devices():
-        key = (device.platform, getattr(device, "device_kind", device.platform))
-        devices[key] = devices.get(key, 0) + 1
-    jaxlib = sys.modules.get("jaxlib")
-    plugins = jax_plugins()
-    config = getattr(jax, "config", None)
-    x64 = getattr(config, "jax_enable_x64", None)
-    # whether a persistent compilation cache is set (JAX_COMPILATION_CACHE_DIR or
-    # jax_compilation_cache_dir), not its path: that may name the user's home folder
-    cache_dir = getattr(config, "jax_compilation_cache_dir", False)  # False: no such option
-    return {"backend": jax.default_backend(), "version": getattr(jax, "__version__", None),
-            "x64": x64 if isinstance(x64, bool) else None,
-            "compilation_cache": bool(cache_dir) if cache_dir is None
-            or isinstance(cache_dir, str) else None,
-            "jaxlib_version": getattr(jaxlib, "__version__", None) if jaxlib else None,
-            "plugins": plugins,
-            "devices": [{"platform": p, "kind": k, "count": n} for (p, k), n in devices.items()]}
-
-
-def _library_versions() -> dict:
-    versions = {}
-    modules = sys.modules
-    for name in _LIBRARIES:
-        module = modules.get(name)
-        if module is not None:
-            version = getattr(module, "__version__", None)
-            if isinstance(version, str):
-                versions[name] = version
-    return versions
-
-
-try:
-    import resource
-except ImportError:  # Windows
-    resource = None
-
-
-def _peak_memory_mb() -> float | None:
-    if resource is None:
-        return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    # kilobytes on Linux, bytes on macOS
-    return round(peak / (2**20 if sys.platform == "darwin" else 2**10), 1)
-
-
-def _load_beside(name: str):
-    """A module of the probe's folder, by path: the kernel may not see this package."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-    spec = importlib.util.spec_from_file_location("_sphinx_gpu_admonition_" + name[:-3], path)
-    spec.loader.exec_module(module := importlib.util.module_from_spec(spec))
-    return module
 
 
 class _JaxImportWatcher:
@@ -352,38 +132,6 @@ class _JaxImportWatcher:
             sys.meta_path.remove(self)
 
 
-class _DeviceSync:
-    """Waits for the work the cell enqueued on the default backend's devices.
-
-    One tiny computation per device, compiled ahead of time here (outside any
-    cell's time): a device runs its queue in order, so when the tiny result is
-    ready, everything dispatched before it has finished. The cost does not
-    depend on how many arrays are alive (``jax.live_arrays()`` walks them all),
-    and the computations take no input, so no array of the probe stays alive
-    for a notebook to see.
-    """
-
-    def __init__(self, jax) -> None:
-        # with jax_log_compiles on, compiling would log into the cell's output
-        quiet = getattr(jax, "log_compiles", lambda _: contextlib.nullcontext())(False)
-        with quiet:
-            self._programs = [
-                jax.jit(_scalar_zero, out_shardings=jax.sharding.SingleDeviceSharding(device))
-                .lower().compile()
-                for device in jax.local_devices()
-            ]
-
-    def __call__(self) -> None:
-        for program in self._programs:
-            program().block_until_ready()
-
-
-def _scalar_zero():
-    import jax.numpy  # imported by JAX already; traced once, when compiled
-
-    return jax.numpy.zeros((), "float32")
-
-
 def _json_counts(counts: dict[str, int]) -> str:
     return "{" + ",".join(f"{_json_string(name)}:{int(count)}"
                           for name, count in counts.items()) + "}"
@@ -391,6 +139,19 @@ def _json_counts(counts: dict[str, int]) -> str:
 
 def _json_strings(strings: list[str]) -> str:
     return "[" + ",".join(_json_string(string) for string in strings) + "]"
+
+
+def _covered(spans: list[tuple[float, float]], start: float, end: float) -> float:
+    """Seconds of ``[start, end]`` that the intervals ``spans`` cover: overlapping ones
+    (threads compiling at once, a trace inside another) count once, and never more
+    than the cell."""
+    covered, reach = 0.0, start
+    for low, high in sorted(spans):
+        low, high = max(low, reach), min(high, end)
+        if high > low:
+            covered += high - low
+            reach = high
+    return covered
 
 
 def _valid_seconds(value) -> bool:
@@ -415,11 +176,14 @@ class Probe:
         # one write(2) per line, straight to the file: a line is in the file when the
         # cell ends (a kernel that dies later loses nothing), and appends of whole
         # lines never interleave; no text and buffer layers on the per-cell path
-        self._fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._file = probe_file.ProbeFile(output)
         self._ipython = ipython
         # the ExecutionInfo of the notebook cell now running: runs nested in it
         # (%%capture, get_ipython().run_cell) belong to it and are not cells
         self._running = None
+        #: runs nested in the cell that took an execution count (store_history=True):
+        #: the reader must not take their counts for cells the probe missed
+        self._nested_runs = 0
         self._started: float | None = None
         self._source = ""
         self._compile_seconds = 0.0
@@ -427,32 +191,37 @@ class Probe:
         self._jax_listening = False
         self._inspect = None  # jax_inspect.py, loaded with JAX
         self._compiled_loops: list[dict] = []
+        #: the input types of each program compiled in the cell (jax_inspect.note_program)
+        self._compiled_inputs: list[dict] = []
+        #: (start, end) of each compile event of the cell, on the probe's clock
+        self._compile_spans: list[tuple[float, float]] = []
         self._explain, self._explaining, self._recompile_reasons = explain_recompilations, False, []
         #: the GPUs whose memory is read after each cell; [] on the CPU (nothing read)
         self._memory_devices: list | None = None
         self._device_peak_mb = 0.0
         self._jax_recorded = False
-        self._device_sync: _DeviceSync | None = None
+        self._device_sync = None  # device_sync.DeviceSync, with a JAX backend
         self._device_sync_attempts = 0
         self._modules_seen = 0
         self._libraries: dict[str, str] = {}
         self._failed = False
         self._warned: set[str] = set()
         self._pid = os.getpid()
-        self._cell_prefix = f'{{"{KEY_KIND}":"{KIND_CELL}","{KEY_PID}":{self._pid},'
-        self._start_prefix = f'{{"{KEY_KIND}":"{KIND_CELL_START}","{KEY_PID}":{self._pid},'
+        kind, pid = protocol.KEY_KIND, protocol.KEY_PID
+        self._cell_prefix = f'{{"{kind}":"{protocol.KIND_CELL}","{pid}":{self._pid},'
+        self._start_prefix = f'{{"{kind}":"{protocol.KIND_CELL_START}","{pid}":{self._pid},'
         self._first_line = ""
         self._encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-        self._write({
-            KEY_KIND: KIND_START, "probe_version": PROBE_VERSION, "time": _wall_clock(),
-            "python": sys.version.split()[0], "host": host_info(), "gpus": gpu_info(),
-            "allocator": {name: os.environ[name][:200] for name in ALLOCATOR_VARIABLES
+        self._write_facts(protocol.KIND_START, {
+            "probe_version": protocol.PROBE_VERSION, "time": _wall_clock(),
+            "python": sys.version.split()[0], "host": facts.host_info(), "gpus": facts.gpu_info(),
+            "allocator": {name: os.environ[name] for name in facts.ALLOCATOR_VARIABLES
                           if name in os.environ},
         })
 
     # -- output -----------------------------------------------------------------
     def _write(self, record: dict) -> None:
-        record[KEY_PID] = self._pid
+        record[protocol.KEY_PID] = self._pid
         self._write_line(self._encode(record) + "\n")
 
     def _write_line(self, line: str) -> None:
@@ -460,18 +229,36 @@ class Probe:
             # a process forked from the kernel (os.fork in a cell) inherits the probe,
             # its callbacks and this file; its lines would pass for the kernel's
             return
-        data = line.encode("utf-8")
-        written = _write_fd(self._fd, data)
-        while written < len(data):  # only a full disk or a signal writes less
-            data = data[written:]
-            written = _write_fd(self._fd, data)
+        output = self._file
+        if output.write(line.encode("utf-8")) and output.lost_lines:
+            self._report_lost()
+
+    def _report_lost(self) -> None:
+        """Say how many lines could not be written (then the record misses cells)."""
+        output = self._file
+        lost, reason = output.lost_lines, output.lost_reason
+        output.lost_lines, output.lost_reason = 0, None
+        line = self._encode({protocol.KEY_KIND: protocol.KIND_LOST, protocol.KEY_PID: self._pid,
+                             protocol.KEY_LOST_LINES: lost, protocol.KEY_MESSAGE: reason})
+        if not output.write(line.encode("utf-8") + b"\n"):
+            output.lost_lines += lost  # said with the next line that can be written
+
+    def _write_facts(self, kind: str, facts: dict) -> None:
+        """A line of the machine's or JAX's facts, each value bounded: a value made huge
+        (a plugin's 10 MB device kind) is cut alone, with a warning naming it."""
+        notes: list[str] = []
+        record = protocol.bounded(facts, notes)
+        record[protocol.KEY_KIND] = kind
+        self._write(record)
+        for note in notes[:8]:
+            self.warn(f"the kernel's environment: {note}")
 
     def _fail(self, where: str, error: BaseException) -> None:
         if not self._failed:  # report the first failure only
             self._failed = True
             with contextlib.suppress(Exception):
-                self._write({KEY_KIND: KIND_ERROR, KEY_MESSAGE: f"{where}: "
-                             f"{type(error).__name__}: {error}"})
+                self._write({protocol.KEY_KIND: protocol.KIND_ERROR,
+                             protocol.KEY_MESSAGE: f"{where}: {type(error).__name__}: {error}"})
 
     def warn(self, message: str, once_per: str | None = None) -> None:
         """A line the Sphinx side turns into a ``gpu_admonition.capture`` warning."""
@@ -480,15 +267,16 @@ class Probe:
                 return
             self._warned.add(once_per)
         with contextlib.suppress(Exception):
-            self._write({KEY_KIND: KIND_WARNING, KEY_MESSAGE: message})
+            self._write({protocol.KEY_KIND: protocol.KIND_WARNING, protocol.KEY_MESSAGE: message})
 
     def _cell_line(self, execution_count, seconds: float, error: str | None) -> str:
         """The cell's JSON line, formatted directly (the hot path: no dict, no encoder)."""
         source = self._source
         compilations = self._compilations
         loops = _loops(source)
-        peak = _peak_memory_mb()
-        jax_fields = self._compiled_loops or self._memory_devices or self._recompile_reasons
+        peak = facts.peak_memory_mb()
+        jax_fields = (self._compiled_loops or self._memory_devices or self._recompile_reasons
+                      or self._compiled_inputs)
         return (
             f'{self._cell_prefix}"execution_count":'
             f'{"null" if execution_count is None else int(execution_count)},'
@@ -498,13 +286,20 @@ class Probe:
             f'{_json_counts(compilations) if compilations else "{}"},'
             f'"loops":{_json_strings(loops) if loops else "[]"},'
             f'"peak_memory_mb":{"null" if peak is None else repr(peak)}'
-            f'{self._jax_fields() if jax_fields else ""}}}\n'
+            f'{self._jax_fields() if jax_fields else ""}'
+            f'{self._nested_field() if self._nested_runs else ""}}}\n'
         )
 
+    def _nested_field(self) -> str:
+        return f',"{protocol.KEY_NESTED_RUNS}":{self._nested_runs}'
+
     def _jax_fields(self) -> str:
-        """The cell's compiled loops, recompile reasons and a GPU's memory, where known."""
+        """The cell's compiled loops and input types, recompile reasons and a GPU's memory,
+        where known."""
         loops = self._compiled_loops
         fields = f',"compiled_loops":{self._encode(loops)}' if loops else ""
+        if self._compiled_inputs:
+            fields += f',"compiled_inputs":{self._encode(self._compiled_inputs)}'
         if self._recompile_reasons:
             fields += f',"recompile_reasons":{self._encode(self._recompile_reasons)}'
         if self._memory_devices:  # never raises
@@ -525,7 +320,7 @@ class Probe:
         except Exception as error:
             self._fail("jax.monitoring", error)
         with contextlib.suppress(Exception):  # else loops and device memory stay unknown
-            self._inspect = _load_beside("jax_inspect.py")
+            self._inspect = _load_beside("jax_inspect")
             if self._explain:  # asked for: JAX's explanations are captured, never shown
                 self._explaining = self._inspect.explain_recompilations(
                     sys.modules["jax"], self._recompile_reasons, lambda: self._started is not None)
@@ -537,12 +332,16 @@ class Probe:
                 self.warn(f"dropped a JAX compile duration of {duration!r} s (not a finite, "
                           "non-negative number; was the clock patched?)", once_per="compile")
                 return
-            self._compile_seconds += duration
+            # the event ends now: its interval, so that compilations in several threads
+            # at once (and a trace inside another) count once (_covered)
+            end = _clock()
+            self._compile_spans.append((end - duration, end))
             if event == _BACKEND_COMPILE_EVENT:
                 name = str(kwargs.get("fun_name") or "<unknown>")
                 self._compilations[name] = self._compilations.get(name, 0) + 1
                 if self._inspect is not None:  # never raises into JAX's compilation
-                    self._inspect.note_loops(name, self._compiled_loops)
+                    self._inspect.note_program(name, self._compiled_loops,
+                                               self._compiled_inputs)
 
     def _sync_jax(self) -> None:
         """Wait for device work the cell enqueued (JAX dispatch is asynchronous)."""
@@ -553,26 +352,33 @@ class Probe:
             except Exception:  # backends cleared or replaced: prepare again after the cell
                 self._device_sync = None
         jax = sys.modules.get("jax")
-        if jax is not None and _jax_backends_initialised():
+        if jax is not None and facts.jax_backends_initialised():
             # the first cell with a backend (no sync program yet) walks the live arrays once
             jax.block_until_ready(jax.live_arrays())
 
     # -- IPython callbacks --------------------------------------------------------
     def pre_run_cell(self, info) -> None:
-        if self._running is not None:
-            return  # a run nested in the cell: timed as part of the cell
+        if self._running is not None:  # a run nested in the cell: timed as part of the cell
+            if getattr(info, "store_history", False):  # which took an execution count
+                self._nested_runs += 1
+            return
         self._running = info
         try:
             if info.store_history:
                 source = self._source = info.raw_cell or ""
                 self._compile_seconds = 0.0
+                self._nested_runs = 0
+                if self._compile_spans:
+                    self._compile_spans = []
                 if self._compilations:
                     self._compilations = {}
                 if self._compiled_loops:
                     self._compiled_loops = []
+                if self._compiled_inputs:
+                    self._compiled_inputs = []
                 if self._recompile_reasons:  # the list JAX's explanations go to: kept
                     self._recompile_reasons.clear()
-                first_line = self._first_line = _first_line(source)
+                first_line = self._first_line = protocol.first_line(source)
                 # written before the cell runs: a kernel killed in it still names it.
                 # IPython counts the cell before it triggers pre_run_cell (7.0 to 9.x),
                 # so the shell's count is already the next cell's
@@ -608,6 +414,8 @@ class Probe:
             except Exception:
                 pass  # a failed computation surfaces as the cell's own error
             seconds = _clock() - started
+            if self._compile_spans:
+                self._compile_seconds = _covered(self._compile_spans, started, started + seconds)
             error = result.error_in_exec
             if error is None:
                 error = result.error_before_exec
@@ -634,11 +442,17 @@ class Probe:
         modules = sys.modules
         if "jax" in modules:
             self.listen_to_jax()
-            if self._device_sync is None and _jax_backends_initialised():
+            if self._device_sync is None and facts.jax_backends_initialised():
                 if not self._jax_recorded:
                     self._jax_recorded = True
-                    self._write({KEY_KIND: KIND_JAX, "jax": {
-                        **jax_info(), "recompilations_explained": self._explaining}})
+                    try:
+                        info = facts.jax_info()
+                    except Exception as error:  # a patched jax.devices: the rest is known
+                        info = {}
+                        self.warn(f"could not read JAX's backend and devices: "
+                                  f"{type(error).__name__}: {error}")
+                    self._write_facts(protocol.KIND_JAX, {"jax": {
+                        **info, "recompilations_explained": self._explaining}})
                     with contextlib.suppress(Exception):
                         self._memory_devices = self._inspect.memory_devices(modules["jax"])
                 if self._device_sync_attempts < _DEVICE_SYNC_ATTEMPTS:
@@ -646,14 +460,14 @@ class Probe:
                     self._prepare_device_sync(modules["jax"])
         if len(modules) != self._modules_seen:
             self._modules_seen = len(modules)
-            libraries = _library_versions()
+            libraries = facts.library_versions()
             if libraries != self._libraries:
                 self._libraries = libraries
-                self._write({KEY_KIND: KIND_LIBRARIES, "libraries": libraries})
+                self._write_facts(protocol.KIND_LIBRARIES, {"libraries": libraries})
 
     def _prepare_device_sync(self, jax) -> None:
         try:
-            self._device_sync = _DeviceSync(jax)
+            self._device_sync = _load_beside("device_sync").DeviceSync(jax)
         except Exception:  # keep walking the live arrays: slower, still correct
             self._device_sync = None
 
@@ -664,24 +478,28 @@ class Probe:
                 and self.post_run_cell in callbacks.get("post_run_cell", ()))
 
     def at_exit(self) -> None:
-        """Say whether the notebook removed the callbacks (then cells went unmeasured)."""
+        """Say whether the notebook removed the callbacks (then cells went unmeasured),
+        and how many cells the kernel ran (the reader tells a record missing some)."""
         with contextlib.suppress(Exception):
-            self._write({KEY_KIND: KIND_END,
-                         KEY_CALLBACKS_REGISTERED: self.callbacks_registered()})
-            os.close(self._fd)
-
-
-_crash_file = None
+            count = getattr(self._ipython, "execution_count", None)
+            self._write({protocol.KEY_KIND: protocol.KIND_END,
+                         protocol.KEY_CALLBACKS_REGISTERED: self.callbacks_registered(),
+                         # the shell's count is the next cell's
+                         protocol.KEY_EXECUTION_COUNT: count - 1 if type(count) is int
+                         else None})
+            self._file.close()
 
 
 def _trace_fatal_signals(output: str) -> None:
     """A kernel killed by a signal leaves its Python stack in ``<output>.crash``: a
-    dead kernel otherwise tells the build only "Kernel died". The file stays open for
-    the kernel's life (faulthandler writes to its descriptor from the signal handler)."""
-    global _crash_file
+    dead kernel otherwise tells the build only "Kernel died". The descriptor stays
+    open for the kernel's life (faulthandler writes to it from the signal handler,
+    where nothing can be checked): at a high number, where user code does not reach
+    it by accident (``probe_file.owned_descriptor``)."""
     try:
-        _crash_file = open(output + CRASH_SUFFIX, "w", encoding="utf-8")  # noqa: SIM115
-        faulthandler.enable(file=_crash_file, all_threads=False)
+        fd = probe_file.owned_descriptor(os.open(
+            output + protocol.CRASH_SUFFIX, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+        faulthandler.enable(file=fd, all_threads=False)
     except Exception:
         pass  # the kernel runs the same; only its death would be untraced
 

@@ -3,7 +3,7 @@
 # runs the user's own PYTHONSTARTUP, if there was one. It must leave no names
 # behind and never raise: the notebook has to run exactly as without it.
 #
-# The names below repeat probe/__init__.py (ENV_*) and kernel_probe.py (KIND_*):
+# The names below repeat probe/__init__.py (ENV_*) and protocol.py (KIND_*):
 # this file cannot import either when the probe fails to load.
 # tests/test_probe_hardening.py checks that they agree.
 def _sphinx_gpu_admonition_start(namespace, run_user_startup):

@@ -85,6 +85,8 @@ class Labels(NamedTuple):
     no_capture: str
     #: a notebook whose kernel ran but could not be measured: ``capture failed: {message}``
     capture_failed: str
+    #: a record with fewer cells than its kernel ran (capture "partial")
+    partial_capture: str
     no_records: str
     no_flagged: str
     error_in: str
@@ -165,6 +167,8 @@ class Labels(NamedTuple):
             # Translators: a notebook that ran but whose cells could not be measured;
             # {message} says why (in English)
             capture_failed=translate("capture failed: {message}"),
+            # Translators: the record misses cells the probe could not write
+            partial_capture=translate("some cells not measured"),
             no_records=translate("No notebooks have been executed yet."),
             no_flagged=translate("No flagged cells."),
             error_in=translate("in {cell}"),

@@ -77,7 +77,7 @@ def claims_gpu_machine(record: NotebookRecord) -> bool:
     about the build's machine."""
     if record.capture == "missing":
         return True
-    return record.capture == "ok" and ran_on_gpu(record)
+    return record.measured and ran_on_gpu(record)
 
 
 def executed_on_sentence(record: NotebookRecord, translate: Translate = english) -> str:

@@ -75,7 +75,7 @@ class Measurement(NamedTuple):
 
     @property
     def device_known(self) -> bool:
-        return self.record.capture == "ok"
+        return self.record.measured
 
     @property
     def device_key(self) -> tuple[str, str | None]:
@@ -169,7 +169,7 @@ def is_stale(other: NotebookRecord, current: NotebookRecord | None,
     the other execution must not be older than the source file.  Unknown
     times count as stale: a label is cheaper than a wrong claim.
     """
-    if current is not None and current.capture == "ok" and current.cells and other.cells:
+    if current is not None and current.measured and current.cells and other.cells:
         return _code_lines(current) != _code_lines(other)
     executed = _timestamp(other.executed_at)
     if executed is None or source_mtime is None:
@@ -184,7 +184,7 @@ def measurements(current: NotebookRecord | None,
     one per device (kind and name), this build first, stale ones last."""
     found = [Measurement(current)] if usable(current) else []
     for path, other in others:
-        if not usable(other) or other.capture != "ok":
+        if not usable(other) or not other.measured:
             continue  # another build's time without its device tells a reader nothing
         measurement = Measurement(other, path, is_stale(other, current, source_mtime))
         if measurement.device_key not in {m.device_key for m in found if m.device_known}:

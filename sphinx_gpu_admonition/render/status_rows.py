@@ -202,8 +202,10 @@ def sort_number(number: float | None) -> str:
 
 def device_text(record: NotebookRecord, labels: Labels) -> str:
     """``JAX gpu — GPU: Tesla T4`` (:func:`.device.device_summary`), or why there is none."""
-    if record.capture != "ok":
+    if not record.measured:
         return labels.not_measured(record) if record.executed else "–"
+    if record.capture == "partial":
+        return f"{device_summary(record.environment, labels.no_jax)} ({labels.partial_capture})"
     return device_summary(record.environment, labels.no_jax)
 
 

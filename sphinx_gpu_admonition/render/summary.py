@@ -368,7 +368,7 @@ def changed(before: float | None, after: float | None) -> bool:
 def _side(report: StatusReport, source: str, label: str) -> dict[str, Any]:
     executed = [nb for nb in report.notebooks if nb.executed]
     backends = sorted({nb.environment.backend for nb in report.notebooks
-                       if nb.capture == "ok" and nb.environment.backend})
+                       if nb.measured and nb.environment.backend})
     return {"source": source, "label": label, "notebooks": len(report.notebooks),
             "seconds": sum(nb.seconds for nb in executed), "backends": backends,
             "created": report.build.get("created")}
@@ -393,7 +393,7 @@ def summary_sentence(label_a: str, label_b: str, ratio: float | None, count: int
 def _build_label(report: StatusReport) -> str | None:
     """``"CPU build"``: the backends of a report's captured notebooks (None: none)."""
     return build_label({nb.environment.backend for nb in report.notebooks
-                        if nb.capture == "ok" and nb.environment.backend})
+                        if nb.measured and nb.environment.backend})
 
 
 def summarise_compare(a: StatusReport, b: StatusReport, analysis: BuildAnalysis,
