@@ -29,6 +29,7 @@ import dataclasses
 import functools
 import http.server
 import io
+import os
 import re
 import shutil
 import threading
@@ -161,6 +162,25 @@ def _normalise_pseudoxml(text: str) -> str:
 @pytest.fixture
 def normalise_pseudoxml() -> Callable[[str], str]:
     return _normalise_pseudoxml
+
+
+#: ``REGENERATE_REGRESSIONS=1 pytest ...`` writes the regression files anew
+REGENERATE = "REGENERATE_REGRESSIONS"
+
+
+def assert_matches_regression(actual: str, path: Path) -> None:
+    """``actual`` equals the regression file ``path``.  A missing file fails (a test
+    that writes its own expectation would pass on anything); with
+    ``REGENERATE_REGRESSIONS=1`` the file is written and the test skips, to be
+    reviewed in the diff."""
+    if os.environ.get(REGENERATE):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+        pytest.skip(f"{REGENERATE}: wrote {path.name}")
+    if not path.is_file():
+        pytest.fail(f"no regression file {path}: run with {REGENERATE}=1 to write it, "
+                    "then review and commit it", pytrace=False)
+    assert actual == path.read_text(encoding="utf-8")
 
 
 # -- status page books (tests/test_status_page.py, test_environment_table.py,
