@@ -211,15 +211,21 @@ def test_jax_recompilation_hint(table, cell_data):
     assert share_text.endswith(" s)") and "%" in share_text
 
 
-def test_counts_agree(status_html, table):
+def test_counts_agree(status_book: StatusBook, status_html, table):
     """The summary's counts add up to the table's rows (the filter counts rows)."""
     summary = status_html.select_one(".gpu-status-summary").get_text()
     assert summary.startswith("6 notebooks: 2 error, 4 ok (6 this build, 0 from the cache)")
-    assert "3 flagged cells" in summary and "1 notebook only in the baseline" in summary
+    # the sleep, jaxnb's first jitted cell and its import cell, and on a busy machine
+    # also the failing cells whose tracebacks took longer than the slow limit: the
+    # build's own analysis says how many
+    analysis = json.loads(status_book.html.read("execution-status.json"))["analysis"]
+    expected = sum(len(entry["flagged_cells"]) for entry in analysis.values())
+    assert expected >= 3
+    assert f"{expected} flagged cells" in summary and "1 notebook only in the baseline" in summary
     assert len(rows(table)) == 6 + 1
     flagged = sum(int(cell(r, "flags", table)["data-value"] or 0) for r in rows(table))
     findings = status_html.select("li.gpu-status-finding")
-    assert flagged == 3 == len(findings)
+    assert flagged == expected == len(findings)
 
 
 def test_totals_row(table):
