@@ -32,6 +32,7 @@ import io
 import os
 import re
 import shutil
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -41,6 +42,8 @@ import pytest
 
 ROOTS = Path(__file__).resolve().parent / "roots"
 REGRESSIONS = Path(__file__).resolve().parent / "regressions"
+#: the kernel provisioner that starts the suite's kernels on Unix sockets
+KERNEL_TRANSPORT = Path(__file__).resolve().parent / "kernel_transport"
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -100,6 +103,31 @@ def build_project(
                         encoding="utf-8")
     return sphinx_build(srcdir, dest / "_build", builder, confoverrides, freshenv=True,
                         show_warning_types=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    kernels_on_unix_sockets()
+
+
+def kernels_on_unix_sockets() -> None:
+    """Every kernel the suite starts, in this process or in the builds, servers and
+    commands it runs, uses the ipc transport: a kernel on TCP ports can lose them to
+    another process between jupyter_client choosing them and the kernel binding them
+    (``tests/kernel_transport/sga_test_kernels.py``)."""
+    if str(KERNEL_TRANSPORT) not in sys.path:
+        sys.path.insert(0, str(KERNEL_TRANSPORT))
+    from sga_test_kernels import PROVISIONER  # fails here, not in a build, if it cannot load
+
+    os.environ["PYTHONPATH"] = pythonpath()
+    os.environ["JUPYTER_DEFAULT_PROVISIONER_NAME"] = PROVISIONER
+
+
+def pythonpath(*first: str | Path) -> str:
+    """A ``PYTHONPATH`` for a subprocess: ``first``, then the kernel provisioner's folder
+    (a process that starts kernels must find it), then this process's ``PYTHONPATH``."""
+    folders = [str(folder) for folder in first] + [str(KERNEL_TRANSPORT)]
+    folders += os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return os.pathsep.join(dict.fromkeys(folder for folder in folders if folder))
 
 
 @pytest.fixture(scope="session", autouse=True)
