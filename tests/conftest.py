@@ -42,8 +42,10 @@ import pytest
 
 ROOTS = Path(__file__).resolve().parent / "roots"
 REGRESSIONS = Path(__file__).resolve().parent / "regressions"
-#: the kernel provisioner that starts the suite's kernels on Unix sockets
+#: the kernel provisioner that starts the suite's kernels on Unix sockets: its folder,
+#: and its name (its entry point there, in sga_test_kernels-0.dist-info)
 KERNEL_TRANSPORT = Path(__file__).resolve().parent / "kernel_transport"
+KERNEL_PROVISIONER = "sga-ipc-provisioner"
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -116,10 +118,8 @@ def kernels_on_unix_sockets() -> None:
     (``tests/kernel_transport/sga_test_kernels.py``)."""
     if str(KERNEL_TRANSPORT) not in sys.path:
         sys.path.insert(0, str(KERNEL_TRANSPORT))
-    from sga_test_kernels import PROVISIONER  # fails here, not in a build, if it cannot load
-
     os.environ["PYTHONPATH"] = pythonpath()
-    os.environ["JUPYTER_DEFAULT_PROVISIONER_NAME"] = PROVISIONER
+    os.environ["JUPYTER_DEFAULT_PROVISIONER_NAME"] = KERNEL_PROVISIONER
 
 
 def pythonpath(*first: str | Path) -> str:

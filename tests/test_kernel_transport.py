@@ -8,8 +8,9 @@ import subprocess
 import sys
 
 import nbformat
+from conftest import KERNEL_PROVISIONER
 from nbclient import NotebookClient
-from sga_test_kernels import PROVISIONER, IPCProvisioner
+from sga_test_kernels import IPCProvisioner
 
 
 def test_a_kernel_nbclient_starts_talks_over_unix_sockets(tmp_path):
@@ -31,4 +32,4 @@ def test_the_builds_and_servers_the_suite_starts_use_it_too():
               " factory.default_provisioner_name in factory.get_provisioner_entries())")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           check=True, timeout=60)
-    assert done.stdout.split() == [PROVISIONER, "True"]
+    assert done.stdout.split() == [KERNEL_PROVISIONER, "True"]

@@ -26,9 +26,6 @@ from typing import Any
 
 from jupyter_client.provisioning import LocalProvisioner
 
-#: what conftest exports, and where it points
-PROVISIONER = "sga-ipc-provisioner"
-FOLDER = os.path.dirname(os.path.abspath(__file__))
 #: a Unix socket's path has at most 107 bytes (``sockaddr_un``)
 _LONGEST_SOCKET = 100
 
