@@ -21,8 +21,8 @@ IPython's history is on, as in every real kernel (``--no-history`` turns it off)
 With ``--kernel``, the same cost is also read inside real ipykernels (history on, as
 always there), which an in-process shell misses: the kernel's other threads.
 
-    python benchmarks/bench_probe.py [--quick] [--kernel] [--cells 2000] [--repeats 7]
-                                     [--json FILE]
+    python benchmarks/bench_probe.py [--quick | --smoke] [--kernel] [--cells 2000]
+                                     [--repeats 7] [--json FILE]
 """
 
 from __future__ import annotations
@@ -311,6 +311,9 @@ def table(rows: dict[str, dict[str, float]]) -> str:
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer cells and repetitions")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, for benchmarks/run.py --quick (its numbers mean "
+                             "nothing; the default 100,000 live arrays alone take a minute)")
     parser.add_argument("--cells", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--live-arrays", type=int, default=100_000)
@@ -322,12 +325,15 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
                              "kernel: 300 cells a repetition (the round trip is ~5 ms a cell)")
     args = parser.parse_args(argv)
     cells, repeats = (1000, 3) if args.quick else (args.cells, args.repeats)
-    rows = measure(cells, repeats, args.live_arrays, history=not args.no_history)
+    live_arrays = args.live_arrays
+    if args.smoke:
+        cells, repeats, live_arrays = 50, 2, 1000
+    rows = measure(cells, repeats, live_arrays, history=not args.no_history)
     print(f"probe cost in a real IPython shell (history {'off' if args.no_history else 'on'}):"
           f" {cells} cells x {repeats} interleaved repetitions, with minus without the probe")
     print(table(rows))
     if args.kernel:
-        kernel_cells = 100 if args.quick else 300
+        kernel_cells = 20 if args.smoke else 100 if args.quick else 300
         kernel_rows = measure_kernel(kernel_cells, repeats)
         print(f"\nprobe cost in real ipykernels: {kernel_cells} cells x {repeats} interleaved "
               "repetitions, read inside the kernel from the first pre_run_cell callback to "

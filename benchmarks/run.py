@@ -31,8 +31,8 @@ spread (min-max).
   ``chromium``), against the same table without per-cell details
   (``:cells: no``), or with ``--page-reference`` against the page another
   checkout wrote (``--page-only`` measures the page alone);
-- the probe's per-cell cost: ``benchmarks/bench_probe.py --quick`` when it
-  exists (printed after the table).
+- the probe's per-cell cost: ``benchmarks/bench_probe.py`` (``--smoke`` with
+  ``--quick``) when it exists (printed after the table).
 
 ``--quick`` is a smoke test (tiny sizes, one round): its numbers mean nothing.
 """
@@ -652,7 +652,7 @@ def probe_benchmark(quick: bool) -> str:
     script = HERE / "bench_probe.py"
     if not script.is_file():
         return "probe per-cell cost: benchmarks/bench_probe.py not found (not run)"
-    done = subprocess.run([sys.executable, str(script), *(["--quick"] if quick else [])],
+    done = subprocess.run([sys.executable, str(script), *(["--smoke"] if quick else [])],
                           capture_output=True, text=True)
     return done.stdout.strip() or done.stderr.strip()[-2000:]
 
