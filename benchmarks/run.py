@@ -533,23 +533,30 @@ FETCHED_SCRIPT = """() => {
         .reduce((sum, entry) => sum + entry.encodedBodySize, navigation.encodedBodySize);
 }"""
 
-#: a filter typed (``part3/``: one notebook in ten) until the rows left are laid out;
-#: then cleared again
+#: two frames rendered: the work that follows the load event is done
+SETTLED_SCRIPT = """() => new Promise(done => requestAnimationFrame(() =>
+    requestAnimationFrame(() => setTimeout(done, 50))))"""
+
+#: a filter typed (``part3/``: one notebook in ten; ``""`` clears it) until the rows
+#: left are laid out
 FILTER_SCRIPT = """(query) => {
     const input = document.querySelector('input[data-gpu-status-filter]');
-    const type = (text) => {
-        input.value = text;
-        input.dispatchEvent(new Event('input', {bubbles: true}));
-        document.body.offsetHeight;
-    };
     const t0 = performance.now();
-    type(query);
+    input.value = query;
+    input.dispatchEvent(new Event('input', {bubbles: true}));
+    document.body.offsetHeight;
     const typed = performance.now() - t0;
-    const shown = document.querySelectorAll('tbody.gpu-status-notebook:not([hidden])').length;
-    type('');
-    return [typed, shown];
+    return [typed, document.querySelectorAll('tbody.gpu-status-notebook:not([hidden])').length];
 }"""
 FILTER_QUERY = "part3/"
+
+
+def renderer_cpu(session: Any) -> tuple[float, float]:
+    """The CPU seconds of the page's renderer main thread so far (Chromium's own
+    count: what the page cost, little moved by other load on the machine), and the
+    page's DOM nodes."""
+    metrics = {m["name"]: m["value"] for m in session.send("Performance.getMetrics")["metrics"]}
+    return metrics["ThreadTime"], metrics["Nodes"]
 
 
 def page_times(browser: object, url: str, details: bool) -> dict[str, float]:
@@ -557,16 +564,26 @@ def page_times(browser: object, url: str, details: bool) -> dict[str, float]:
     ``load`` event), one sort, one filter typed, and (``details``) the first
     details opened."""
     page = browser.new_page()
+    session = page.context.new_cdp_session(page)
+    session.send("Performance.enable")
     try:
         start = time.perf_counter()
         page.goto(url, wait_until="load")
-        times = {"load": time.perf_counter() - start,
-                 "bytes": float(page.evaluate(FETCHED_SCRIPT)),
-                 "sort": page.evaluate(SORT_SCRIPT) / 1e3}
+        loaded = time.perf_counter() - start
+        cpu, nodes = renderer_cpu(session)
+        times = {"load": loaded, "load_cpu": cpu, "nodes": nodes,
+                 "bytes": float(page.evaluate(FETCHED_SCRIPT))}
+        page.evaluate(SETTLED_SCRIPT)  # the first frames after load are not the sort's
+        cpu = renderer_cpu(session)[0]
+        times["sort"] = page.evaluate(SORT_SCRIPT) / 1e3
+        times["sort_cpu"] = renderer_cpu(session)[0] - cpu
+        cpu = renderer_cpu(session)[0]
         typed, shown = page.evaluate(FILTER_SCRIPT, FILTER_QUERY)
+        times["filter_cpu"] = renderer_cpu(session)[0] - cpu
         if not shown:
             raise RuntimeError(f"the filter {FILTER_QUERY!r} left no row on {url}")
         times["filter"] = typed / 1e3
+        page.evaluate(FILTER_SCRIPT, "")
         if details:
             start = time.perf_counter()
             page.locator("tbody.gpu-status-notebook details > summary").first.click()
@@ -632,11 +649,17 @@ def status_page_rows(folder: Path, sizes: Sizes, repeats: int,
             f"{median(with_cells['bytes']) / 1e6:.2f} MB",
             f"{median(plain['bytes']) / 1e6:.2f} MB ({against})",
             f"{median(with_cells['bytes']) / median(plain['bytes']):.2f}", "<= 2 MB"),
+        Row(f"status page, DOM nodes when loaded, {label}", f"{median(with_cells['nodes']):,.0f}",
+            f"{median(plain['nodes']):,.0f}{reference_text}",
+            f"{median(with_cells['nodes']) / median(plain['nodes']):.2f}", "–"),
         Row(f"status page load in Chromium, {label}", f"{median(with_cells['load']):.2f} s",
             f"{median(plain['load']):.2f} s{reference_text}",
             spread(ratios(with_cells["load"], plain["load"])), "<= 1 s"),
+        timed("renderer CPU until loaded", "load_cpu", "–"),
         timed("one sort", "sort", "<= 300 ms"),
+        timed("one sort, renderer CPU", "sort_cpu", "–"),
         timed(f"one filter typed ({FILTER_QUERY!r})", "filter", "<= 300 ms"),
+        timed("one filter typed, renderer CPU", "filter_cpu", "–"),
         Row("status page, first details opened (fetch + render)",
             f"{median(with_cells['details']) * 1e3:.0f} ms",
             (f"{median(plain['details']) * 1e3:.0f} ms (before)"
