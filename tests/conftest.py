@@ -18,7 +18,14 @@ Notebook pages
 
 Comparing doctrees
     ``normalise_pseudoxml`` turns a node's pseudo-XML into a form that is stable
-    between Sphinx / docutils versions (regression files under tests/regressions/).
+    between Sphinx / docutils versions (regression files under tests/regressions/);
+    :func:`assert_matches_regression` compares with one (``REGENERATE_REGRESSIONS=1``
+    writes them).
+
+Kernels
+    Every kernel the suite starts uses the ipc transport (:func:`kernels_on_unix_sockets`,
+    ``tests/kernel_transport/``): a subprocess that starts kernels and sets its own
+    ``PYTHONPATH`` takes :func:`pythonpath`.
 """
 
 from __future__ import annotations
