@@ -28,7 +28,7 @@ cell (no IPython, warm caches: the probe's own code and its system calls).
 ``--probe-folder`` times another copy of ``probe/`` (an earlier release's) in the same
 interleaved run, for these and the ``--kernel`` rows.
 
-    python benchmarks/bench_probe.py [--quick] [--kernel [--only-kernel]] [--startup]
+    python benchmarks/bench_probe.py [--quick | --smoke] [--kernel [--only-kernel]] [--startup]
                                      [--callbacks] [--cells 2000] [--repeats 7]
                                      [--json FILE] [--probe-folder DIR]
 """
@@ -531,6 +531,9 @@ def table(rows: dict[str, dict[str, float]]) -> str:
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer cells and repetitions")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, for benchmarks/run.py --quick (its numbers mean "
+                             "nothing; the default 100,000 live arrays alone take a minute)")
     parser.add_argument("--cells", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--live-arrays", type=int, default=100_000)
@@ -578,15 +581,18 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
         if args.json:
             args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
         return rows
+    live_arrays = args.live_arrays
+    if args.smoke:
+        cells, repeats, live_arrays = 50, 2, 1000
     rows = {}
     if not (args.kernel and args.only_kernel):
-        rows = measure(cells, repeats, args.live_arrays, history=not args.no_history)
+        rows = measure(cells, repeats, live_arrays, history=not args.no_history)
         print(f"probe cost in a real IPython shell (history "
               f"{'off' if args.no_history else 'on'}): {cells} cells x {repeats} interleaved "
               "repetitions, with minus without the probe")
         print(table(rows))
     if args.kernel:
-        kernel_cells = 100 if args.quick else 300
+        kernel_cells = 20 if args.smoke else 100 if args.quick else 300
         kernel_rows = measure_kernel(kernel_cells, repeats, args.probe_folder)
         print(f"\nprobe cost in real ipykernels: {kernel_cells} cells x {repeats} interleaved "
               "repetitions, read inside the kernel from the first pre_run_cell callback to "

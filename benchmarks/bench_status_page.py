@@ -25,6 +25,7 @@ from pathlib import Path
 
 from sphinx_gpu_admonition.ext.admonition import CSS_FILE, STATIC_DIR
 from sphinx_gpu_admonition.ext.status_page import write_cells_data
+from sphinx_gpu_admonition.ext.support import CSS_FILE as STATUS_CSS_FILE
 from sphinx_gpu_admonition.ext.support import JS_FILE
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
@@ -89,7 +90,10 @@ def baseline_of(records: list[NotebookRecord]) -> StatusReport:
 
 
 def page(fragment: str) -> str:
-    css = (STATIC_DIR / CSS_FILE).read_text(encoding="utf-8")
+    """A page as a build writes it: the fragment with both of the extension's
+    stylesheets (the notice's and the status table's) and its script."""
+    css = "\n".join((STATIC_DIR / name).read_text(encoding="utf-8")
+                     for name in (CSS_FILE, STATUS_CSS_FILE))
     js = (STATIC_DIR / JS_FILE).read_text(encoding="utf-8")
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>Status benchmark</title><style>{css}</style></head><body>"

@@ -2,6 +2,7 @@
 
     python benchmarks/run.py [--quick | --full] [--repeats N] [--json FILE]
                              [--instructions] [--forced-only]
+                             [--page-only] [--page-reference FOLDER]
 
 Each figure is a ratio against the same work without the extension (a book
 whose status page is MyST-NB's ``{nb-exec-table}``), or against the reference
@@ -25,11 +26,13 @@ spread (min-max).
 - environment pickle: bytes the extension adds to ``environment.pickle`` per
   code cell (with minus without, over the number of cells);
 - status page: 1,000 notebooks x 100 cells (synthetic records, rendered as a
-  build does): HTML size, load and one sort in headless Chromium (Playwright
-  with Debian's ``chromium``), against the same table without per-cell
-  details (``:cells: no``);
-- the probe's per-cell cost: ``benchmarks/bench_probe.py --quick`` when it
-  exists (printed after the table).
+  build does): HTML size, what the browser fetches until it has loaded, load,
+  one sort and one filter in headless Chromium (Playwright with Debian's
+  ``chromium``), against the same table without per-cell details
+  (``:cells: no``), or with ``--page-reference`` against the page another
+  checkout wrote (``--page-only`` measures the page alone);
+- the probe's per-cell cost: ``benchmarks/bench_probe.py`` (``--smoke`` with
+  ``--quick``) when it exists (printed after the table).
 
 ``--quick`` is a smoke test (tiny sizes, one round): its numbers mean nothing.
 """
@@ -521,15 +524,66 @@ SORT_SCRIPT = """() => {
     return performance.now() - t0;
 }"""
 
+#: what the browser fetched until the page's ``load`` event: the page and every
+#: resource it started before then (not a row's cell data, fetched when it opens)
+FETCHED_SCRIPT = """() => {
+    const [navigation] = performance.getEntriesByType('navigation');
+    return performance.getEntriesByType('resource')
+        .filter(entry => entry.startTime < navigation.loadEventEnd)
+        .reduce((sum, entry) => sum + entry.encodedBodySize, navigation.encodedBodySize);
+}"""
+
+#: two frames rendered: the work that follows the load event is done
+SETTLED_SCRIPT = """() => new Promise(done => requestAnimationFrame(() =>
+    requestAnimationFrame(() => setTimeout(done, 50))))"""
+
+#: a filter typed (``part3/``: one notebook in ten; ``""`` clears it) until the rows
+#: left are laid out
+FILTER_SCRIPT = """(query) => {
+    const input = document.querySelector('input[data-gpu-status-filter]');
+    const t0 = performance.now();
+    input.value = query;
+    input.dispatchEvent(new Event('input', {bubbles: true}));
+    document.body.offsetHeight;
+    const typed = performance.now() - t0;
+    return [typed, document.querySelectorAll('tbody.gpu-status-notebook:not([hidden])').length];
+}"""
+FILTER_QUERY = "part3/"
+
+
+def renderer_cpu(session: Any) -> tuple[float, float]:
+    """The CPU seconds of the page's renderer main thread so far (Chromium's own
+    count: what the page cost, little moved by other load on the machine), and the
+    page's DOM nodes."""
+    metrics = {m["name"]: m["value"] for m in session.send("Performance.getMetrics")["metrics"]}
+    return metrics["ThreadTime"], metrics["Nodes"]
+
 
 def page_times(browser: object, url: str, details: bool) -> dict[str, float]:
-    """One load of ``url``, one sort, and (``details``) the first details opened."""
+    """One load of ``url`` (its time and the bytes the browser fetched until its
+    ``load`` event), one sort, one filter typed, and (``details``) the first
+    details opened."""
     page = browser.new_page()
+    session = page.context.new_cdp_session(page)
+    session.send("Performance.enable")
     try:
         start = time.perf_counter()
         page.goto(url, wait_until="load")
-        times = {"load": time.perf_counter() - start,
-                 "sort": page.evaluate(SORT_SCRIPT) / 1e3}
+        loaded = time.perf_counter() - start
+        cpu, nodes = renderer_cpu(session)
+        times = {"load": loaded, "load_cpu": cpu, "nodes": nodes,
+                 "bytes": float(page.evaluate(FETCHED_SCRIPT))}
+        page.evaluate(SETTLED_SCRIPT)  # the first frames after load are not the sort's
+        cpu = renderer_cpu(session)[0]
+        times["sort"] = page.evaluate(SORT_SCRIPT) / 1e3
+        times["sort_cpu"] = renderer_cpu(session)[0] - cpu
+        cpu = renderer_cpu(session)[0]
+        typed, shown = page.evaluate(FILTER_SCRIPT, FILTER_QUERY)
+        times["filter_cpu"] = renderer_cpu(session)[0] - cpu
+        if not shown:
+            raise RuntimeError(f"the filter {FILTER_QUERY!r} left no row on {url}")
+        times["filter"] = typed / 1e3
+        page.evaluate(FILTER_SCRIPT, "")
         if details:
             start = time.perf_counter()
             page.locator("tbody.gpu-status-notebook details > summary").first.click()
@@ -540,42 +594,78 @@ def page_times(browser: object, url: str, details: bool) -> dict[str, float]:
         page.close()
 
 
-def status_page_rows(folder: Path, sizes: Sizes, repeats: int) -> list[Row]:
+def status_page_rows(folder: Path, sizes: Sizes, repeats: int,
+                     reference: Path | None = None) -> list[Row]:
+    """The status page of ``sizes.page_notebooks`` x ``sizes.page_cells`` against the
+    same table with ``:cells: no``, or against ``reference``: the same page written
+    by another checkout (``bench_status_page.py --write``), to compare two versions
+    in one run."""
     records = bench_status_page.synthetic_records(sizes.page_notebooks, sizes.page_cells)
     label = f"{sizes.page_notebooks:,} nb x {sizes.page_cells} cells"
     html_bytes, data_bytes, file_bytes = bench_status_page.write_site(folder / "cells", records)
-    plain_bytes, _, _ = bench_status_page.write_site(folder / "plain", records, cells=False)
+    if reference is None:
+        plain_bytes, _, _ = bench_status_page.write_site(folder / "plain", records, cells=False)
+        sites = {"cells": folder / "cells", "plain": folder / "plain"}
+        against = ":cells: no"
+    else:
+        plain_bytes = (reference / bench_status_page.PAGE).stat().st_size
+        sites = {"cells": folder / "cells", "plain": reference}
+        against = "before"
     rows = [Row(f"status page HTML, {label}", f"{html_bytes / 1e6:.2f} MB",
-                f"{plain_bytes / 1e6:.2f} MB (:cells: no)", f"{html_bytes / plain_bytes:.2f}",
-                f"<= 3 MB (cell data {data_bytes / 1e6:.1f} MB in files of at most "
-                f"{file_bytes / 1e6:.1f} MB, one read per opened row's file)")]
+                f"{plain_bytes / 1e6:.2f} MB ({against})", f"{html_bytes / plain_bytes:.2f}",
+                f"<= 2 MB (cell data {data_bytes / 1e6:.1f} MB in files of at most "
+                f"{file_bytes / 1e6:.2f} MB, one read per opened row's file)")]
     if shutil.which("chromium") is None:
         rows.append(Row("status page in Chromium", "no chromium", "–", "–", "–"))
         return rows
     from playwright.sync_api import sync_playwright
 
     runs: dict[str, list[dict[str, float]]] = {"cells": [], "plain": []}
-    with serving(folder) as base, sync_playwright() as p:
+    with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium"),
                                     args=CHROMIUM_ARGS)
         try:
-            for round_ in range(repeats):  # interleaved, the order swapped every round
-                for name in (("cells", "plain") if round_ % 2 == 0 else ("plain", "cells")):
-                    runs[name].append(page_times(browser, f"{base}/{name}/"
-                                                 f"{bench_status_page.PAGE}", name == "cells"))
+            with contextlib.ExitStack() as stack:
+                urls = {name: stack.enter_context(serving(site)) + "/" + bench_status_page.PAGE
+                        for name, site in sites.items()}
+                for round_ in range(repeats):  # interleaved, the order swapped every round
+                    for name in (("cells", "plain") if round_ % 2 == 0 else ("plain", "cells")):
+                        runs[name].append(page_times(browser, urls[name],
+                                                     name == "cells" or reference is not None))
         finally:
             browser.close()
     with_cells = {key: [run[key] for run in runs["cells"]] for key in runs["cells"][0]}
     plain = {key: [run[key] for run in runs["plain"]] for key in runs["plain"][0]}
+    reference_text = "" if reference is None else " (before)"
+
+    def timed(measure: str, key: str, target: str) -> Row:
+        return Row(f"status page, {measure}, {label}",
+                   f"{median(with_cells[key]) * 1e3:.0f} ms",
+                   f"{median(plain[key]) * 1e3:.0f} ms{reference_text}",
+                   spread(ratios(with_cells[key], plain[key])), target)
+
     rows += [
+        Row(f"status page, fetched until loaded, {label}",
+            f"{median(with_cells['bytes']) / 1e6:.2f} MB",
+            f"{median(plain['bytes']) / 1e6:.2f} MB ({against})",
+            f"{median(with_cells['bytes']) / median(plain['bytes']):.2f}", "<= 2 MB"),
+        Row(f"status page, DOM nodes when loaded, {label}", f"{median(with_cells['nodes']):,.0f}",
+            f"{median(plain['nodes']):,.0f}{reference_text}",
+            f"{median(with_cells['nodes']) / median(plain['nodes']):.2f}", "–"),
         Row(f"status page load in Chromium, {label}", f"{median(with_cells['load']):.2f} s",
-            f"{median(plain['load']):.2f} s", spread(ratios(with_cells["load"], plain["load"])),
-            "<= 1 s"),
-        Row(f"status page, one sort, {label}", f"{median(with_cells['sort']) * 1e3:.0f} ms",
-            f"{median(plain['sort']) * 1e3:.0f} ms",
-            spread(ratios(with_cells["sort"], plain["sort"])), "<= 300 ms"),
+            f"{median(plain['load']):.2f} s{reference_text}",
+            spread(ratios(with_cells["load"], plain["load"])), "<= 1 s"),
+        timed("renderer CPU until loaded", "load_cpu", "–"),
+        timed("one sort", "sort", "<= 300 ms"),
+        timed("one sort, renderer CPU", "sort_cpu", "–"),
+        timed(f"one filter typed ({FILTER_QUERY!r})", "filter", "<= 300 ms"),
+        timed("one filter typed, renderer CPU", "filter_cpu", "–"),
         Row("status page, first details opened (fetch + render)",
-            f"{median(with_cells['details']) * 1e3:.0f} ms", "–", "–", "–"),
+            f"{median(with_cells['details']) * 1e3:.0f} ms",
+            (f"{median(plain['details']) * 1e3:.0f} ms (before)"
+             if "details" in plain else "–"),
+            (spread(ratios(with_cells["details"], plain["details"])) if "details" in plain
+             else "–"), "–"),
     ]
     return rows
 
@@ -585,7 +675,7 @@ def probe_benchmark(quick: bool) -> str:
     script = HERE / "bench_probe.py"
     if not script.is_file():
         return "probe per-cell cost: benchmarks/bench_probe.py not found (not run)"
-    done = subprocess.run([sys.executable, str(script), *(["--quick"] if quick else [])],
+    done = subprocess.run([sys.executable, str(script), *(["--smoke"] if quick else [])],
                           capture_output=True, text=True)
     return done.stdout.strip() or done.stderr.strip()[-2000:]
 
@@ -629,6 +719,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--forced-only", action="store_true",
                         help="only the forced builds (the measure a busy host disturbs "
                              "most, to run again with more rounds)")
+    parser.add_argument("--page-only", action="store_true",
+                        help="only the status page rows")
+    parser.add_argument("--page-reference", type=Path, metavar="FOLDER",
+                        help="compare the status page with the one in FOLDER (written by "
+                             "another checkout's bench_status_page.py --cells 100 --write "
+                             "FOLDER) instead of the same table with :cells: no")
     parser.add_argument("--instructions", action="store_true",
                         help="also count the instructions of the cache-hit rebuilds "
                              "(Valgrind; about 30x slower than a build, steadier than time)")
@@ -643,10 +739,11 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gpu-bench-") as tmp:
         folder = Path(tmp)
-        forced, builds = forced_builds(folder / "forced", sizes)
-        rows += forced
-        rows.append(environment_bytes_per_cell(builds, sizes))
-        if not args.forced_only:
+        if not args.page_only:
+            forced, builds = forced_builds(folder / "forced", sizes)
+            rows += forced
+            rows.append(environment_bytes_per_cell(builds, sizes))
+        if not (args.forced_only or args.page_only):
             books = cache_hit_books(folder / "hits", sizes.notebooks, sizes.cells)
             rows += cache_hit_rebuilds(books, max(sizes.repeats, 3 if not args.quick else 1))
             if args.instructions:
@@ -656,10 +753,12 @@ def main(argv: list[str] | None = None) -> int:
             if sizes.big_book:
                 big = cache_hit_books(folder / "hits-big", sizes.big_book, sizes.cells)
                 rows += cache_hit_rebuilds(big, sizes.repeats)
-            rows += status_page_rows(folder / "page", sizes, max(sizes.repeats, 1))
+        if not args.forced_only:
+            rows += status_page_rows(folder / "page", sizes, max(sizes.repeats, 1),
+                                     args.page_reference)
     print(machine())
     print(table(rows))
-    if not args.forced_only:
+    if not (args.forced_only or args.page_only):
         print(probe_benchmark(args.quick))
     if args.json:
         args.json.write_text(json.dumps([dataclasses.asdict(r) for r in rows], indent=1),

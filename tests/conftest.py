@@ -18,7 +18,14 @@ Notebook pages
 
 Comparing doctrees
     ``normalise_pseudoxml`` turns a node's pseudo-XML into a form that is stable
-    between Sphinx / docutils versions (regression files under tests/regressions/).
+    between Sphinx / docutils versions (regression files under tests/regressions/);
+    :func:`assert_matches_regression` compares with one (``REGENERATE_REGRESSIONS=1``
+    writes them).
+
+Kernels
+    Every kernel the suite starts uses the ipc transport (:func:`kernels_on_unix_sockets`,
+    ``tests/kernel_transport/``): a subprocess that starts kernels and sets its own
+    ``PYTHONPATH`` takes :func:`pythonpath`.
 """
 
 from __future__ import annotations
@@ -29,8 +36,10 @@ import dataclasses
 import functools
 import http.server
 import io
+import os
 import re
 import shutil
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -40,6 +49,10 @@ import pytest
 
 ROOTS = Path(__file__).resolve().parent / "roots"
 REGRESSIONS = Path(__file__).resolve().parent / "regressions"
+#: the kernel provisioner that starts the suite's kernels on Unix sockets: its folder,
+#: and its name (its entry point there, in sga_test_kernels-0.dist-info)
+KERNEL_TRANSPORT = Path(__file__).resolve().parent / "kernel_transport"
+KERNEL_PROVISIONER = "sga-ipc-provisioner"
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -99,6 +112,29 @@ def build_project(
                         encoding="utf-8")
     return sphinx_build(srcdir, dest / "_build", builder, confoverrides, freshenv=True,
                         show_warning_types=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    kernels_on_unix_sockets()
+
+
+def kernels_on_unix_sockets() -> None:
+    """Every kernel the suite starts, in this process or in the builds, servers and
+    commands it runs, uses the ipc transport: a kernel on TCP ports can lose them to
+    another process between jupyter_client choosing them and the kernel binding them
+    (``tests/kernel_transport/sga_test_kernels.py``)."""
+    if str(KERNEL_TRANSPORT) not in sys.path:
+        sys.path.insert(0, str(KERNEL_TRANSPORT))
+    os.environ["PYTHONPATH"] = pythonpath()
+    os.environ["JUPYTER_DEFAULT_PROVISIONER_NAME"] = KERNEL_PROVISIONER
+
+
+def pythonpath(*first: str | Path) -> str:
+    """A ``PYTHONPATH`` for a subprocess: ``first``, then the kernel provisioner's folder
+    (a process that starts kernels must find it), then this process's ``PYTHONPATH``."""
+    folders = [str(folder) for folder in first] + [str(KERNEL_TRANSPORT)]
+    folders += os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return os.pathsep.join(dict.fromkeys(folder for folder in folders if folder))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -161,6 +197,25 @@ def _normalise_pseudoxml(text: str) -> str:
 @pytest.fixture
 def normalise_pseudoxml() -> Callable[[str], str]:
     return _normalise_pseudoxml
+
+
+#: ``REGENERATE_REGRESSIONS=1 pytest ...`` writes the regression files anew
+REGENERATE = "REGENERATE_REGRESSIONS"
+
+
+def assert_matches_regression(actual: str, path: Path) -> None:
+    """``actual`` equals the regression file ``path``.  A missing file fails (a test
+    that writes its own expectation would pass on anything); with
+    ``REGENERATE_REGRESSIONS=1`` the file is written and the test skips, to be
+    reviewed in the diff."""
+    if os.environ.get(REGENERATE):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+        pytest.skip(f"{REGENERATE}: wrote {path.name}")
+    if not path.is_file():
+        pytest.fail(f"no regression file {path}: run with {REGENERATE}=1 to write it, "
+                    "then review and commit it", pytrace=False)
+    assert actual == path.read_text(encoding="utf-8")
 
 
 # -- status page books (tests/test_status_page.py, test_environment_table.py,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import pickle
 import re
 
@@ -11,7 +10,7 @@ from docutils import nodes
 
 bs4 = pytest.importorskip("bs4")
 
-from conftest import REGRESSIONS  # noqa: E402
+from conftest import REGRESSIONS, assert_matches_regression  # noqa: E402
 
 DOCS = REGRESSIONS.parent.parent / "docs"
 
@@ -186,12 +185,7 @@ def test_stylesheet_linked_and_copied(html):
 ])
 def test_doctree_regression(html, normalise_pseudoxml, docname, index, name):
     actual = normalise_pseudoxml(gpu_nodes(html, docname)[index].pformat())
-    path = REGRESSIONS / "admonition" / f"{name}.xml"
-    if os.environ.get("REGENERATE_REGRESSIONS") or not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
-        pytest.skip(f"wrote {path.name}")
-    assert actual == path.read_text(encoding="utf-8")
+    assert_matches_regression(actual, REGRESSIONS / "admonition" / f"{name}.xml")
 
 
 # -- site-wide defaults -------------------------------------------------------

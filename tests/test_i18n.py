@@ -116,8 +116,8 @@ def gpu_texts(build, page):
             page.select("div.gpu-admonition")]
 
 
-def test_chinese_build(build_root):
-    build = build_root("admonition", confoverrides={"language": "zh_CN"})
+def test_chinese_build(build_root_module):
+    build = build_root_module("admonition", confoverrides={"language": "zh_CN"})
     assert build.warning_lines == [], build.warnings
     default, required, options, custom = gpu_texts(build, "myst.html")
     assert default.startswith("GPU ")
@@ -139,8 +139,9 @@ def test_chinese_build(build_root):
     assert link["href"] == "https://colab.research.google.com/"
 
 
-def test_language_does_not_leak_between_builds(build_root):
-    chinese = build_root("admonition", confoverrides={"language": "zh_CN"})
+def test_language_does_not_leak_between_builds(build_root, build_root_module):
+    # the module's Chinese build (test_chinese_build's), then an English one
+    chinese = build_root_module("admonition", confoverrides={"language": "zh_CN"})
     english = build_root("admonition", confoverrides={"language": "en"})
     assert ZH_OPTIONAL in gpu_texts(chinese, "myst.html")[0]
     assert EN_OPTIONAL in gpu_texts(english, "myst.html")[0]

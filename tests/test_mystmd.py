@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+from conftest import pythonpath
 
 from sphinx_gpu_admonition.model.files import read_status
 from sphinx_gpu_admonition.mystmd import __main__ as mystmd_cli
@@ -178,7 +179,9 @@ def myst_build(book: Path, *options: str, user_startup: str | None = None,
     config.mkdir(exist_ok=True)
     # mystmd starts `jupyter server`, which refuses to run as root without this
     (config / "jupyter_server_config.py").write_text("c.ServerApp.allow_root = True\n")
-    environment = {**os.environ, "PYTHONPATH": str(PROJECT), "JUPYTER_CONFIG_DIR": str(config),
+    # the kernels' provisioner too (conftest.pythonpath): the server starts them
+    environment = {**os.environ, "PYTHONPATH": pythonpath(PROJECT),
+                   "JUPYTER_CONFIG_DIR": str(config),
                    # mystmd runs `python -m jupyter_server` and the plugin's `python3`
                    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     if user_startup:

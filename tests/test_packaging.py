@@ -35,8 +35,10 @@ PROJECT_FILES = ("pyproject.toml", "README.md", "LICENSE", "LICENSE.txt", "MANIF
 
 
 def run(*args: str | Path, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
+    # without the suite's PYTHONPATH, hence without its kernel provisioner (conftest)
     env = {k: v for k, v in os.environ.items()
-           if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PIP_REQUIRE_VIRTUALENV"}}
+           if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PIP_REQUIRE_VIRTUALENV",
+                        "JUPYTER_DEFAULT_PROVISIONER_NAME"}}
     env["PYTHONNOUSERSITE"] = "1"
     result = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True,
                             text=True, timeout=600, **kwargs)

@@ -6,7 +6,9 @@ that is not the page's, and a status file whose ``notebooks`` is null."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -129,6 +131,30 @@ def _phantoms(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**cells[0], "index": None, "execution_count": n} for n in range(3, 20_003)]
 
 
+@dataclasses.dataclass
+class TwoCells:
+    """The two-cell page executed once into a jupyter-cache, with its capture beside
+    it; each test rebuilds a copy of the folder (cache hits: no kernel)."""
+
+    folder: Path
+    record: dict[str, Any]
+
+    def copy_to(self, dest: Path) -> ProjectBuild:
+        shutil.copytree(self.folder, dest, dirs_exist_ok=True)
+        return ProjectBuild(None, dest / "src", dest / "_build" / "html", "", "")
+
+
+@pytest.fixture(scope="module")
+def two_cells(tmp_path_factory: pytest.TempPathFactory) -> TwoCells:
+    folder = tmp_path_factory.mktemp("two-cells")
+    files = {"index.md": "# B\n\n```{toctree}\ntwo\n```\n", "two.md": TWO_CELLS}
+    first = build_project("outcomes", folder, files=files, confoverrides={
+        "nb_execution_mode": "cache", "show_warning_types": True})
+    record = notebooks(first)["two"]
+    assert record["capture"] == "ok" and record["provenance"] == "executed"
+    return TwoCells(folder, record)
+
+
 @pytest.mark.parametrize("change, reason", [
     # another notebook's cells
     (lambda cells: [{**c, "first_line": f"other_{n} = 0"} for n, c in enumerate(cells)],
@@ -140,11 +166,9 @@ def _phantoms(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     (lambda cells: [*cells, *_phantoms(cells)], "20002 cells for a notebook of 2"),
 ])
 def test_a_sidecar_that_is_not_the_pages_is_dropped_with_a_warning(
-        tmp_path: Path, change: Any, reason: str) -> None:
+        tmp_path: Path, two_cells: TwoCells, change: Any, reason: str) -> None:
     cache = {"nb_execution_mode": "cache", "show_warning_types": True}
-    files = {"index.md": "# B\n\n```{toctree}\ntwo\n```\n", "two.md": TWO_CELLS}
-    first = build_project("outcomes", tmp_path, confoverrides=cache, files=files)
-    assert notebooks(first)["two"]["capture"] == "ok"
+    first = two_cells.copy_to(tmp_path)
     (sidecar,) = (tmp_path / "_build" / ".jupyter_cache" / "sphinx-gpu-admonition").glob("*.json")
     saved = json.loads(sidecar.read_text(encoding="utf-8"))
     changed = copy.deepcopy(saved)
@@ -161,13 +185,13 @@ def test_a_sidecar_that_is_not_the_pages_is_dropped_with_a_warning(
     assert len(warnings) == 1 and reason in warnings[0] and "two" in warnings[0]
 
 
-def test_a_sidecar_of_the_same_code_is_reconciled_with_the_page(tmp_path: Path) -> None:
+def test_a_sidecar_of_the_same_code_is_reconciled_with_the_page(
+        tmp_path: Path, two_cells: TwoCells) -> None:
     """Markdown added above the cells keeps the jupyter-cache hash: the hit is this
     page's execution, its cells take their places on the page as it is now."""
     cache = {"nb_execution_mode": "cache"}
-    files = {"index.md": "# B\n\n```{toctree}\ntwo\n```\n", "two.md": TWO_CELLS}
-    first = build_project("outcomes", tmp_path, confoverrides=cache, files=files)
-    executed = notebooks(first)["two"]
+    first = two_cells.copy_to(tmp_path)
+    executed = two_cells.record
     (first.srcdir / "two.md").write_text(
         TWO_CELLS.replace("# Two cells\n", "# Two cells\n\nA new paragraph.\n\n+++\n\nMore.\n"),
         encoding="utf-8")

@@ -12,6 +12,7 @@ notebook page, so that the script derives neither.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -93,15 +94,32 @@ def table_html(table: StatusRows, options: StatusOptions, labels: Labels, table_
                 "aria": (("ascending" if c.key == "name" else "descending")
                          if c.key == sort_key else None)}
                for c in table.columns]
+    widths = fixed_widths([c["key"] for c in columns]) if len(table.rows) > MANY_ROWS else None
     return render_template(
-        "status_table.html", ident=table_id, labels=labels, columns=columns,
-        widths=(fixed_widths([c["key"] for c in columns])
-                if len(table.rows) > MANY_ROWS else None),
+        "status_table.html", ident=table_id, labels=labels, columns=columns, widths=widths,
+        table_style=table_style(columns, widths),
         rows=table.rows, facts=table.facts, labels_of=table.labels_of, rich=MARKED_COLUMNS,
         cells_src=" ".join(cells_src) if cells_src is not None else None,
         cell_labels=compact_json(cell_labels(labels)) if cells_src is not None else "",
         summary=table.summary, slowest=table.slowest, findings=Markup(findings_markup),
         totals=table.totals)
+
+
+def css_string(text: str) -> str:
+    """``text`` as a CSS string (quoted, ``\\``, ``"`` and line breaks escaped)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\{ord(m.group()):x} ", escaped) + '"'
+
+
+def table_style(columns: Sequence[dict[str, Any]], widths: dict[str, Any] | None) -> str:
+    """The table's ``style``: each value column's label by its position in a row
+    (``--gpu-status-label-2`` is the first ``td``'s), which the phone's layout writes
+    before each value: once a table, not once a cell; and a long table's least width."""
+    style = [f"--gpu-status-label-{position}:{css_string(column['label'])}"
+             for position, column in enumerate(columns[1:], start=2)]
+    if widths:
+        style.append(f"--gpu-status-least-width:{widths['least']}")
+    return ";".join(style)
 
 
 def findings_html(analysis: BuildAnalysis, labels: Labels,

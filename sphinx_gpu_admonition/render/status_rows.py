@@ -492,16 +492,17 @@ class _Rows:
             classes += " gpu-status-has-flags"
         if comparison is not None and comparison.regression:
             classes += " gpu-status-regression"
-        # the filter finds a notebook by its title, status, device, baseline device and
-        # the names of its cells' flags
-        words = [title, docname, lb.status_of(record), device_text(record, lb)]
+        # the filter finds a notebook by its title and docname (the script reads them
+        # from the row's header), and by these words: its status, device, baseline
+        # device and the names of its cells' flags
+        words = [lb.status_of(record), device_text(record, lb)]
         words += [lb.flag_name(flag.rule) for flags in result.cell_flags for flag in flags]
         if comparison is not None and comparison.baseline_device:
             words.append(comparison.baseline_device)
         return {
             "classes": classes, "ident": row_id(docname) if self.row_ids else None,
             "filter": " ".join(dict.fromkeys(words)).casefold(),
-            "flagged": any(result.cell_flags), "sort": title.casefold(), "title": title,
+            "flagged": any(result.cell_flags), "title": title,
             "uri": uri, "docname": docname, "gone": False,
             "values": self._values(result, uri), "details": self._details(result, title, uri),
         }
@@ -558,8 +559,7 @@ class _Rows:
         details = ({"summary": title, "error": None, "flagged": [], "cells": False,
                     "cells_file": None, "cache_miss": None} if self.facts else None)
         return {"classes": "gpu-status-notebook gpu-status-row-gone", "ident": None,
-                "filter": " ".join((title, record.docname, lb.gone)).casefold(),
-                "flagged": False, "sort": title.casefold(), "title": title, "uri": None,
+                "filter": lb.gone.casefold(), "flagged": False, "title": title, "uri": None,
                 "docname": record.docname, "gone": True, "values": values,
                 "details": details}
 

@@ -9,11 +9,13 @@
  *     Space) sorts an array of the rows (values read once, text compared with
  *     Intl.Collator), appends them once, and updates aria-sort;
  *   - filters: shows the labelled search box and hides the notebooks whose
- *     data-filter text does not contain what was typed;
+ *     title, docname (the row header's) and data-filter words (status, device,
+ *     flags) do not contain what was typed;
  *   - shows per-cell details: the cells are not in the page (a book of 1,000
  *     notebooks x 100 cells would make it tens of megabytes) but in JSON files
  *     beside it (data-cells-src: their URLs, separated by spaces; a row's
- *     data-cells-file: which of them holds its cells, the first by default),
+ *     data-cells-file: which of them holds its cells, the first by default;
+ *     the notebook's entry there: the row header's docname),
  *     each fetched once, when the first of its rows' details open, and rendered
  *     for that row only, as text;
  *   - follows links to a row (#gpu-status-<notebook>, the badges' links): the
@@ -223,6 +225,16 @@
     return dataFiles[src];
   }
 
+  /* The row header's title (its link's text) and its docname. */
+  function rowName(body) {
+    var header = body.rows[0] && body.rows[0].cells[0];
+    var docname = header && header.querySelector(".gpu-status-docname");
+    return {
+      title: header && header.firstChild ? header.firstChild.textContent : "",
+      docname: docname ? docname.textContent : "",
+    };
+  }
+
   function init(root) {
     var table = root.querySelector("table.gpu-status-table");
     if (!table) {
@@ -240,9 +252,11 @@
       })
       .map(function (body, position) {
         var cells = body.rows[0] ? body.rows[0].cells : [];
+        var name = rowName(body);
         var values = types.map(function (type, column) {
           var cell = cells[column];
-          var value = cell ? cell.getAttribute("data-value") : null;
+          // the row header (the notebook) sorts by its title, the others by data-value
+          var value = column === 0 ? name.title : cell ? cell.getAttribute("data-value") : null;
           if (isMissing(value)) {
             return "";
           }
@@ -252,7 +266,10 @@
           node: body,
           position: position,
           values: values,
-          text: (body.getAttribute("data-filter") || "").toLowerCase(),
+          // found by its title and docname, and the words of data-filter
+          text: [name.title, name.docname, body.getAttribute("data-filter") || ""]
+            .join(" ")
+            .toLowerCase(),
           flagged: body.hasAttribute("data-flagged"),
         };
       });
@@ -309,7 +326,7 @@
     } catch (error) {
       return;
     }
-    var places = root.querySelectorAll(".gpu-status-cells[data-docname]");
+    var places = root.querySelectorAll(".gpu-status-cells");
     for (var i = 0; i < places.length; i += 1) {
       var row = places[i].closest("tr.gpu-status-details");
       if (row) {
@@ -324,19 +341,20 @@
         if (!details.open || details.getAttribute("data-gpu-rendered") !== null) {
           return;
         }
-        var place = details.querySelector(".gpu-status-cells[data-docname]");
-        if (!place) {
+        var place = details.querySelector(".gpu-status-cells");
+        var row = details.closest("tbody");
+        if (!place || !row) {
           return;
         }
         details.setAttribute("data-gpu-rendered", "");
         var file = parseInt(place.getAttribute("data-cells-file") || "0", 10);
         loadData(sources[file] || sources[0]).then(
           function (data) {
-            var notebook = data && data.nb && data.nb[place.getAttribute("data-docname")];
+            var notebook = data && data.nb && data.nb[rowName(row).docname];
             if (!notebook) {
               return;
             }
-            var link = details.closest("tbody").querySelector("tr > th a[href]");
+            var link = row.querySelector("tr > th a[href]");
             var pageHref = link ? link.getAttribute("href").split("#")[0] : null;
             place.appendChild(cellTable(notebook, labels, pageHref));
           },
