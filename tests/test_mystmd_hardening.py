@@ -15,8 +15,6 @@ import pytest
 from test_fuzz import forged_commands
 from test_mystmd import ROOT, myst_build, requires_mystmd
 
-from sphinx_gpu_admonition.mystmd import plugin
-
 HEADER = "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
 HOSTILE = (HEADER + "# Hostile \u202eTITLE ##[error]T\n\n"
            "```{code-cell} python\nx = 1  # ##[add-mask]secret \u2066iso\u2069\n```\n\n"
@@ -39,12 +37,31 @@ site:
 """
 
 
-def test_the_plugins_warnings_are_safe_lines(capsys: pytest.CaptureFixture[str]) -> None:
-    plugin.warn(["E##[error]X in cell 2", "::error::x\n##[add-mask]s", "a\u202eb #\u200b#[x]"],
-                [])
+def test_the_plugins_warnings_are_safe_lines(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """What the plugin prints (stderr, ``--debug``) and what mystmd prints for it (the
+    cross-reference's text in its log): one line each, no command of either syntax."""
+    from sphinx_gpu_admonition.mystmd import warnings
+
+    items = [warnings.warning("capture", message) for message in
+             ("E##[error]X in cell 2", "::error::x\n##[add-mask]s", "a\u202eb #\u200b#[x]")]
+    tree: dict = {"type": "root", "children": []}
+    warnings.emit(items, [], tmp_path, tree, project_stage=True)
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 3 and forged_commands(err) == []
     assert "E%23#[error]X" in err
+    shown = "\n".join(node["urlSource"] for node in plugin_nodes(tree))
+    assert len(shown.splitlines()) == 3 and forged_commands(shown) == []
+
+
+def plugin_nodes(tree: dict) -> list[dict]:
+    found, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        if node.get("type") == "crossReference":
+            found.append(node)
+        todo += node.get("children") or []
+    return found
 
 
 class Builds(NamedTuple):
@@ -90,8 +107,8 @@ def test_files_that_cannot_be_written_are_warnings_and_the_build_goes_on(builds)
     strict = builds.strict.stdout + builds.strict.stderr
     assert builds.strict.returncode != 0
     assert "sphinx_gpu_admonition/" not in strict
-    said = [line for line in strict.splitlines() if "sphinx-gpu-admonition: could not write"
-            in line]
+    said = [line for line in strict.splitlines() if "sphinx-gpu-admonition [output]: could "
+            "not write" in line]
     assert said and all("_build/sphinx-gpu-admonition/sidecars/" in line
                         or "_build/execution-status.json" in line for line in said), said
 

@@ -30,6 +30,7 @@ from sphinx_gpu_admonition.model.analysis import analyse
 from sphinx_gpu_admonition.model.files import read_status
 from sphinx_gpu_admonition.model.judging import judged_by
 from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
+from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
 ROOT = ROOTS / "parity"
 EXECUTED = ["failing", "lecture"]
@@ -88,7 +89,7 @@ def flags_of(report: StatusReport) -> dict[str, list[list[tuple[str, str]]]]:
     """Each notebook's cells' flags (rule, reason without numbers), as each build's
     status file says it judged them."""
     analysis = analyse(report, judged_by(report.build).thresholds)
-    return {result.notebook.docname: [[(flag.rule, masked(flag.reason)) for flag in flags]
+    return {result.notebook.docname: [[(flag.rule, masked(WORDS.reason(flag))) for flag in flags]
                                       for flags in result.cell_flags]
             for result in analysis.notebooks}
 
