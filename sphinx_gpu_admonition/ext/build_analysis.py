@@ -33,7 +33,7 @@ from ..model.record import CellRecord, StatusReport
 from ..model.schema import SchemaError
 from ..model.settings import budget_line
 from ..render.analysis_warnings import BUDGET, analysis_warnings
-from ..render.junit import NEVER_FAIL, FailOn
+from ..render.junit import FailOn, fail_on
 from . import _mystnb
 from ._sphinx import fails_on_warnings, user_set
 from .capture import all_records
@@ -236,12 +236,8 @@ def emit_warnings(app: Sphinx) -> None:
 
 def junit_fail_on(app: Sphinx) -> FailOn:
     """Which findings JUnit reports as failures: those whose warning fails the build
-    (``gpu_warn_slow_cells`` / ``gpu_warn_regressions`` / a time budget, with ``-W``), so
-    that a CI dashboard is red exactly when the build is; else every finding is a
-    passing case."""
-    if not fails_on_warnings(app):
-        return NEVER_FAIL
+    (``gpu_warn_slow_cells`` / ``gpu_warn_regressions`` / a time budget, with ``-W``:
+    :func:`..render.junit.fail_on`, mystmd's rule too), so that a CI dashboard is red
+    exactly when the build is; else every finding is a passing case."""
     config = get_config(app)
-    # the budget warning needs no opt-in: the budget is the opt-in
-    return FailOn(slow_cells=config.warn_slow_cells, regressions=config.warn_regressions,
-                  budget=True)
+    return fail_on(config.warn_slow_cells, config.warn_regressions, fails_on_warnings(app))

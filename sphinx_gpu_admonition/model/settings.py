@@ -11,7 +11,9 @@ given as text (``sphinx-build -D``) are parsed here.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -345,6 +347,9 @@ def page_budget(metadata: Any, book_budget: float | None,
     found = metadata if isinstance(metadata, dict) else {}
     if PAGE_BUDGET_KEY not in found:
         options_ = found.get(PAGE_OPTIONS_KEY)
+        if isinstance(options_, str):  # Sphinx's metadata holds a nested value as JSON
+            with contextlib.suppress(ValueError):
+                options_ = json.loads(options_)
         found = options_ if isinstance(options_, dict) else {}
     if PAGE_BUDGET_KEY not in found:
         return book_budget, None
