@@ -1356,3 +1356,45 @@ def test_the_notices_runtime_option_states_the_run_time_or_warns(tmp_path, monke
     warnings.show(page, [])
     [shown] = [n for n in walk(page) if n.get("type") == "crossReference"]
     assert shown["position"]["start"]["line"] == 7
+
+
+def test_the_status_directives_options_shape_the_table_as_on_sphinx(tmp_path):
+    """``{execution-status}``'s ``:sort:``, ``:min-seconds:``, ``:cells:`` and ``:columns:``
+    on mystmd: the Sphinx directive's rule (render/status_rows.parse_options) kept in the
+    placeholder and applied at the project stage; a bad value warns at the directive's
+    line (adopted by the page's document stage) and its default applies."""
+    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.mystmd import status, warnings
+
+    report = read_status(PROJECT / "tests" / "roots" / "parity" / "_static"
+                         / "gpu-runner-status.json")  # lecture (15 s) and timing (4 s)
+    report.by_docname()["lecture"].title = "Zeta"  # last by name, first by time
+    analysis = analyse(report, Thresholds())
+
+    def page(options: dict[str, Any]) -> dict[str, Any]:
+        tree = {"type": "root", "children": plugin.directive("execution-status", {
+            "options": options, "node": {"position": {"start": {"line": 5}}}})}
+        assert status.fill_placeholders(tree, report, analysis)
+        return tree
+
+    default = page({})
+    assert [row[0] for row in status_table(default)[1:-1]] == [
+        "Zetalecture", "Run times of other buildstiming"]  # the slowest first
+    assert [n for n in walk(default) if "gpu-status-cell-table" in str(n.get("class"))]
+    shaped = page({"sort": "name", "columns": "time, cells", "cells": "no",
+                   "min-seconds": "10"})
+    rows = status_table(shaped)
+    assert rows[0] == ["Notebook", "Time", "Code cells"]
+    assert [row[0] for row in rows[1:-1]] == ["Zetalecture"]  # timing is faster
+    assert not [n for n in walk(shaped) if "gpu-status-cell-table" in str(n.get("class"))]
+    by_name = page({"sort": "name"})
+    assert [row[0] for row in status_table(by_name)[1:-1]] == [
+        "Run times of other buildstiming", "Zetalecture"]
+    # a bad value: the default, and the Sphinx directive's warning at the line
+    bad = page({"sort": "fastest", "min-seconds": "soon"})
+    assert status_table(bad)[0] == status_table(default)[0]
+    adopted = warnings.adopt(bad, "status.md", tmp_path)
+    assert [(item.subtype, item.file, item.line) for item in adopted] == [
+        ("directive", "status.md", 5)] * 2
+    assert adopted[0].message.startswith("execution-status: invalid :sort: 'fastest'")
+    assert adopted[1].message.startswith("execution-status: invalid :min-seconds: 'soon'")

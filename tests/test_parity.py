@@ -331,3 +331,18 @@ def test_both_engines_badge_the_same_cells_and_title_the_notebooks(sphinx_build,
         nb.docname: nb.title for nb in mystmd.notebooks} == {
         "failing": "A failing lecture", "lecture": "A lecture",
         "timing": "Run times of other builds"}
+
+
+@pytest.mark.mystmd
+def test_the_status_directives_options_reach_both_engines(sphinx_build, mystmd_build):
+    """``{execution-status}``'s ``:columns:`` (status.md adds the cells column) reaches
+    mystmd's table as Sphinx's (the Sphinx directive's own tests check its table)."""
+    content = mystmd_build.status.parent / "lectures" / "_build" / "site" / "content"
+    tree = json.loads((content / "status.json").read_text(encoding="utf-8"))["mdast"]
+    [table] = [node for node in walk(tree) if node.get("type") == "table"
+               and "gpu-status-table" in str(node.get("class")).split()]
+    header = [text_of(cell) for cell in table["children"][0]["children"]]
+    assert header == ["Notebook", "Status", "Time", "Backend and device", "Flagged cells",
+                      "Code cells"]
+    # neither engine warned about the option
+    assert "execution-status:" not in sphinx_build.log + mystmd_build.log

@@ -54,7 +54,13 @@ PLUGIN_SPEC: dict[str, Any] = {
                                  "doc": "Say how long the page runs (no value, on or off)."}},
          "body": {"type": "myst"}},
         {"name": "execution-status",
-         "doc": "The build's execution status: flagged cells, then every notebook."},
+         "doc": "The build's execution status: flagged cells, then every notebook.",
+         "options": {
+             "sort": {"type": "string", "doc": "The notebooks' order: time or name."},
+             "min-seconds": {"type": "string",
+                             "doc": "Leave out notebooks faster than this (seconds)."},
+             "cells": {"type": "string", "doc": "Each notebook's cells (yes or no)."},
+             "columns": {"type": "string", "doc": "The table's columns, in order."}}},
         {"name": "execution-environment",
          "doc": "The machine(s) the notebooks ran on, as their kernels reported them.",
          "options": {"packages": {"type": "boolean",
@@ -76,7 +82,7 @@ def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     if name == "gpu":
         return notice.directive(data, settings.load()[0])
     if name == "execution-status":
-        return status.placeholder()
+        return status.placeholder(data)
     if name == "execution-environment":
         return environment.placeholder(bool((data.get("options") or {}).get("packages")))
     raise SystemExit(safe_line(f"unknown directive {one_line(repr(name))}"))

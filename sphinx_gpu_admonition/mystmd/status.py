@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from .._version import __version__
 from ..model.analysis import BuildAnalysis, Thresholds, analyse, is_ci
@@ -28,19 +29,50 @@ from ..model.record import (
 from ..render.finding_text import FindingText
 from ..render.junit import NEVER_FAIL, FailOn, junit_xml
 from ..render.labels import Labels
+from ..render.status_rows import StatusOptions, parse_options
 from ..render.summary import analysis_data
 from . import mdast, status_table
 from .page_links import PageLink
+from .warnings import hold_nodes, warning
 
 STATUS_CLASS = "gpu-execution-status"
 PLACEHOLDER_CLASS = "gpu-execution-status-placeholder"
 ENGINE = "mystmd"
 
 
-def placeholder() -> list[mdast.Node]:
+#: the directive's options on mystmd: the Sphinx directive's, but the files'
+OPTIONS = ("sort", "min-seconds", "cells", "columns")
+
+
+def placeholder(data: dict[str, Any] | None = None) -> list[mdast.Node]:
     """What the directive leaves for the project-stage transform, which runs after
-    every page was executed."""
-    return [{"type": "div", "class": f"{STATUS_CLASS} {PLACEHOLDER_CLASS}", "children": []}]
+    every page was executed: its options (``:sort:``, ``:min-seconds:``, ``:cells:``,
+    ``:columns:``, checked by the Sphinx directive's rule,
+    :func:`..render.status_rows.parse_options`), a bad value's warning held for the
+    page (:func:`.warnings.hold_nodes`)."""
+    data = data or {}
+    given = data.get("options") or {}
+    # a flag without a value may come as true
+    raw = {key: "" if value is True else str(value) for key, value in given.items()
+           if key in OPTIONS}
+    problems: list[str] = []
+    options = parse_options(raw, problems.append)
+    line = ((data.get("node") or {}).get("position") or {}).get("start", {}).get("line")
+    held = [warning("directive", f"execution-status: {problem}", None, line)
+            for problem in problems]
+    return [{"type": "div", "class": f"{STATUS_CLASS} {PLACEHOLDER_CLASS}", "children": [],
+             "data": {"options": options._asdict()}}, *hold_nodes(held, directive=True)]
+
+
+def _options(node: mdast.Node) -> StatusOptions:
+    """The options :func:`placeholder` left in its node (JSON: the columns a list)."""
+    kept = dict((node.get("data") or {}).get("options") or {})
+    if "columns" in kept:
+        kept["columns"] = tuple(kept["columns"])
+    try:
+        return StatusOptions(**kept)
+    except TypeError:  # not this release's node
+        return StatusOptions()
 
 
 def build_report(records: list[NotebookRecord], project: str | None = None,
@@ -99,16 +131,18 @@ def _cell_node(name: CellName, labels: Labels, links: dict[str, PageLink]) -> md
 
 def status_nodes(report: StatusReport, analysis: BuildAnalysis,
                  labels: Labels | None = None,
-                 links: dict[str, PageLink] | None = None) -> list[mdast.Node]:
+                 links: dict[str, PageLink] | None = None,
+                 options: StatusOptions | None = None) -> list[mdast.Node]:
     """The page: the summary line, the findings (the headline against the baseline,
     budgets, the whole build's, each flagged cell), the slowest cell, the table of
     notebooks and each notebook's details (:mod:`.status_table`, the Sphinx page's
-    parts); ``links``: the notebooks' pages as mystmd linked them."""
+    parts); ``links``: the notebooks' pages as mystmd linked them; ``options``: the
+    directive's."""
     labels = labels or Labels.load()
     links = links or {}
     translate = labels.translate
     words = FindingText.of(labels)
-    table = status_table.rows(analysis, labels, links)
+    table = status_table.rows(analysis, labels, links, options)
     nodes: list[mdast.Node] = [*status_table.first_screen(table),
                                mdast.heading(translate("Findings"), 2),
                                *status_table.build_findings(analysis, labels, links)]
@@ -161,6 +195,6 @@ def fill_placeholders(tree: mdast.Node, report: StatusReport,
     for node in mdast.walk(tree):
         if node.get("type") == "div" and mdast.has_class(node, PLACEHOLDER_CLASS):
             node["class"] = STATUS_CLASS
-            node["children"] = status_nodes(report, analysis, labels, links)
+            node["children"] = status_nodes(report, analysis, labels, links, _options(node))
             found = True
     return found

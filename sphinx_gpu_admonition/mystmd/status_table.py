@@ -30,12 +30,15 @@ SUMMARY_CLASS = "gpu-status-summary"
 DETAILS_CLASS = "gpu-status-details"
 
 
-def rows(analysis: BuildAnalysis, labels: Labels, links: dict[str, PageLink]) -> StatusRows:
-    """The Sphinx table's rows of ``analysis`` (its default columns, ids on; the pages
-    mystmd linked by their URL)."""
-    return status_rows(analysis, StatusOptions(), labels,
+def rows(analysis: BuildAnalysis, labels: Labels, links: dict[str, PageLink],
+         options: StatusOptions | None = None) -> StatusRows:
+    """The Sphinx table's rows of ``analysis`` (the directive's ``options``: columns,
+    order, the notebooks left out, the cells; ids on; the pages mystmd linked by their
+    URL)."""
+    options = options or StatusOptions()
+    return status_rows(analysis, options, labels,
                        lambda docname: links[docname].url if docname in links else None,
-                       with_cells=True)
+                       with_cells=options.cells)
 
 
 def first_screen(table: StatusRows) -> list[mdast.Node]:
