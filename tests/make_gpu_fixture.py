@@ -10,9 +10,11 @@ was changed.  Rerun it after executing the
 
     python tests/make_gpu_fixture.py _build/execution-status.json tests/data/gpu.json
 
-or let it execute them (the docs' GPU case page, docs/gpu-case.md, renders the
-result); it writes ``diagnosis-cpu-status.json`` (the CPU execution as it was
-recorded) and ``diagnosis-gpu-t4-status.json`` (the same, moved) into the folder:
+(``--pages DOC,DOC`` keeps only those notebooks: the parity book's GPU runner,
+``tests/roots/parity/README.md``), or let it execute them (the docs' GPU case page,
+docs/gpu-case.md, renders the result); it writes ``diagnosis-cpu-status.json`` (the
+CPU execution as it was recorded) and ``diagnosis-gpu-t4-status.json`` (the same, moved)
+into the folder:
 
     PYTHONPATH=$PWD .venv/bin/python tests/make_gpu_fixture.py --diagnosis tests/data
 
@@ -196,15 +198,23 @@ def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[0] == "--root" and (ROOTS / argv[1] / "conf.py").is_file():
         write_root(argv[1], Path(argv[2]))
         return 0
+    pages = None
+    if len(argv) == 4 and argv[2] == "--pages":
+        argv, pages = argv[:2], argv[3].split(",")
     if len(argv) != 2 or argv[0].startswith("--"):
-        print("usage: make_gpu_fixture.py STATUS_JSON OUTPUT_JSON\n"
+        print("usage: make_gpu_fixture.py STATUS_JSON OUTPUT_JSON [--pages DOC,DOC]\n"
               "       make_gpu_fixture.py --diagnosis FOLDER\n"
               "       make_gpu_fixture.py --judge FOLDER\n"
               "       make_gpu_fixture.py --root NAME FOLDER  (NAME: a folder of tests/roots)",
               file=sys.stderr)
         return 2
     source, target = (Path(arg) for arg in argv)
-    _write(to_gpu(json.loads(source.read_text(encoding="utf-8"))), target)
+    data = json.loads(source.read_text(encoding="utf-8"))
+    if pages is not None:  # only these notebooks (the analysis of the others goes too)
+        data["notebooks"] = [nb for nb in data["notebooks"] if nb["docname"] in pages]
+        data.pop("analysis", None)
+        data["build"].pop("warnings", None)  # the executing build's, about its files
+    _write(to_gpu(data), target)
     return 0
 
 

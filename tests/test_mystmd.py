@@ -233,11 +233,42 @@ class Builds(NamedTuple):
     #: executed, two pages at once
     first: Build
     #: a cache hit, with a user's PYTHONSTARTUP that does not exist: mystmd caches no
-    #: page that raised, so ``failing_page`` runs again, in a kernel that warns
+    #: page that raised, so ``failing_page`` runs again, in a kernel that warns; judged
+    #: with :data:`SECOND_SETTINGS`: the first build as a GPU runner's
+    #: (``runtime_sources``) and as the baseline, where jax_page's sleep took a tenth
     second: Build
     #: ``--strict`` with the same missing PYTHONSTARTUP (``failing_page`` runs again)
     strict: subprocess.CompletedProcess[str]
     missing_startup: str
+
+
+#: the settings of the builds after the first: its status file as a GPU runner's build
+#: and as the baseline, regressions warned, a budget jax_page's sleep exceeds, badges
+SECOND_SETTINGS = ("      runtime_sources: [gpu-runner-status.json]\n"
+                   "      status_baseline: baseline-status.json\n"
+                   "      warn_regressions: true\n"
+                   "      slow_cell_min_seconds: 0.2\n"
+                   "      notebook_budget_seconds: 0.25\n"
+                   "      cell_badges: true\n")
+#: jax_page's cell of ``time.sleep(0.3)``: ten times faster in the baseline
+SLEEP_CELL = 2
+
+
+def judge_with(book: Path, first: Build) -> None:
+    """:data:`SECOND_SETTINGS` in the book's myst.yml, with the files they name: the first
+    build's status file moved to a GPU (tests/make_gpu_fixture.py) and the same file with
+    jax_page's sleep ten times faster (a cache hit makes no machine factor)."""
+    from make_gpu_fixture import to_gpu
+
+    data = json.loads(first.status_file.read_text(encoding="utf-8"))
+    (book / "gpu-runner-status.json").write_text(json.dumps(to_gpu(data)), encoding="utf-8")
+    [page] = [nb for nb in data["notebooks"] if nb["docname"] == PAGE]
+    page["cells"][SLEEP_CELL]["seconds"] /= 10
+    (book / "baseline-status.json").write_text(json.dumps(data), encoding="utf-8")
+    config = (book / "myst.yml").read_text(encoding="utf-8")
+    (book / "myst.yml").write_text(config.replace("    gpu_admonition:\n",
+                                                  "    gpu_admonition:\n" + SECOND_SETTINGS),
+                                   encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -251,10 +282,29 @@ def builds(tmp_path_factory) -> Builds:
     # two pages at once, as QuantEcon's fork does by default: each kernel's data
     # still lands in its own page's record
     first = Build(book, myst_build(book, "--execute-parallel", "2"), "first")
+    judge_with(book, first)
     second = Build(book, myst_build(book, user_startup=missing), "second")
     strict = myst_build(book, "--strict", user_startup=missing)
     return Builds(first, second, strict, missing)
 
+
+
+def status_table(page: dict[str, Any], css: str = "gpu-status-table") -> list[list[str]]:
+    table = next(n for n in walk(page) if n.get("type") == "table"
+                 and css in n.get("class", "").split())
+    return [[text_of(cell) for cell in row["children"]] for row in table["children"]]
+
+
+def status_row(page: dict[str, Any], docname: str) -> list[str]:
+    """A notebook's row (its name cell: the page's title, then the docname)."""
+    return next(row for row in status_table(page)[1:] if row[0].endswith(docname))
+
+
+def notebook_details(page: dict[str, Any], docname: str) -> dict[str, Any]:
+    from sphinx_gpu_admonition.render.status_rows import row_id
+
+    return next(n for n in walk(page) if n.get("type") == "div"
+                and n.get("html_id") == row_id(docname))
 
 
 @pytest.mark.mystmd
@@ -293,11 +343,10 @@ def test_a_failing_notebook_names_its_cell_and_error(builds):
     # mystmd stops a page at its first error: the cell after it did not run
     assert [c.first_line for c in failed.cells] == ["x = 1", "1 / 0"]
     assert failed.cell_name(failed.error_cell()).location == "failing_page.md:13"
-    table = next(n for n in walk(first.page("status")) if n.get("type") == "table"
-                 and "gpu-status-table" in n.get("class", ""))
-    row = next([text_of(c) for c in r["children"]] for r in table["children"]
-               if text_of(r["children"][0]) == "failing_page")
-    assert row[2] == "error: cell 2 raised ZeroDivisionError"
+    row = status_row(first.page("status"), "failing_page")
+    assert row[1] == "error: ZeroDivisionError"  # the Sphinx table's, and in its details:
+    details = notebook_details(first.page("status"), "failing_page")
+    assert "ZeroDivisionError in cell 2: ZeroDivisionError: division by zero" in text_of(details)
 
 
 @pytest.mark.mystmd
@@ -329,13 +378,13 @@ def test_the_status_page_names_the_slowest_cell_as_report_does(builds):
     page = text_of(first.page("status"))
     assert f"Slowest cell: {slowest['docname']} {slowest['cell']}" in page
     assert slowest["first_line"] in page
-    table = next(n for n in walk(first.page("status")) if n.get("type") == "table"
-                 and "gpu-status-table" in n.get("class", ""))
-    rows = [[text_of(cell) for cell in row["children"]] for row in table["children"]]
-    assert rows[0] == ["Notebook", "Time", "Status", "Device", "Slowest cell"]
-    row = next(row for row in rows if row[0] == PAGE)
-    assert row[3] == first.record.environment.device_label
-    assert row[4].startswith(first.record.cell_name(first.record.slowest_cell()).label)
+    rows = status_table(first.page("status"))
+    assert rows[0] == ["Notebook", "Status", "Time", "Backend and device", "Flagged cells"]
+    row = status_row(first.page("status"), PAGE)
+    assert row[3] == f"JAX cpu — {first.record.environment.device_label}"
+    # the columns the table does not show are in the notebook's details, as on Sphinx
+    slowest = first.record.cell_name(first.record.slowest_cell()).label
+    assert f" · {slowest}" in text_of(notebook_details(first.page("status"), PAGE))
 
 
 @pytest.mark.mystmd
@@ -375,12 +424,12 @@ def test_the_status_page_and_machine_table_speak_the_books_language(builds):
     text = text_of(page)
     assert "最慢的单元格：" in text and "执行环境：" in text
     tables = {n["class"]: n for n in walk(page) if n.get("type") == "table"}
-    assert [text_of(c) for c in tables["gpu-status-table"]["children"][0]["children"]] == [
-        "笔记本", "时间", "状态", "设备", "最慢的单元格"]
-    failed = next([text_of(c) for c in row["children"]]
-                  for row in tables["gpu-status-table"]["children"]
-                  if text_of(row["children"][0]) == "failing_page")
-    assert failed[2] == "错误：单元格 2 引发 ZeroDivisionError"
+    assert status_table(page)[0] == [labels.notebook, labels.status, labels.time,
+                                     labels.device, labels.flags]
+    assert labels.notebook == "笔记本"
+    failed = status_row(page, "failing_page")
+    assert failed[1] == labels.status_of(report.by_docname()["failing_page"])
+    assert failed[1].startswith("错误")
     rows = {text_of(row["children"][0]): text_of(row["children"][1])
             for row in tables["gpu-environment-table"]["children"]}
     assert rows["JAX 后端"] == "cpu" and rows["GPU"] == "无"
@@ -389,7 +438,10 @@ def test_the_status_page_and_machine_table_speak_the_books_language(builds):
     flagged = {"type": "root", "children": status.placeholder()}
     analysis = analyse(report, every_cell)
     status.fill_placeholders(flagged, report, analysis, labels)
-    items = [text_of(item) for node in walk(flagged) if node.get("type") == "list"
+    # the findings' list (each notebook's details below the table list its flagged cells
+    # again, without the reasons)
+    [status_div] = flagged["children"]
+    items = [text_of(item) for node in status_div["children"] if node.get("type") == "list"
              for item in node["children"]]
     words = FindingText(catalog.gettext, catalog.ngettext)
     assert len(items) == len(findings(analysis)) > 0
@@ -526,9 +578,125 @@ def test_the_runtime_roles_state_this_builds_time_and_device(builds):
     assert [text_of(node) for node in other] == [
         runtime_text.reader_time(record.seconds), runtime_text.device_phrase(record)]
     assert "placeholder" not in json.dumps(first.content)
-    # a cache hit states the measurements of the execution that produced its outputs
-    assert [text_of(node) for node in runtime_nodes(second.page("jax-page"))] == [
-        text_of(node) for node in own]
+    # a cache hit states the measurements of the execution that produced its outputs, and
+    # {runtime-all} the GPU runner's build of runtime_sources (the first build, moved)
+    cached = [text_of(node) for node in runtime_nodes(second.page("jax-page"))]
+    gpu = runtime_text.Measurement(read_status(second.book / "gpu-runner-status.json")
+                                   .by_docname()[PAGE], "gpu-runner-status.json")
+    assert cached == [text_of(own[0]), f"{text_of(own[1])} and {runtime_text.run_phrase(gpu)}"]
+    assert " on a GPU (Tesla T4)" in cached[1]
+
+
+@pytest.mark.mystmd
+def test_the_status_page_has_the_sphinx_pages_parts_linked_by_mystmd(builds):
+    """The summary line, the table's columns and totals, each notebook's details with
+    every cell (render/status_rows.py, render/status_html.cells_data: the Sphinx page's),
+    the notebooks' titles linked to their pages and the cells to their blocks, as mystmd
+    resolved the links the status page's document stage left (mystmd/page_links.py)."""
+    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.render.labels import Labels
+    from sphinx_gpu_admonition.render.status_rows import StatusOptions, status_rows
+
+    first = builds.first
+    page = first.page("status")
+    table = status_rows(analyse(first.report, Thresholds()), StatusOptions(), Labels.load())
+    [summary] = [n for n in walk(page) if "gpu-status-summary" in str(n.get("class"))]
+    assert text_of(summary) == table.summary
+    assert table.summary.startswith("3 notebooks: 1 error, 2 ok (3 this build, 0 from the "
+                                    "cache)")
+    rows = status_table(page)
+    assert rows[-1][0] == "All notebooks: 3" and rows[-1][1] == "1 error, 2 ok"
+    links = {n["url"]: text_of(n) for n in walk(page) if n.get("type") == "link"
+             and n.get("internal")}
+    record = first.record
+    assert links["/jax-page"] == record.title == "JAX on a device"
+    assert status_row(page, PAGE)[0] == f"{record.title}{PAGE}"
+    # every cell of the notebook in its details, linked to its block on the page
+    details = notebook_details(page, PAGE)
+    assert details["children"][0]["type"] == "details"
+    cells = status_table(details, "gpu-status-cell-table")
+    assert [row[0] for row in cells[1:]] == [name.label for name in record.cell_names()]
+    anchors = [n["html_id"] for n in first.page("jax-page")["children"]
+               if n.get("type") == "block" and n.get("kind") == "notebook-code"]
+    assert anchors == [name.anchor for name in record.cell_names()]
+    assert {f"/jax-page#{anchor}" for anchor in anchors} <= set(links)
+    assert not [n for n in walk(page) if n.get("type") == "comment" and n.get("children")]
+
+
+@pytest.mark.mystmd
+def test_a_baseline_judges_the_build_and_its_regressions_warn_as_on_sphinx(builds):
+    """``status_baseline``: the build's one analysis compares with it (jax_page's sleep
+    took a tenth there): the regression flag, ``warn_regressions``' warning at the cell's
+    line in mystmd's log, the headline on the status page, ``build.baseline``, and
+    ``report`` on the file flags what the build flagged."""
+    from sphinx_gpu_admonition.model.analysis import analyse
+    from sphinx_gpu_admonition.model.findings import headline
+    from sphinx_gpu_admonition.model.judging import file_digest, judged_by
+    from sphinx_gpu_admonition.render.finding_text import ENGLISH
+
+    second = builds.second
+    baseline_file = second.book / "baseline-status.json"
+    used = judged_by(second.report.build).baseline
+    assert used is not None and used.digest == file_digest(baseline_file.read_bytes())
+    assert used.path.endswith("baseline-status.json")
+    sleep = second.record.cells[SLEEP_CELL]
+    [flagged] = [cell for cell in second.report.analysis[PAGE]["flagged_cells"]
+                 if cell["cell"] == f"cell {SLEEP_CELL + 1}"]
+    assert "regression" in [flag["rule"] for flag in flagged["flags"]]
+    line = next(line for line in second.log.splitlines()
+                if f"[regression]: cell {SLEEP_CELL + 1} regressed" in line)
+    assert line.startswith(f"⚠️  jax_page.md:{sleep.line} "), line
+    analysis = analyse(second.report, judged_by(second.report.build).thresholds,
+                       read_status(baseline_file))
+    [shown] = [n for n in walk(second.page("status"))
+               if "gpu-status-headline" in str(n.get("class"))]
+    assert text_of(shown) == ENGLISH.headline(headline(analysis))
+    completed = subprocess.run(
+        [sys.executable, "-m", "sphinx_gpu_admonition", "report", "--json", "--exit-zero",
+         "--no-github", str(second.status_file)], capture_output=True, text=True, check=True,
+        timeout=60, cwd=second.book, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    data = json.loads(completed.stdout)
+    assert any(row["docname"] == PAGE and row["cell"] == f"cell {SLEEP_CELL + 1}"
+               and "regression" in row["rules"] for row in data["flagged_cells"]), data
+
+
+@pytest.mark.mystmd
+def test_a_notebook_over_its_budget_warns_and_is_listed_first(builds):
+    """``notebook_budget_seconds`` (the book's; a page's ``options: gpu_budget_seconds``
+    overrides it, tests/test_parity.py): the warning at the page, the status page's
+    list, and the record's budget."""
+    second = builds.second
+    assert second.record.budget_seconds == 0.25
+    assert any(line.startswith("⚠️  jax_page.md:1 ") and "[budget]: notebook over its time "
+               "budget" in line for line in second.log.splitlines()), second.log
+    budgets = [text_of(item) for node in walk(second.page("status"))
+               if node.get("type") == "list" for item in node["children"]
+               if "budget" in text_of(item)]
+    assert any(text.startswith(f"{second.record.title}: took ") for text in budgets), budgets
+    assert "budget" in second.report.analysis[PAGE]
+
+
+@pytest.mark.mystmd
+def test_cell_badges_put_a_badge_in_the_flagged_cells_block(builds):
+    """``cell_badges``: the Sphinx badge's words in a ``div`` first in the cell's block,
+    its reasons the tooltip, linked to the cell's line on the status page."""
+    from sphinx_gpu_admonition.render.status_rows import flagged_cell_id
+
+    second = builds.second
+    record = second.record
+    anchor = record.cell_name(record.cells[SLEEP_CELL]).anchor
+    [block] = [n for n in second.page("jax-page")["children"] if n.get("html_id") == anchor]
+    badge = block["children"][0]
+    assert badge["type"] == "div" and "gpu-cell-badge-regression" in badge["class"]
+    [link] = [n for n in walk(badge) if n.get("type") == "link"]
+    assert link["url"] == f"/status#{flagged_cell_id(PAGE, SLEEP_CELL + 1)}"
+    [tooltip] = [n for n in walk(badge) if n.get("type") == "abbreviation"]
+    assert "regression:" in tooltip["title"]
+    assert text_of(badge).endswith("— slow, regression (on the status page)") or \
+        "regression (on the status page)" in text_of(badge), text_of(badge)
+    # the line it links to, in the notebook's details on the status page
+    assert [n for n in walk(second.page("status"))
+            if n.get("html_id") == flagged_cell_id(PAGE, SLEEP_CELL + 1)]
 
 
 @pytest.mark.mystmd
@@ -554,8 +722,9 @@ def test_a_migrated_quantecon_book_builds_with_mystmd(tmp_path):
     assert f"This page was executed on {record.environment.device_label}" in text_of(notice)
     status = json.loads((content / "status.json").read_text())["mdast"]
     tables = {n["class"]: n for n in walk(status) if n.get("type") == "table"}
-    assert [text_of(row["children"][0]) for row in tables["gpu-status-table"]["children"]] == [
-        "Notebook", "jax_intro"]
+    names = [row[0] for row in status_table(status)]
+    assert names[0] == "Notebook" and names[-1] == "All notebooks: 1"
+    assert len(names) == 3 and names[1].endswith("jax_intro")
     rows = {text_of(row["children"][0]): text_of(row["children"][1])
             for row in tables["gpu-environment-table"]["children"]}
     assert rows["JAX backend"] == "cpu" and rows["GPU"] == "none"
@@ -927,7 +1096,7 @@ def test_wrong_settings_warn_and_their_defaults_apply(tmp_path):
     from sphinx_gpu_admonition.mystmd import settings
 
     write_settings(tmp_path, "      slow_cell_seconds: -1\n      gpu_expected_backend: cpu\n"
-                             "      cell_badges: true\n      colour: red\n      language: xx\n")
+                             "      status_console: true\n      colour: red\n      language: xx\n")
     loaded, warnings = settings.load(tmp_path)
     assert loaded.thresholds.slow_cell_seconds == settings.DEFAULTS.thresholds.slow_cell_seconds
     assert loaded.expected_backend == "gpu" and loaded.language is None
@@ -935,11 +1104,13 @@ def test_wrong_settings_warn_and_their_defaults_apply(tmp_path):
     assert warnings == [
         where + "'gpu_expected_backend' is written without the 'gpu_' prefix here "
                 "('expected_backend'); ignored",
-        where + "'cell_badges' does nothing on mystmd; ignored",
+        where + "'status_console' does nothing on mystmd; ignored",
         where + "unknown setting 'colour'; ignored (known: expected_backend, colab_url, "
                 "slow_cell_seconds, slow_cell_share, slow_cell_min_seconds, compile_share, "
                 "recompile_threshold, warn_slow_cells, explain_recompilations, "
-                "publish_interpreter_path, language)",
+                "publish_interpreter_path, status_baseline, regression_ratio, "
+                "warn_regressions, runtime_sources, admonition_runtime, "
+                "notebook_budget_seconds, cell_badges, language)",
         where + "invalid value -1 for slow_cell_seconds: must be a finite number >= 0; using "
                 f"the default {settings.DEFAULTS.thresholds.slow_cell_seconds!r}",
         where + "no translation for language 'xx' (there are: en, zh_CN); the texts are "
@@ -987,24 +1158,30 @@ def test_a_gpu_page_on_another_backend_warns_as_on_sphinx(tmp_path):
 
 
 def test_warn_slow_cells_warns_per_flagged_cell_and_fails_its_junit_case_when_strict(tmp_path):
+    """The warnings of the build's one analysis, made at the project stage (Sphinx's
+    rule: render/analysis_warnings.py), each at its page and cell's line."""
     from xml.etree import ElementTree
 
-    from sphinx_gpu_admonition.mystmd import settings, status
+    from sphinx_gpu_admonition.mystmd import project, settings, status
     from sphinx_gpu_admonition.render.junit import FailOn
 
     folder, page = tmp_path / "capture", tmp_path / "a.md"
+    page.write_text("```{code-cell} python\nslow()\n```\n\n```{code-cell} python\nx = 1\n```\n")
     write_kernel(folder, page, [{"seconds": 60.0, "first_line": "slow()"},
                                 {"seconds": 0.5, "first_line": "x = 1"}])
     record, _ = capture.page_record(page_tree(code_block("slow()"), code_block("x = 1")),
                                     folder, tmp_path)
-    assert plugin.slow_cell_warnings(record, settings.DEFAULTS) == []  # opt-in, as on Sphinx
+    # opt-in, as on Sphinx
+    assert project.project_build(settings.DEFAULTS, folder, root=tmp_path).of_page("a") == []
     write_settings(tmp_path, "      warn_slow_cells: true\n")
     opted_in = settings.load(tmp_path)[0]
-    [warning] = plugin.slow_cell_warnings(record, opted_in)
+    build = project.project_build(opted_in, folder, root=tmp_path)
+    [warning] = build.of_page("a")
+    assert build.of_page("other") == []
     # the Sphinx warning's words; where it points is mystmd's own: the page and line
     assert warning.message.startswith("slow cell 1 (60.0 s): slow: took 60.0 s")
     assert (warning.subtype, warning.file, warning.line) == (
-        "slow_cell", record.source, record.cells[0].line)
+        "slow_cell", record.source, record.cells[0].line) and warning.line == 1
     report, analysis = status.build_report([record], thresholds=opted_in.thresholds)
     for fail_on, failures in ((FailOn(), "0"), (FailOn(slow_cells=True), "1")):
         assert status.write_reports(report, analysis, tmp_path, fail_on) == []
@@ -1083,3 +1260,141 @@ def test_the_plugin_writes_the_findings_in_the_books_language_and_keeps_its_warn
     assert shown["position"]["start"]["line"] == 3 and shown["children"] == []
     kept = build_warnings(read_status(folder.parent / "execution-status.json"))
     assert [(item.subtype, item.file, item.line) for item in kept] == [("slow_cell", "a.md", 3)]
+
+
+def test_a_bad_baseline_or_runtime_source_warns_once_and_the_build_goes_on(tmp_path,
+                                                                           monkeypatch):
+    """``status_baseline`` and ``runtime_sources`` files that are missing, not JSON or the
+    build's own output: one warning each per build (Sphinx's words, mystmd's setting
+    names), and the analysis goes on without them."""
+    from sphinx_gpu_admonition.mystmd import project, runtime, settings
+
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "_build" / "sphinx-gpu-admonition"
+    (tmp_path / "broken.json").write_text("{not json")
+    write_settings(tmp_path, "      status_baseline: broken.json\n"
+                             "      runtime_sources: [missing.json, broken.json]\n")
+    options = settings.load(tmp_path)[0]
+    build = project.project_build(options, folder, root=tmp_path)
+    [problem] = build.warnings
+    assert (problem.subtype, problem.message.split(": ", 1)[0]) == (
+        "baseline", "status_baseline ignored, the page renders without comparison")
+    assert "broken.json: not JSON" in problem.message
+    assert build.analysis.baseline is None and build.report.build["baseline"] is None
+    assert project.project_build(options, folder, root=tmp_path).warnings == []  # once
+    builds, problems = runtime.other_builds(options, folder)
+    assert builds == [] and [p.split(" ignored")[0] for p in problems] == [
+        "runtime_sources: 'missing.json'", "runtime_sources: 'broken.json'"]
+    assert runtime.other_builds(options, folder)[1] == []
+    # the build's own status file is never its baseline
+    write_settings(tmp_path, "      status_baseline: _build/execution-status.json\n")
+    (tmp_path / "_build" / "execution-status.json").write_text("{}")
+    [own] = project.project_build(settings.load(tmp_path)[0], folder, root=tmp_path).warnings
+    assert "is this build's own output" in own.message
+
+
+def test_a_pages_budget_comes_from_its_front_matter_options(tmp_path):
+    """``options: gpu_budget_seconds`` (mystmd's free mapping of a page's front matter; a
+    key of its own counts too), ``none`` switches the book's off, a bad value warns at
+    its line and the book's budget applies."""
+    from sphinx_gpu_admonition.model.record import NotebookRecord
+    from sphinx_gpu_admonition.mystmd import pages, settings
+
+    write_settings(tmp_path, "      notebook_budget_seconds: 60\n")
+    options = settings.load(tmp_path)[0]
+    texts = {"own": "---\noptions:\n  gpu_budget_seconds: 300\n---\n# Own\n",
+             "key": "---\ngpu_budget_seconds: '30'\n---\n\n# Key\n",
+             "off": "---\noptions:\n  gpu_budget_seconds: none\n---\n",
+             "bad": "---\ntitle: Bad budget\noptions:\n  gpu_budget_seconds: soon\n---\n",
+             "book": "# The book's budget\n"}
+    records = []
+    for name, text in texts.items():
+        (tmp_path / f"{name}.md").write_text(text)
+        records.append(NotebookRecord(docname=name, status="ok", source=f"{name}.md"))
+    [(record, message, line)] = pages.apply_front_matter(records, options, tmp_path)
+    assert {r.docname: r.budget_seconds for r in records} == {
+        "own": 300.0, "key": 30.0, "off": None, "bad": 60.0, "book": 60.0}
+    assert (record.docname, line) == ("bad", 4)
+    assert message.startswith("invalid gpu_budget_seconds 'soon': ") and message.endswith(
+        "using notebook_budget_seconds (60.0)")
+    assert [r.title for r in records] == ["Own", "Key", "", "Bad budget", "The book's budget"]
+
+
+def test_the_notices_runtime_option_states_the_run_time_or_warns(tmp_path, monkeypatch):
+    """``:runtime:`` (no value, on, off; ``admonition_runtime`` the book's default): the
+    Sphinx notice's sentence once the page ran; a bad value and a page without data
+    warn; the directive's warning is the page's, adopted at its document stage."""
+    from sphinx_gpu_admonition.mystmd import notice, runtime, warnings
+
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "capture"
+    [stated] = notice.directive({"options": {"runtime": ""}})
+    assert notice.directive({"options": {"runtime": "off"}})[0] == notice.directive(
+        {"options": {}})[0]
+    write_kernel(folder, tmp_path / "a.md", [{"seconds": 125.0, "first_line": "x = 1"}])
+    tree = page_tree(stated, code_block("x = 1"))
+    record, _ = capture.page_record(tree, folder, tmp_path)
+    assert runtime.resolve(tree, lambda _t: record, lambda _t: [], runtime.Texts(),
+                           this_page_only=True) == []
+    sentence = [n for n in walk(tree) if runtime.NOTICE_CLASS in str(n.get("class"))]
+    assert [text_of(n) for n in sentence] == [
+        "It runs in about 2 minutes on a CPU (Test CPU)."]
+    # no data: left out, and a notice that asked for it warns
+    empty = page_tree(*notice.directive({"options": {"runtime": "on"}}))
+    [why] = runtime.resolve(empty, lambda _t: None, lambda _t: [], runtime.Texts(), True)
+    assert why.startswith("the gpu notice cannot state the run time: not an executed page")
+    assert not [n for n in walk(empty) if runtime.NOTICE_CLASS in str(n.get("class"))]
+    # a bad value: held by the directive, adopted by the page's document stage
+    nodes = notice.directive({"options": {"runtime": "maybe"},
+                              "node": {"position": {"start": {"line": 7}}}})
+    page = {"type": "root", "children": nodes}
+    [adopted] = warnings.adopt(page, "a.md", folder)
+    assert (adopted.subtype, adopted.file, adopted.line) == ("directive", "a.md", 7)
+    assert adopted.message == ("gpu: invalid :runtime: 'maybe' (no value, on or off); using "
+                               "admonition_runtime (False)")
+    assert warnings.kept(folder) == [adopted] and warnings.adopt(page, "a.md", folder) == []
+    warnings.show(page, [])
+    [shown] = [n for n in walk(page) if n.get("type") == "crossReference"]
+    assert shown["position"]["start"]["line"] == 7
+
+
+def test_the_status_directives_options_shape_the_table_as_on_sphinx(tmp_path):
+    """``{execution-status}``'s ``:sort:``, ``:min-seconds:``, ``:cells:`` and ``:columns:``
+    on mystmd: the Sphinx directive's rule (render/status_rows.parse_options) kept in the
+    placeholder and applied at the project stage; a bad value warns at the directive's
+    line (adopted by the page's document stage) and its default applies."""
+    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+    from sphinx_gpu_admonition.mystmd import status, warnings
+
+    report = read_status(PROJECT / "tests" / "roots" / "parity" / "_static"
+                         / "gpu-runner-status.json")  # lecture (15 s) and timing (4 s)
+    report.by_docname()["lecture"].title = "Zeta"  # last by name, first by time
+    analysis = analyse(report, Thresholds())
+
+    def page(options: dict[str, Any]) -> dict[str, Any]:
+        tree = {"type": "root", "children": plugin.directive("execution-status", {
+            "options": options, "node": {"position": {"start": {"line": 5}}}})}
+        assert status.fill_placeholders(tree, report, analysis)
+        return tree
+
+    default = page({})
+    assert [row[0] for row in status_table(default)[1:-1]] == [
+        "Zetalecture", "Run times of other buildstiming"]  # the slowest first
+    assert [n for n in walk(default) if "gpu-status-cell-table" in str(n.get("class"))]
+    shaped = page({"sort": "name", "columns": "time, cells", "cells": "no",
+                   "min-seconds": "10"})
+    rows = status_table(shaped)
+    assert rows[0] == ["Notebook", "Time", "Code cells"]
+    assert [row[0] for row in rows[1:-1]] == ["Zetalecture"]  # timing is faster
+    assert not [n for n in walk(shaped) if "gpu-status-cell-table" in str(n.get("class"))]
+    by_name = page({"sort": "name"})
+    assert [row[0] for row in status_table(by_name)[1:-1]] == [
+        "Run times of other buildstiming", "Zetalecture"]
+    # a bad value: the default, and the Sphinx directive's warning at the line
+    bad = page({"sort": "fastest", "min-seconds": "soon"})
+    assert status_table(bad)[0] == status_table(default)[0]
+    adopted = warnings.adopt(bad, "status.md", tmp_path)
+    assert [(item.subtype, item.file, item.line) for item in adopted] == [
+        ("directive", "status.md", 5)] * 2
+    assert adopted[0].message.startswith("execution-status: invalid :sort: 'fastest'")
+    assert adopted[1].message.startswith("execution-status: invalid :min-seconds: 'soon'")

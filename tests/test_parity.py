@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import html
 import io
 import json
 import re
@@ -23,45 +24,123 @@ from typing import Any
 import pytest
 import quantecon_book
 from conftest import ROOTS
-from test_mystmd import myst_build, requires_mystmd
+from test_mystmd import myst_build, requires_mystmd, text_of, walk
 
 from sphinx_gpu_admonition.cli import main as cli_main
 from sphinx_gpu_admonition.model.analysis import analyse
+from sphinx_gpu_admonition.model.build_warnings import build_warnings
 from sphinx_gpu_admonition.model.files import read_status
 from sphinx_gpu_admonition.model.judging import judged_by
 from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
 from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
 ROOT = ROOTS / "parity"
-EXECUTED = ["failing", "lecture"]
+EXECUTED = ["failing", "lecture", "timing"]
+#: the GPU runner's build of the book (tests/make_gpu_fixture.py), and the baseline the
+#: tests derive from it (both books' settings name them)
+RUNNER = Path("_static") / "gpu-runner-status.json"
+BASELINE = Path("_static") / "baseline-status.json"
 
 
 @pytest.fixture(scope="module")
-def sphinx_status(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def parity_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The book, with its baseline: the GPU runner's build of ``timing`` (the lecture's is
+    left out: its cells' times move with the machine's load), its sleep ten times
+    faster there, as a real GPU build of it might have been."""
+    book = tmp_path_factory.mktemp("parity-book") / "lectures"
+    shutil.copytree(ROOT, book)
+    data = json.loads((book / RUNNER).read_text(encoding="utf-8"))
+    data["notebooks"] = [nb for nb in data["notebooks"] if nb["docname"] == "timing"]
+    [timing] = data["notebooks"]
+    timing["cells"][1]["seconds"] /= 10
+    timing["runtime_seconds"] /= 10
+    data["build"]["note"] += "; tests/test_parity.py made the sleep 10 times faster"
+    (book / BASELINE).write_text(json.dumps(data), encoding="utf-8")
+    return book
+
+
+@dataclasses.dataclass
+class EngineBuild:
+    """One engine's build of the book: its status file and its pages' text."""
+
+    status: Path
+    #: a page's parts by CSS class: page -> class -> [text, ...]
+    parts: dict[str, dict[str, list[str]]]
+    log: str
+
+    def texts(self, page: str, css: str) -> list[str]:
+        return self.parts.get(page, {}).get(css, [])
+
+
+#: the parts both engines show, by their CSS class (the same on both)
+PARTS = ("gpu-runtime", "gpu-cell-badge", "gpu-status-summary", "gpu-status-headline",
+         "gpu-status-slowest")
+_TAG = re.compile(r"<[^>]+>")
+
+
+def html_parts(page: Path) -> dict[str, list[str]]:
+    """The text of each element of :data:`PARTS` of a Sphinx HTML page (a badge's words
+    without its screen readers' copy of the reasons)."""
+    text = page.read_text(encoding="utf-8")
+    text = re.sub(r'<span class="gpu-visually-hidden">.*?</span>', "", text, flags=re.S)
+    found: dict[str, list[str]] = {}
+    for css in PARTS:
+        for match in re.finditer(rf'<(p|span|div)\b[^>]*class="(?:[^"]* )?{css}(?: [^"]*)?"'
+                                 rf"[^>]*>(.*?)</\1>", text, flags=re.S):
+            found.setdefault(css, []).append(
+                html.unescape(_TAG.sub("", match.group(2))).strip())
+    return found
+
+
+def mdast_parts(tree: dict[str, Any]) -> dict[str, list[str]]:
+    """The same of a mystmd page's mdast (a runtime role's placeholder is a span)."""
+    found: dict[str, list[str]] = {}
+    for node in walk(tree):
+        classes = str(node.get("class") or "").split()
+        for css in PARTS:
+            if css in classes and not (css == "gpu-runtime" and node.get("type") != "span"):
+                found.setdefault(css, []).append(text_of(node).strip())
+    return found
+
+
+@pytest.fixture(scope="module")
+def sphinx_build(parity_book: Path, tmp_path_factory: pytest.TempPathFactory) -> EngineBuild:
     """The book as Jupyter Book 1 builds it (its _config.yml's Sphinx settings)."""
     pytest.importorskip("sphinx_exercise", reason="the gated solution needs sphinx-exercise "
                                                   "(pyproject's test extra)")
     dest = tmp_path_factory.mktemp("parity-sphinx")
-    build = quantecon_book.build(ROOT, dest, dest / "cache")
+    build = quantecon_book.build(parity_book, dest, dest / "cache")
     status = dest / "sphinx-execution-status.json"
     shutil.copyfile(build.outdir / "execution-status.json", status)
-    return status
+    return EngineBuild(status, {path.stem: html_parts(path)
+                                for path in build.outdir.glob("*.html")}, build.warnings)
 
 
 @pytest.fixture(scope="module")
-def mystmd_status(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def mystmd_build(parity_book: Path, tmp_path_factory: pytest.TempPathFactory) -> EngineBuild:
     """The same folder as mystmd builds it (its myst.yml); the book is beside it."""
     requires_mystmd()
     book = tmp_path_factory.mktemp("parity-mystmd") / "lectures"
-    shutil.copytree(ROOT, book)
+    shutil.copytree(parity_book, book)
     shutil.copytree(ROOTS / "mystmd" / "template", book / "template")
     completed = myst_build(book)
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert "sphinx-gpu-admonition" not in completed.stderr.replace(
-        "sphinx-gpu-admonition (gpu_admonition.py) loaded", "")  # no warning of ours
     status = book.parent / "mystmd-execution-status.json"  # (the book: status.parent)
     shutil.copyfile(book / "_build" / "execution-status.json", status)
-    return status
+    content = book / "_build" / "site" / "content"
+    return EngineBuild(status, {path.stem.replace("-", "_"): mdast_parts(
+        json.loads(path.read_text(encoding="utf-8"))["mdast"]) for path in content.glob("*.json")},
+        completed.stdout + completed.stderr)
+
+
+@pytest.fixture(scope="module")
+def sphinx_status(sphinx_build: EngineBuild) -> Path:
+    return sphinx_build.status
+
+
+@pytest.fixture(scope="module")
+def mystmd_status(mystmd_build: EngineBuild) -> Path:
+    return mystmd_build.status
 
 
 def masked(text: str) -> str:
@@ -170,7 +249,7 @@ def test_compare_of_the_two_builds_pairs_every_cell(sphinx_status, mystmd_status
     states = {(row["docname"], row["cell"]): row["state"] for row in data["cells"]}
     assert set(states.values()) <= {"compared"}, states
     cells = sum(len(nb.cells) for nb in read_status(sphinx_status).notebooks)
-    assert len(states) + data["cells_unchanged"] == cells == 12
+    assert len(states) + data["cells_unchanged"] == cells == 14
 
 
 @pytest.mark.mystmd
@@ -182,5 +261,108 @@ def test_mystmd_keys_the_record_as_it_keys_its_cache_with_nested_cells(mystmd_st
     cached = {path.stem for path in (build / "execute").glob("*.json")}
     sidecars = {path.stem for path in (build / "sphinx-gpu-admonition" / "sidecars")
                 .glob("*.json")}
-    assert len(sidecars) == 1 and sidecars <= cached  # the lecture's (failing is not cached)
+    # the lecture's and timing's (failing is not cached)
+    assert len(sidecars) == 2 and sidecars <= cached
     assert not list((build / "sphinx-gpu-admonition" / "kernels").glob("*"))
+
+
+#: a reader's time ("a few seconds", "about 15 seconds"): each engine measured its own
+_READER_TIME = re.compile(r"a few seconds|under a minute|about \d+ (?:second|minute|hour)s?")
+
+
+def reader_masked(text: str) -> str:
+    return masked(_READER_TIME.sub("T", text))
+
+
+@pytest.mark.mystmd
+def test_both_engines_judge_against_the_baseline_and_the_budget_alike(sphinx_build,
+                                                                      mystmd_build):
+    """``gpu_status_baseline`` / ``status_baseline`` (a GPU runner's build, where timing's
+    sleep took a tenth) and timing's ``options: gpu_budget_seconds``: the same regression
+    flags and verdicts in each build's own analysis, the same warnings (the budget's at
+    its front matter line, each regression's), the baseline each build kept, and the
+    same headline and summary line on each status page."""
+    sphinx, mystmd = read_status(sphinx_build.status), read_status(mystmd_build.status)
+    used = [judged_by(report.build).baseline for report in (sphinx, mystmd)]
+    assert used[0] is not None and used[1] is not None
+    assert used[0].digest == used[1].digest and used[0].path.endswith(str(BASELINE))
+
+    def verdicts(report: StatusReport) -> dict[str, Any]:
+        return {docname: ([(cell["cell"], sorted(flag["rule"] for flag in cell["flags"]))
+                           for cell in data["flagged_cells"]],
+                          (data.get("baseline") or {}).get("state"),
+                          (data.get("baseline") or {}).get("regression"),
+                          "budget" in data)
+                for docname, data in report.analysis.items()}
+
+    assert verdicts(sphinx) == verdicts(mystmd)
+    assert verdicts(mystmd)["timing"] == (
+        [("cell 2", ["regression", "share", "slow"])], "compared", True, True)
+
+    def warned(report: StatusReport) -> list[tuple[str, str, int, str]]:
+        return sorted((item.subtype, Path(item.file or "").name, item.line or 0,
+                       masked(item.message)) for item in build_warnings(report)
+                      if item.subtype in ("budget", "regression"))
+
+    assert warned(sphinx) == warned(mystmd)
+    lines = (ROOT / "timing.md").read_text(encoding="utf-8").splitlines()
+    assert [item[:3] for item in warned(mystmd)] == [
+        ("budget", "timing.md", next(n for n, line in enumerate(lines, 1)
+                                     if "gpu_budget_seconds:" in line)),
+        ("regression", "timing.md", 0),
+        ("regression", "timing.md", lines.index("time.sleep(2.1)"))]
+    for css in ("gpu-status-summary", "gpu-status-headline", "gpu-status-slowest"):
+        assert [masked(text) for text in sphinx_build.texts("status", css)] == [
+            masked(text) for text in mystmd_build.texts("status", css)], css
+    [headline] = mystmd_build.texts("status", "gpu-status-headline")
+    assert "the device changed: GPU: Tesla T4 → CPU:" in headline, headline
+    # mystmd's log shows them at the page, as Sphinx's does
+    assert "timing.md" in next(line for line in mystmd_build.log.splitlines()
+                               if "[budget]: notebook over its time budget" in line)
+
+
+@pytest.mark.mystmd
+def test_both_engines_state_the_other_builds_run_times(sphinx_build, mystmd_build):
+    """``gpu_runtime_sources`` / ``runtime_sources``: ``{runtime-all}`` and the notice's
+    ``:runtime:`` list this build and the GPU runner's, in the same words (each engine's
+    own times)."""
+    for page in ("lecture", "timing"):
+        sphinx = sphinx_build.texts(page, "gpu-runtime")
+        assert [reader_masked(text) for text in sphinx] == [
+            reader_masked(text) for text in mystmd_build.texts(page, "gpu-runtime")]
+        assert sphinx and all("on a GPU (Tesla T4)" in text for text in sphinx), sphinx
+    [notice] = mystmd_build.texts("lecture", "gpu-runtime")
+    assert re.fullmatch(r"It runs in .+ on a CPU \(.+\) and .+ on a GPU \(Tesla T4\)\.",
+                        notice), notice
+
+
+@pytest.mark.mystmd
+def test_both_engines_badge_the_same_cells_and_title_the_notebooks(sphinx_build,
+                                                                    mystmd_build):
+    """``gpu_cell_badges`` / ``cell_badges``: the same cells badged, in the same words; the
+    records' titles are the pages' on both engines."""
+    for page in EXECUTED:
+        assert [masked(text) for text in sphinx_build.texts(page, "gpu-cell-badge")] == [
+            masked(text) for text in mystmd_build.texts(page, "gpu-cell-badge")], page
+    [badge] = mystmd_build.texts("timing", "gpu-cell-badge")
+    assert badge.endswith("slow, large share, regression (on the status page)"), badge
+    sphinx, mystmd = read_status(sphinx_build.status), read_status(mystmd_build.status)
+    assert {nb.docname: nb.title for nb in sphinx.notebooks} == {
+        nb.docname: nb.title for nb in mystmd.notebooks} == {
+        "failing": "A failing lecture", "lecture": "A lecture",
+        "timing": "Run times of other builds"}
+
+
+@pytest.mark.mystmd
+def test_the_status_directives_options_reach_both_engines(sphinx_build, mystmd_build):
+    """``{execution-status}``'s ``:columns:`` (status.md adds the cells column) reaches
+    mystmd's table as Sphinx's (the Sphinx directive's own tests check its table)."""
+    content = mystmd_build.status.parent / "lectures" / "_build" / "site" / "content"
+    tree = json.loads((content / "status.json").read_text(encoding="utf-8"))["mdast"]
+    [table] = [node for node in walk(tree) if node.get("type") == "table"
+               and "gpu-status-table" in str(node.get("class")).split()]
+    header = [text_of(cell) for cell in table["children"][0]["children"]]
+    assert header == ["Notebook", "Status", "Time", "Backend and device", "Flagged cells",
+                      "Code cells"]
+    # neither engine warned about the option
+    assert "execution-status:" not in sphinx_build.log + mystmd_build.log

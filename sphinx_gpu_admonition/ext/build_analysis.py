@@ -22,28 +22,22 @@ from sphinx.util import logging
 from ..model.analysis import (
     BuildAnalysis,
     NotebookAnalysis,
-    Rule,
     Thresholds,
     analyse,
     is_ci,
 )
 from ..model.device import is_gpu, parallel_preallocation_warning
-from ..model.files import read_status, repository_path
-from ..model.findings import budget_findings, findings
-from ..model.judging import Rules, baseline_used, build_fields, judged_by
+from ..model.files import read_status
+from ..model.judging import LoadedBaseline, Rules, build_fields, judged_by, load_baseline
 from ..model.record import CellRecord, StatusReport
 from ..model.schema import SchemaError
-from ..render.finding_text import (
-    budget_warning,
-    cell_regression_warning,
-    notebook_regression_warning,
-    slow_cell_warning,
-)
-from ..render.junit import NEVER_FAIL, FailOn
+from ..model.settings import budget_line
+from ..render.analysis_warnings import BUDGET, analysis_warnings
+from ..render.junit import FailOn, fail_on
 from . import _mystnb
 from ._sphinx import fails_on_warnings, user_set
 from .capture import all_records
-from .config import PAGE_BUDGET_KEY, get_config
+from .config import get_config
 from .state import build_state
 from .warnings import warn
 
@@ -106,32 +100,29 @@ def baseline_digest(app: Sphinx) -> str | None:
         return f"{path}:unreadable"
 
 
-def _is_own_output(app: Sphinx, path: Path) -> bool:
-    outdir = Path(app.outdir).resolve()
+def _own_output(app: Sphinx) -> Path | None:
     status_json = get_config(app).status_json
-    return path == outdir or (status_json is not None and path == outdir / status_json)
+    return Path(app.outdir).resolve() / status_json if status_json is not None else None
+
+
+def _loaded_baseline(app: Sphinx) -> LoadedBaseline:
+    """The baseline as this build read it, once (a bad file warns once)."""
+    loaded = build_state(app).baseline
+    if loaded is False:
+        path = baseline_path(app)
+        # the output folder names its status file: this build's own output too
+        own = path if path == Path(app.outdir).resolve() else _own_output(app)
+        loaded = load_baseline(path, "gpu_status_baseline", own)
+        if loaded.problem:
+            warn(logger, loaded.problem, "baseline")
+        build_state(app).baseline = loaded
+    return loaded
 
 
 def get_baseline(app: Sphinx) -> StatusReport | None:
-    """The baseline report, or None (a missing or bad file warns once and is ignored)."""
-    cached = build_state(app).baseline
-    if cached is not False:
-        return cached
-    report = None
-    path = baseline_path(app)
-    if path is not None and _is_own_output(app, path):
-        # each build rewrites that file, so every page would change on every build
-        warn(logger, f"gpu_status_baseline ignored: {path} is this build's own output; "
-                     "copy a build's execution-status.json elsewhere (for example into "
-                     "_static/) to compare against it", "baseline")
-    elif path is not None:
-        try:
-            report = read_status(path)
-        except (SchemaError, OSError) as error:
-            warn(logger, f"gpu_status_baseline ignored, the page renders without "
-                         f"comparison: {error}", "baseline")
-    build_state(app).baseline = report
-    return report
+    """The baseline report, or None (a missing or bad file warns once and is ignored:
+    :func:`..model.judging.load_baseline`, the rule of both engines)."""
+    return _loaded_baseline(app).report
 
 
 def thresholds(app: Sphinx) -> Thresholds:
@@ -141,19 +132,8 @@ def thresholds(app: Sphinx) -> Thresholds:
 def judging_fields(app: Sphinx) -> dict[str, object]:
     """How this build judges its records, for its status file's ``build``: the
     thresholds, the rule settings and the baseline (path, digest, created) it read."""
-    config = get_config(app)
-    rules = Rules(warn_slow_cells=config.warn_slow_cells,
-                  warn_regressions=config.warn_regressions,
-                  expected_backend=config.expected_backend)
-    used = None
-    baseline, path = get_baseline(app), baseline_path(app)
-    if baseline is not None and path is not None:
-        try:
-            used = baseline_used(repository_path(path), path.read_bytes(),
-                                 baseline.build.get("created"))
-        except OSError:  # read a moment ago: gone since, so no digest to give
-            used = None
-    return build_fields(thresholds(app), rules, used)
+    used = _loaded_baseline(app).used
+    return build_fields(thresholds(app), rules(app), used)
 
 
 # -- the analysis ---------------------------------------------------------------------
@@ -217,72 +197,47 @@ def _cell_location(docname: str, cell: CellRecord) -> tuple[str, int] | str:
 
 
 def _budget_line(app: Sphinx, docname: str) -> int | None:
-    """The line of a text notebook's ``gpu_budget_seconds`` (else 1: the notebook as a
-    whole, the book's budget); None for an ``.ipynb`` (a line of its JSON means
-    nothing to a reader)."""
+    """The line of a text notebook's ``gpu_budget_seconds`` (else 1:
+    :func:`..model.settings.budget_line`); None for an ``.ipynb`` (a line of its JSON
+    means nothing to a reader)."""
     path = Path(app.env.doc2path(docname))
     if path.suffix == ".ipynb":
         return None
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        return budget_line(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return 1
-    return next((number for number, line in enumerate(lines, 1)
-                 if line.lstrip().startswith(PAGE_BUDGET_KEY)), 1)
 
 
-def emit_budget_warnings(app: Sphinx) -> None:
-    """One ``budget`` warning per notebook over its time budget, furthest over first
-    (a budget is the book's choice: it warns without an opt-in, as pyvista's gallery
-    fails a page past its budget)."""
-    for row in budget_findings(build_analysis(app)):
-        docname = row.notebook.docname
-        line = _budget_line(app, docname)
-        warn(logger, budget_warning(row.seconds, row.budget_seconds, PAGE_BUDGET_KEY),
-             "budget", location=(docname, line) if line is not None else docname)
+def rules(app: Sphinx) -> Rules:
+    """The rule settings of this build (kept in its status file)."""
+    config = get_config(app)
+    return Rules(warn_slow_cells=config.warn_slow_cells,
+                 warn_regressions=config.warn_regressions,
+                 expected_backend=config.expected_backend)
 
 
 def emit_warnings(app: Sphinx) -> None:
-    """The budget warnings, and ``gpu_warn_slow_cells`` / ``gpu_warn_regressions``: one
-    warning per regressed notebook and per flagged cell of the build's analysis (not a
-    ``slow-ok`` or import cell: shown, never warned), in the order of every other view
-    (the console summary, the status page, JUnit): the regressed notebooks, then the
-    flagged cells slowest first (:func:`..model.findings.findings`); so with ``-W`` the
-    first warning, the one a build that stops at it shows, is the slowest cell."""
-    emit_budget_warnings(app)
-    config = get_config(app)
-    if not (config.warn_slow_cells or config.warn_regressions):
-        return
-    analysis = build_analysis(app)
-    if config.warn_regressions:
-        for result in sorted(analysis.regressed, key=lambda r: (-r.notebook.seconds,
-                                                                r.notebook.docname)):
-            record, comparison = result.notebook, result.comparison
-            assert comparison is not None and comparison.ratio is not None
-            warn(logger, notebook_regression_warning(record.seconds, comparison.ratio,
-                                                     comparison.baseline_seconds),
-                 "regression", location=record.docname)
-    for finding in findings(analysis):
-        record, cell = finding.notebook, finding.cell
-        assert cell is not None
-        location = _cell_location(record.docname, cell)
-        if config.warn_slow_cells and not finding.is_note:
-            warn(logger, slow_cell_warning(finding), "slow_cell", location=location)
-        if config.warn_regressions:
-            for flag in finding.flags:
-                if flag.rule == Rule.REGRESSION:
-                    warn(logger, cell_regression_warning(finding, flag), "regression",
-                         location=location)
+    """The warnings of the build's analysis, once per build, in the order of every
+    other view (:func:`..render.analysis_warnings.analysis_warnings`, the rule of both
+    engines): the budget warnings, and with ``gpu_warn_regressions`` /
+    ``gpu_warn_slow_cells`` one per regressed notebook and per flagged cell; a cell's
+    warning at its line, a budget's at the line of the page's ``gpu_budget_seconds``."""
+    for item in analysis_warnings(build_analysis(app), rules(app)):
+        docname = item.notebook.docname
+        location: tuple[str, int] | str = docname
+        if item.cell is not None:
+            location = _cell_location(docname, item.cell)
+        elif item.subtype == BUDGET:
+            line = _budget_line(app, docname)
+            location = (docname, line) if line is not None else docname
+        warn(logger, item.message, item.subtype, location=location)
 
 
 def junit_fail_on(app: Sphinx) -> FailOn:
     """Which findings JUnit reports as failures: those whose warning fails the build
-    (``gpu_warn_slow_cells`` / ``gpu_warn_regressions`` / a time budget, with ``-W``), so
-    that a CI dashboard is red exactly when the build is; else every finding is a
-    passing case."""
-    if not fails_on_warnings(app):
-        return NEVER_FAIL
+    (``gpu_warn_slow_cells`` / ``gpu_warn_regressions`` / a time budget, with ``-W``:
+    :func:`..render.junit.fail_on`, mystmd's rule too), so that a CI dashboard is red
+    exactly when the build is; else every finding is a passing case."""
     config = get_config(app)
-    # the budget warning needs no opt-in: the budget is the opt-in
-    return FailOn(slow_cells=config.warn_slow_cells, regressions=config.warn_regressions,
-                  budget=True)
+    return fail_on(config.warn_slow_cells, config.warn_regressions, fails_on_warnings(app))

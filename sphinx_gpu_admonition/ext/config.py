@@ -31,14 +31,15 @@ from sphinx.util import logging
 from ..model.device import BACKENDS
 from ..model.settings import (
     EXECUTION_INFO_POSITIONS,
+    PAGE_BUDGET_KEY,
     PREFIX,
     ConfigValueError,
     GpuConfig,
     Option,
-    _optional_seconds,
     options,
     validate,
 )
+from ..model.settings import page_budget as page_budget_of
 from .state import build_state
 from .warnings import warn
 
@@ -63,30 +64,16 @@ def get_config(app: Sphinx) -> GpuConfig:
     return validated
 
 
-#: the page metadata (MyST front matter, an .ipynb's notebook metadata) that sets a
-#: notebook's own time budget, overriding ``gpu_notebook_budget_seconds``
-PAGE_BUDGET_KEY = "gpu_budget_seconds"
-
-
 def page_budget(app: Sphinx, docname: str) -> float | None:
-    """The time budget of ``docname``: its ``gpu_budget_seconds`` metadata (MyST front
-    matter gives text: ``"60"``), else the book's ``gpu_notebook_budget_seconds``; a bad
-    value warns (``budget``) and the book's budget applies.  ``none`` (or an empty
-    value) switches the book's budget off for the page."""
-    configured = get_config(app).notebook_budget_seconds
-    metadata = app.env.metadata.get(docname, {})
-    if PAGE_BUDGET_KEY not in metadata:
-        return configured
-    value = metadata[PAGE_BUDGET_KEY]
-    if isinstance(value, str) and value.strip().lower() in ("none", "null", "off"):
-        return None
-    try:
-        return _optional_seconds(value.strip() if isinstance(value, str) else value)
-    except ConfigValueError as error:
-        warn(logger, f"invalid {PAGE_BUDGET_KEY} {value!r}: {error}; using "
-                     f"gpu_notebook_budget_seconds ({configured!r})", "budget",
-             location=docname)
-        return configured
+    """The time budget of ``docname``: its ``gpu_budget_seconds`` metadata, else the
+    book's ``gpu_notebook_budget_seconds`` (:func:`..model.settings.page_budget`, the
+    rule of both engines); a bad value warns (``budget``)."""
+    budget, problem = page_budget_of(app.env.metadata.get(docname, {}),
+                                     get_config(app).notebook_budget_seconds,
+                                     "gpu_notebook_budget_seconds")
+    if problem:
+        warn(logger, problem, "budget", location=docname)
+    return budget
 
 
 class _DefaultForText:
@@ -128,5 +115,6 @@ def setup_config(app: Sphinx) -> None:
     app.connect("config-inited", _on_config_inited, priority=400)
 
 
-__all__ = ["BACKENDS", "EXECUTION_INFO_POSITIONS", "PREFIX", "ConfigValueError", "GpuConfig",
-           "Option", "get_config", "options", "setup_config", "validate"]
+__all__ = ["BACKENDS", "EXECUTION_INFO_POSITIONS", "PAGE_BUDGET_KEY", "PREFIX",
+           "ConfigValueError", "GpuConfig", "Option", "get_config", "options", "setup_config",
+           "validate"]

@@ -47,9 +47,8 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import docname_join, logging
 from sphinx.util.docutils import SphinxRole
 
-from ..model.files import read_status
-from ..model.record import NotebookRecord, StatusReport
-from ..model.schema import SchemaError
+from ..model.files import read_other_builds
+from ..model.record import NotebookRecord
 from ..render import runtime_text
 from ..render.runtime_text import (
     ROLES,
@@ -63,7 +62,7 @@ from ..render.runtime_text import (
 )
 from .capture import get_record
 from .config import get_config
-from .i18n import _, ngettext, translate
+from .i18n import ngettext, translate
 from .state import app_of, build_state, env_data
 from .support import html_tree_may_hold
 from .warnings import warn
@@ -97,11 +96,6 @@ def run_phrase(measurement: Measurement) -> str:
     return runtime_text.run_phrase(measurement, translate, ngettext)
 
 
-def separators(count: int) -> list[str]:
-    """The ``count - 1`` separators of a list: ``A and B``, ``A, B and C`` (translated)."""
-    return runtime_text.separators(count, translate)
-
-
 def source_paths(app: Sphinx) -> list[tuple[str, Path]]:
     """(configured value, absolute path) of each ``gpu_runtime_sources`` entry."""
     return [(configured, (Path(app.srcdir) / configured).resolve())
@@ -116,15 +110,9 @@ def other_builds(app: Sphinx) -> list[tuple[str, dict[str, NotebookRecord]]]:
     cached = build_state(app).runtime_sources
     if cached is not None:
         return cached
-    builds = []
-    for configured, path in source_paths(app):
-        try:
-            report: StatusReport = read_status(path)
-        except (SchemaError, OSError) as error:
-            warn(logger, f"gpu_runtime_sources: {configured!r} ignored, run times of that "
-                         f"build are not stated: {error}", "runtime")
-            continue
-        builds.append((str(path), report.by_docname()))
+    builds, problems = read_other_builds(source_paths(app), "gpu_runtime_sources")
+    for problem in problems:
+        warn(logger, problem, "runtime")
     build_state(app).runtime_sources = builds
     return builds
 
@@ -229,13 +217,12 @@ class ResolveRuntime(SphinxPostTransform):
             return nodes.abbreviation(text, text, explanation=exact_figures(measurement))
         return nodes.Text(text)
 
+    def _pieces(self, pieces: list[runtime_text.RunPiece], html: bool) -> list[nodes.Node]:
+        return [nodes.Text(piece) if isinstance(piece, str)
+                else self._measured(piece[0], piece[1], html) for piece in pieces]
+
     def _runs(self, found: list[Measurement], html: bool) -> list[nodes.Node]:
-        result: list[nodes.Node] = []
-        for measurement, separator in zip(found, ["", *separators(len(found))], strict=True):
-            if separator:
-                result.append(nodes.Text(separator))
-            result.append(self._measured(measurement, run_phrase(measurement), html))
-        return result
+        return self._pieces(runtime_text.runs(found, translate, ngettext), html)
 
     def _warn(self, node: RuntimePlaceholder, message: str) -> None:
         warn(logger, message, "runtime", location=node)
@@ -279,13 +266,7 @@ class ResolveRuntime(SphinxPostTransform):
                                  "the sentence is left out")
             paragraph.parent.remove(paragraph)
             return
-        # Translators: %(runs)s is a list like "about 2 minutes on a GPU (Tesla T4) and
-        # about 25 minutes on a CPU (Intel Xeon)"
-        before, _placeholder, after = str(_("It runs in %(runs)s.")).partition("%(runs)s")
-        content: list[nodes.Node] = [nodes.Text(before)] if before else []
-        content += self._runs(found, html)
-        if after:
-            content.append(nodes.Text(after))
+        content = self._pieces(runtime_text.notice_sentence(found, translate, ngettext), html)
         node.replace_self(content)
 
 

@@ -69,7 +69,8 @@ class BuildState:
     # -- the build's one analysis (ext.status_page) ------------------------------------
     #: made once the records are final (env-updated), forgotten when they change
     analysis: Any = None
-    #: the ``gpu_status_baseline`` report, read once (``False``: not read yet)
+    #: the ``gpu_status_baseline`` as read once (a ``model.judging.LoadedBaseline``;
+    #: ``False``: not read yet)
     baseline: Any = False
 
     # -- run times for readers (ext.runtime) -------------------------------------------

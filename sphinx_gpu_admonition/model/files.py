@@ -227,6 +227,23 @@ def read_status(path: str | Path) -> StatusReport:
         raise SchemaError(f"{path}: {error}") from error
 
 
+def read_other_builds(sources: list[tuple[str, Path]], option: str
+                      ) -> tuple[list[tuple[str, dict[str, NotebookRecord]]], list[str]]:
+    """(path, records by docname) of each readable status file of ``sources``
+    ((configured value, path) pairs: ``gpu_runtime_sources``, mystmd's
+    ``runtime_sources``), and a warning for each file left out (named by ``option``)."""
+    builds, problems = [], []
+    for configured, path in sources:
+        try:
+            report = read_status(path)
+        except (SchemaError, OSError) as error:
+            problems.append(f"{option}: {configured!r} ignored, run times of that build are "
+                            f"not stated: {error}")
+            continue
+        builds.append((str(path), report.by_docname()))
+    return builds, problems
+
+
 #: the largest local module read to follow a notebook's calls into it
 _MODULE_SOURCE_BYTES = 2**20
 

@@ -16,6 +16,8 @@ from typing import Any, NamedTuple
 
 from .analysis import Thresholds
 from .device import BACKENDS
+from .files import read_status, repository_path
+from .record import StatusReport
 from .schema import SchemaError, short_repr
 from .settings import ConfigValueError, options
 
@@ -59,6 +61,38 @@ def file_digest(data: bytes) -> str:
 
 def baseline_used(path: str, data: bytes, created: Any) -> BaselineUsed:
     return BaselineUsed(path, file_digest(data), created if isinstance(created, str) else None)
+
+
+class LoadedBaseline(NamedTuple):
+    """A build's baseline as it read it: the report, what the status file keeps of it
+    (:class:`BaselineUsed`), or why it is ignored (one warning)."""
+
+    report: StatusReport | None = None
+    used: BaselineUsed | None = None
+    problem: str | None = None
+
+
+def load_baseline(path: Path | None, option: str,
+                  own_output: Path | None = None) -> LoadedBaseline:
+    """The baseline ``path`` (absolute; None: no baseline), named by the setting
+    ``option`` in the warning of a file that is missing, unreadable, not a status file
+    or ``own_output`` (the status file the build writes: every build would compare with
+    itself); the rule of both engines."""
+    if path is None:
+        return LoadedBaseline()
+    if own_output is not None and path == own_output:
+        return LoadedBaseline(problem=(
+            f"{option} ignored: {path} is this build's own output; copy a build's "
+            "execution-status.json elsewhere (for example into _static/) to compare "
+            "against it"))
+    try:
+        report = read_status(path)
+        data = path.read_bytes()
+    except (SchemaError, OSError) as error:
+        return LoadedBaseline(problem=(f"{option} ignored, the page renders without "
+                                       f"comparison: {error}"))
+    return LoadedBaseline(report, baseline_used(repository_path(path), data,
+                                                report.build.get("created")))
 
 
 def build_fields(thresholds: Thresholds, rules: Rules,

@@ -11,7 +11,9 @@ given as text (``sphinx-build -D``) are parsed here.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -324,6 +326,48 @@ class GpuConfig:
         "A timing claim whose measured ratio is within this fraction of its bound is "
         "'too close to call' instead of holding or failing, so that a noisy runner cannot "
         "flip its verdict.")
+
+
+#: the page metadata that sets a notebook's own time budget, overriding
+#: ``gpu_notebook_budget_seconds``: a key of its own (MyST front matter, an .ipynb's
+#: notebook metadata) or one of its ``options`` (mystmd's free mapping of a page's
+#: front matter, where a key of its own warns "extra key ignored")
+PAGE_BUDGET_KEY = "gpu_budget_seconds"
+PAGE_OPTIONS_KEY = "options"
+#: the texts that switch the book's budget off for a page
+_NO_BUDGET = ("none", "null", "off")
+
+
+def page_budget(metadata: Any, book_budget: float | None,
+                book_option: str) -> tuple[float | None, str | None]:
+    """The time budget of a page with ``metadata`` (its front matter) and the warning
+    about it: its ``gpu_budget_seconds`` (text too: MyST front matter gives ``"60"``),
+    else the book's budget (``book_option``, as the book names it); a bad value warns
+    and the book's budget applies; ``none`` (or an empty value) switches it off."""
+    found = metadata if isinstance(metadata, dict) else {}
+    if PAGE_BUDGET_KEY not in found:
+        options_ = found.get(PAGE_OPTIONS_KEY)
+        if isinstance(options_, str):  # Sphinx's metadata holds a nested value as JSON
+            with contextlib.suppress(ValueError):
+                options_ = json.loads(options_)
+        found = options_ if isinstance(options_, dict) else {}
+    if PAGE_BUDGET_KEY not in found:
+        return book_budget, None
+    value = found[PAGE_BUDGET_KEY]
+    if isinstance(value, str) and value.strip().lower() in _NO_BUDGET:
+        return None, None
+    try:
+        return _optional_seconds(value.strip() if isinstance(value, str) else value), None
+    except ConfigValueError as error:
+        return book_budget, (f"invalid {PAGE_BUDGET_KEY} {value!r}: {error}; using "
+                             f"{book_option} ({book_budget!r})")
+
+
+def budget_line(text: str) -> int:
+    """The line of a text notebook's ``gpu_budget_seconds`` (else 1: the notebook as a
+    whole, the book's budget), where a budget warning points."""
+    return next((number for number, line in enumerate(text.splitlines(), 1)
+                 if line.lstrip().startswith(PAGE_BUDGET_KEY)), 1)
 
 
 def options() -> dict[str, Option]:

@@ -50,6 +50,7 @@ from ..probe.protocol import first_line as probe_first_line
 from . import packages
 from .cells import cache_key, executable_nodes, page_cells
 from .mdast import walk
+from .pages import source_file
 
 #: the capture folder, set for the build (and so for its kernels and the plugin)
 ENV_CAPTURE = "SPHINX_GPU_ADMONITION_MYSTMD_CAPTURE"
@@ -264,7 +265,7 @@ def page_record(tree: dict[str, Any], folder: Path | None = None, root: Path | N
         if record is None:
             return None, warnings  # no data: not executed with capture on (or code only)
         record.title = _title(tree) or record.title
-        warnings += _enrich(record, tree, _source_file(record, root))
+        warnings += _enrich(record, tree, source_file(record, root))
     warnings += _save_record(folder, record)
     return record, warnings
 
@@ -274,15 +275,6 @@ def _enrich(record: NotebookRecord, tree: dict[str, Any], page: Path | None) -> 
     page's tags are no part of mystmd's cache key, its lines may have moved)."""
     reader = local_module_reader(page.parent) if page is not None else None
     return enrich(record, page_cells(tree, page), reader)
-
-
-def _source_file(record: NotebookRecord, root: Path) -> Path | None:
-    if not record.source:
-        return None
-    for path in (root / record.source, Path(record.source)):
-        if path.is_file():
-            return path
-    return None
 
 
 def _save_record(folder: Path, record: NotebookRecord) -> list[str]:
@@ -355,3 +347,28 @@ def build_records(folder: Path | None = None, root: Path | None = None) -> list[
         records.append(record)
     return sorted(records, key=lambda r: r.docname)
 
+
+
+# -- which page a tree is, for its project stage -----------------------------------------
+#: the comment node the document stage leaves on a page with a record: its docname
+PAGE_CLASS = "gpu-admonition-page"
+
+
+def mark_page(tree: dict[str, Any], record: NotebookRecord) -> None:
+    """Document stage: name the page's record in its tree (mystmd tells a project-stage
+    transform neither the page's file nor its name), in a comment node no renderer
+    shows."""
+    tree.setdefault("children", []).append({"type": "comment", "value": "",
+                                            "class": PAGE_CLASS,
+                                            "data": {"docname": record.docname}})
+
+
+def marked_page(tree: dict[str, Any]) -> str | None:
+    """Project stage: the docname :func:`mark_page` left on the page (None: a page
+    without a record)."""
+    for node in walk(tree):
+        if node.get("type") == "comment" and PAGE_CLASS in str(node.get("class") or "").split():
+            docname = (node.get("data") or {}).get("docname")
+            if isinstance(docname, str):
+                return docname
+    return None

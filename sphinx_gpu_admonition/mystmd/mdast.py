@@ -57,13 +57,15 @@ def list_node(items: list[list[Node]], ordered: bool = False) -> Node:
                          for item in items]}
 
 
-def table(header: list[str] | None, rows: list[list[Node | str]],
-          css: str | None = None) -> Node:
-    """A table; ``header`` None: no header row (a two-column list of fields)."""
+def table(header: list[str] | None, rows: list[list[Any]], css: str | None = None) -> Node:
+    """A table; ``header`` None: no header row (a two-column list of fields); a value is
+    a text, a node or a list of them."""
 
-    def cell(value: Node | str, is_header: bool = False) -> Node:
+    def cell(value: Node | str | list[Node | str], is_header: bool = False) -> Node:
+        parts = value if isinstance(value, list) else [value]
         node: Node = {"type": "tableCell",
-                      "children": [text(value) if isinstance(value, str) else value]}
+                      "children": [text(part) if isinstance(part, str) else part
+                                   for part in parts]}
         if is_header:
             node["header"] = True
         return node

@@ -15,7 +15,7 @@ from ..model.record import NotebookRecord
 from ..render import notice_text
 from ..render.labels import Translate
 from ..render.notice_text import INTRO_CLASS
-from . import mdast
+from . import mdast, runtime, warnings
 from .settings import DEFAULTS, Settings
 
 BASE_CLASSES = ("gpu-admonition", "admonition-gpu")
@@ -38,8 +38,29 @@ def _colab_paragraph(translate: Translate) -> mdast.Node:
     return mdast.paragraph(*parts, css=COLAB_CLASS)
 
 
+#: the values of ``:runtime:`` (no value: on), as on Sphinx
+RUNTIME_VALUES = {"": True, "on": True, "off": False}
+
+
+def runtime_option(data: dict[str, Any], settings: Settings) -> tuple[bool, bool, str | None]:
+    """(the notice states the run time, the notice asked for it, a warning) from the
+    ``:runtime:`` option and the book's ``admonition_runtime``; a value other than none,
+    ``on`` or ``off`` warns and the book's default decides."""
+    options = data.get("options") or {}
+    default = settings.config.admonition_runtime
+    if "runtime" not in options:
+        return default, False, None
+    value = str(options["runtime"]).strip().lower()
+    if value not in RUNTIME_VALUES:
+        return default, False, (f"gpu: invalid :runtime: {options['runtime']!r} (no value, on "
+                                f"or off); using admonition_runtime ({default!r})")
+    return RUNTIME_VALUES[value], RUNTIME_VALUES[value], None
+
+
 def directive(data: dict[str, Any], settings: Settings = DEFAULTS) -> list[mdast.Node]:
-    """``{gpu}``: options ``title``, ``class``, ``name``, ``required`` (a flag)."""
+    """``{gpu}``: options ``title``, ``class``, ``name``, ``required`` (a flag) and
+    ``runtime`` (none, ``on``, ``off``: :func:`runtime_option`); a bad option's warning is
+    held in a node of its own after the notice (:func:`.warnings.hold_nodes`)."""
     options = data.get("options") or {}
     translate = settings.translate
     kind = "required" if options.get("required") else "optional"
@@ -55,7 +76,12 @@ def directive(data: dict[str, Any], settings: Settings = DEFAULTS) -> list[mdast
                             DEFAULT_ADMONITION_KIND)
     if options.get("name"):
         node["label"] = node["identifier"] = str(options["name"])
-    return [node]
+    states, requested, problem = runtime_option(data, settings)
+    if states:
+        node["children"].append(runtime.notice_paragraph(requested))
+    line = ((data.get("node") or {}).get("position") or {}).get("start", {}).get("line")
+    found = [warnings.warning("directive", problem, None, line)] if problem else []
+    return [node, *warnings.hold_nodes(found, directive=True)]
 
 
 def notices(tree: mdast.Node) -> list[mdast.Node]:

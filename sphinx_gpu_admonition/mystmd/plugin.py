@@ -22,22 +22,22 @@ import json
 import sys
 from typing import Any
 
-from ..model.analysis import analyse
 from ..model.build_warnings import BuildWarning
 from ..model.device import backend_mismatch
-from ..model.findings import findings
 from ..model.formatting import one_line, safe_line
-from ..model.record import EXECUTED, NotebookRecord, StatusReport
-from ..render.finding_text import slow_cell_warning
-from ..render.junit import FailOn
+from ..model.record import EXECUTED, NotebookRecord
+from ..render.junit import fail_on
 from ..render.labels import Labels
 from ..render.runtime_text import ROLES
 from . import (
+    badges,
     build_options,
     capture,
     environment,
     notice,
     packages,
+    page_links,
+    project,
     runtime,
     settings,
     status,
@@ -49,10 +49,18 @@ PLUGIN_SPEC: dict[str, Any] = {
     "directives": [
         {"name": "gpu", "doc": "A notice about GPUs: the page was written for one.",
          "options": {"title": {"type": "string"}, "class": {"type": "string"},
-                     "name": {"type": "string"}, "required": {"type": "boolean"}},
+                     "name": {"type": "string"}, "required": {"type": "boolean"},
+                     "runtime": {"type": "string",
+                                 "doc": "Say how long the page runs (no value, on or off)."}},
          "body": {"type": "myst"}},
         {"name": "execution-status",
-         "doc": "The build's execution status: flagged cells, then every notebook."},
+         "doc": "The build's execution status: flagged cells, then every notebook.",
+         "options": {
+             "sort": {"type": "string", "doc": "The notebooks' order: time or name."},
+             "min-seconds": {"type": "string",
+                             "doc": "Leave out notebooks faster than this (seconds)."},
+             "cells": {"type": "string", "doc": "Each notebook's cells (yes or no)."},
+             "columns": {"type": "string", "doc": "The table's columns, in order."}}},
         {"name": "execution-environment",
          "doc": "The machine(s) the notebooks ran on, as their kernels reported them.",
          "options": {"packages": {"type": "boolean",
@@ -74,7 +82,7 @@ def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     if name == "gpu":
         return notice.directive(data, settings.load()[0])
     if name == "execution-status":
-        return status.placeholder()
+        return status.placeholder(data)
     if name == "execution-environment":
         return environment.placeholder(bool((data.get("options") or {}).get("packages")))
     raise SystemExit(safe_line(f"unknown directive {one_line(repr(name))}"))
@@ -97,18 +105,6 @@ def backend_warning(tree: dict[str, Any], record: NotebookRecord,
             if message else None)
 
 
-def slow_cell_warnings(record: NotebookRecord, options: settings.Settings
-                       ) -> list[BuildWarning]:
-    """``warn_slow_cells``: a warning per flagged cell of the page (as on Sphinx), so
-    that ``--strict`` fails on them."""
-    if not options.config.warn_slow_cells or record.provenance != EXECUTED:
-        return []
-    analysis = analyse(StatusReport(notebooks=[record]), options.thresholds)
-    return [warnings.warning("slow_cell", slow_cell_warning(finding), record.source,
-                             finding.cell.line)
-            for finding in findings(analysis) if finding.cell and not finding.is_note]
-
-
 def _page_warnings(subtype: str, messages: list[str], record: NotebookRecord | None
                    ) -> list[BuildWarning]:
     source = record.source if record is not None else None
@@ -122,14 +118,26 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
     found = [warnings.warning("config", problem, settings.config_file())
              for problem in problems if settings.once(problem, folder)]
     texts = runtime.Texts(options.translate, options.ngettext)
+    # other builds' status files (runtime_sources), for {runtime-all} and the notice
+    builds, unread = runtime.other_builds(options, folder)
+    found += _page_warnings("runtime", unread, None)
     if name == "gpu-capture":
         record, captured = capture.page_record(tree, since=build_options.build_started())
         found += _page_warnings("capture", captured, record)
+        held = warnings.adopt(tree, record.source if record is not None else None, folder)
         # the roles naming this page: its record is known now, after it ran
         found += _page_warnings("runtime", runtime.resolve(
-            tree, lambda _target: record, lambda _target: [], texts, this_page_only=True),
-            record)
+            tree, lambda _target: record,
+            lambda _target: runtime.others(builds, record.docname) if record else [],
+            texts, this_page_only=True), record)
+        if status.has_placeholder(tree):
+            page_links.hold(tree)  # for mystmd to resolve: the status page's links
         if record is not None:
+            capture.mark_page(tree, record)
+            badges.anchor_cells(tree, record)
+            target = page_links.status_page(folder) if options.config.cell_badges else None
+            if target is not None:
+                page_links.hold(tree, [target])  # where the page's badges link to
             notice.make_truthful(tree, record, options)
             parallel = build_options.preallocation_warning(
                 record, build_options.execute_parallel(arguments))
@@ -138,33 +146,40 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
             backend = backend_warning(tree, record, options.expected_backend)
             if backend:
                 found.append(backend)
-            found += slow_cell_warnings(record, options)
-        warnings.emit(found, arguments, folder, tree, project_stage=False)
+        warnings.emit(found, arguments, folder, tree, project_stage=False, held=held)
     elif name == "gpu-status":
         # this build's kernels that no page took: pages that ran but have no record
         found += _page_warnings("capture", capture.leftover_kernels(
             folder, since=build_options.build_started())[1], None)
-        report, analysis = status.build_report(
-            capture.build_records(folder),
-            execute_parallel=build_options.execute_parallel(arguments),
-            thresholds=options.thresholds, rules=options.rules)
+        build = project.project_build(options, folder,
+                                      build_options.execute_parallel(arguments))
+        report, analysis = build.report, build.analysis
+        # the analysis's warnings of every page for the status file, this page's shown
+        page = capture.marked_page(tree)
+        found += build.warnings + build.of_page(page)
+        labels = Labels.load(options.translate, options.ngettext)
+        links = page_links.take(tree)  # the pages mystmd linked for this page
+        result = next((r for r in analysis.notebooks if r.notebook.docname == page), None)
+        if options.config.cell_badges and result is not None:
+            target = page_links.status_page(folder)
+            badges.add_badges(tree, result, labels,
+                              links.get(page_links.docname(target)) if target else None)
         found += _page_warnings("capture", environment.fill_placeholders(
             tree, report, options.translate,
             packages.problems(folder, options.config.publish_interpreter_path),
             options.config.publish_interpreter_path), None)
         found += _page_warnings("runtime", runtime.resolve(
-            tree, report.by_docname().get, lambda _target: [], texts, this_page_only=False),
-            None)
+            tree, report.by_docname().get, lambda target: runtime.others(builds, target),
+            texts, this_page_only=False), None)
         # kept before the status file is written, which lists every warning so far
-        warnings.keep(folder, found)
-        labels = Labels.load(options.translate, options.ngettext)
-        if status.fill_placeholders(tree, report, analysis, labels) or report.notebooks:
+        warnings.keep(folder, found + [item for _page, item in build.page_warnings])
+        if status.fill_placeholders(tree, report, analysis, labels, links) or report.notebooks:
             report.build["warnings"] = [item.to_dict() for item in warnings.kept(folder)]
             # a flagged cell's case fails where its warning fails the build (as on Sphinx)
-            fail_on = FailOn(slow_cells=options.config.warn_slow_cells
-                             and build_options.strict(arguments))
+            failing = fail_on(options.config.warn_slow_cells, options.config.warn_regressions,
+                              build_options.strict(arguments))
             unwritten = _page_warnings("output", status.write_reports(
-                report, analysis, folder.parent, fail_on,
+                report, analysis, folder.parent, failing,
                 options.config.publish_interpreter_path), None)
             warnings.keep(folder, unwritten)
             found += unwritten

@@ -42,7 +42,9 @@ CATALOG = "sphinx_gpu_admonition"
 #: the Sphinx options that mean something on mystmd
 USED = ("expected_backend", "colab_url", "slow_cell_seconds", "slow_cell_share",
         "slow_cell_min_seconds", "compile_share", "recompile_threshold", "warn_slow_cells",
-        "explain_recompilations", "publish_interpreter_path")
+        "explain_recompilations", "publish_interpreter_path",
+        "status_baseline", "regression_ratio", "warn_regressions", "runtime_sources",
+        "admonition_runtime", "notebook_budget_seconds", "cell_badges")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,9 +61,20 @@ class Settings:
 
     @property
     def rules(self) -> Rules:
-        """The rule settings the status file keeps (mystmd has no regressions check)."""
+        """The rule settings the status file keeps."""
         return Rules(warn_slow_cells=self.config.warn_slow_cells,
+                     warn_regressions=self.config.warn_regressions,
                      expected_backend=self.config.expected_backend)
+
+    def baseline_path(self, folder: Path | None = None) -> Path | None:
+        """``status_baseline``, relative to the book's folder (where ``myst`` runs)."""
+        configured = self.config.status_baseline
+        return (folder or Path.cwd()).joinpath(configured).resolve() if configured else None
+
+    def runtime_sources(self, folder: Path | None = None) -> list[tuple[str, Path]]:
+        """(configured value, absolute path) of each ``runtime_sources`` entry."""
+        return [(configured, (folder or Path.cwd()).joinpath(configured).resolve())
+                for configured in self.config.runtime_sources]
 
     @property
     def expected_backend(self) -> str | None:

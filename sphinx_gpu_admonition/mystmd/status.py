@@ -12,45 +12,79 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from .._version import __version__
 from ..model.analysis import BuildAnalysis, Thresholds, analyse, is_ci
 from ..model.files import JUNIT_FILE, STATUS_FILE, build_time, status_json_text, write_or_warn
 from ..model.findings import findings
-from ..model.formatting import format_date, format_seconds
-from ..model.judging import Rules, build_fields
+from ..model.formatting import format_seconds
+from ..model.judging import LoadedBaseline, Rules, build_fields
 from ..model.record import (
     BUILD_SUCCEEDED,
-    CACHE,
     CellName,
     NotebookRecord,
     StatusReport,
-    sorted_slowest_first,
 )
 from ..render.finding_text import FindingText
 from ..render.junit import NEVER_FAIL, FailOn, junit_xml
 from ..render.labels import Labels
+from ..render.status_rows import StatusOptions, parse_options
 from ..render.summary import analysis_data
-from . import mdast
+from . import mdast, status_table
+from .page_links import PageLink
+from .warnings import hold_nodes, warning
 
 STATUS_CLASS = "gpu-execution-status"
 PLACEHOLDER_CLASS = "gpu-execution-status-placeholder"
 ENGINE = "mystmd"
 
 
-def placeholder() -> list[mdast.Node]:
+#: the directive's options on mystmd: the Sphinx directive's, but the files'
+OPTIONS = ("sort", "min-seconds", "cells", "columns")
+
+
+def placeholder(data: dict[str, Any] | None = None) -> list[mdast.Node]:
     """What the directive leaves for the project-stage transform, which runs after
-    every page was executed."""
-    return [{"type": "div", "class": f"{STATUS_CLASS} {PLACEHOLDER_CLASS}", "children": []}]
+    every page was executed: its options (``:sort:``, ``:min-seconds:``, ``:cells:``,
+    ``:columns:``, checked by the Sphinx directive's rule,
+    :func:`..render.status_rows.parse_options`), a bad value's warning held for the
+    page (:func:`.warnings.hold_nodes`)."""
+    data = data or {}
+    given = data.get("options") or {}
+    # a flag without a value may come as true
+    raw = {key: "" if value is True else str(value) for key, value in given.items()
+           if key in OPTIONS}
+    problems: list[str] = []
+    options = parse_options(raw, problems.append)
+    line = ((data.get("node") or {}).get("position") or {}).get("start", {}).get("line")
+    held = [warning("directive", f"execution-status: {problem}", None, line)
+            for problem in problems]
+    return [{"type": "div", "class": f"{STATUS_CLASS} {PLACEHOLDER_CLASS}", "children": [],
+             "data": {"options": options._asdict()}}, *hold_nodes(held, directive=True)]
+
+
+def _options(node: mdast.Node) -> StatusOptions:
+    """The options :func:`placeholder` left in its node (JSON: the columns a list)."""
+    kept = dict((node.get("data") or {}).get("options") or {})
+    if "columns" in kept:
+        kept["columns"] = tuple(kept["columns"])
+    try:
+        return StatusOptions(**kept)
+    except TypeError:  # not this release's node
+        return StatusOptions()
 
 
 def build_report(records: list[NotebookRecord], project: str | None = None,
                  execute_parallel: int = 1, thresholds: Thresholds | None = None,
-                 rules: Rules | None = None) -> tuple[StatusReport, BuildAnalysis]:
+                 rules: Rules | None = None, baseline: LoadedBaseline | None = None
+                 ) -> tuple[StatusReport, BuildAnalysis]:
     """The build's report; ``execute_parallel``: ``--execute-parallel N`` of the build
     (pages executed at once; recorded, as it explains a GPU's out-of-memory failure);
-    ``thresholds`` and ``rules``: how it judged them, kept in the file."""
+    ``thresholds``, ``rules`` and ``baseline`` (``status_baseline``): how it judged them,
+    kept in the file."""
     thresholds = thresholds or Thresholds()
+    baseline = baseline or LoadedBaseline()
     report = StatusReport(notebooks=records, build={
         "created": build_time(),
         "project": project,
@@ -62,9 +96,9 @@ def build_report(records: list[NotebookRecord], project: str | None = None,
         "failure": None,
         "execute_parallel": execute_parallel,
         "ci": is_ci(os.environ),
-        **build_fields(thresholds, rules or Rules(), None),
+        **build_fields(thresholds, rules or Rules(), baseline.used),
     })
-    analysis = analyse(report, thresholds)
+    analysis = analyse(report, thresholds, baseline.report)
     report.analysis = analysis_data(analysis)
     return report, analysis
 
@@ -80,54 +114,39 @@ def write_reports(report: StatusReport, analysis: BuildAnalysis, folder: Path,
     return [problem for problem in problems if problem]
 
 
-def _page_name(record: NotebookRecord) -> str:
-    # Plain text, not a link: project-stage transforms run after mystmd resolved the
-    # links, and a page's URL (its slug) depends on mystmd's options
-    return record.docname
-
-
 def _cell(name: CellName, labels: Labels) -> str:
     """``jax_page cell 3 (jax_page.md:21)`` (:attr:`CellName.full`, translated)."""
     where = name.location
     return f"{name.docname} {labels.cell_label(name)}" + (f" ({where})" if where else "")
 
 
-def _slowest(record: NotebookRecord, labels: Labels) -> str:
-    cell = record.slowest_cell()
-    if cell is None:
-        return "–"
-    name = labels.cell_label(record.cell_name(cell))
-    return f"{name} ({format_seconds(cell.seconds)}): {cell.first_line}"
-
-
-def _status(record: NotebookRecord, labels: Labels) -> str:
-    status = labels.status_text.get(record.status, record.status.replace("_", " "))
-    failing = record.error_cell()
-    if record.error is not None and failing is not None:
-        status = labels.translate("{status}: {cell} raised {error}").format(
-            status=status, cell=labels.cell_label(record.cell_name(failing)),
-            error=record.error.type)
-    if record.provenance == CACHE:
-        # when the cached outputs were made, as the Sphinx page's "Executed" column says
-        when = format_date(record.executed_at) if record.executed_at else ""
-        status += f" ({labels.cache}{', ' + when if when else ''})"
-    return status
-
-
-def _device(record: NotebookRecord, labels: Labels) -> str:
-    if record.device_label:
-        return record.device_label
-    return labels.not_measured(record) if record.executed and record.capture != "missing" \
-        else "–"
+def _cell_node(name: CellName, labels: Labels, links: dict[str, PageLink]) -> mdast.Node:
+    """The cell's name (:func:`_cell`), strong, linked to the cell on its page where
+    mystmd linked the page."""
+    link = links.get(name.docname)
+    text = _cell(name, labels)
+    node = mdast.strong(text)
+    return {**link.node(text, name.anchor), "children": [node]} if link is not None else node
 
 
 def status_nodes(report: StatusReport, analysis: BuildAnalysis,
-                 labels: Labels | None = None) -> list[mdast.Node]:
+                 labels: Labels | None = None,
+                 links: dict[str, PageLink] | None = None,
+                 options: StatusOptions | None = None) -> list[mdast.Node]:
+    """The page: the summary line, the findings (the headline against the baseline,
+    budgets, the whole build's, each flagged cell), the slowest cell, the table of
+    notebooks and each notebook's details (:mod:`.status_table`, the Sphinx page's
+    parts); ``links``: the notebooks' pages as mystmd linked them; ``options``: the
+    directive's."""
     labels = labels or Labels.load()
+    links = links or {}
     translate = labels.translate
     words = FindingText.of(labels)
+    table = status_table.rows(analysis, labels, links, options)
+    nodes: list[mdast.Node] = [*status_table.first_screen(table),
+                               mdast.heading(translate("Findings"), 2),
+                               *status_table.build_findings(analysis, labels, links)]
     rows = findings(analysis)
-    nodes: list[mdast.Node] = [mdast.heading(translate("Findings"), 2)]
     if rows:
         items = []
         for row in rows:
@@ -136,8 +155,8 @@ def status_nodes(report: StatusReport, analysis: BuildAnalysis,
                      if row.device else seconds)
             action = words.finding_action(row)
             items.append([mdast.paragraph(
-                mdast.strong(_cell(row.name, labels)), f" {where}: {words.finding_reason(row)}"
-                + (f". {action}" if action else ""))])
+                _cell_node(row.name, labels, links),
+                f" {where}: {words.finding_reason(row)}" + (f". {action}" if action else ""))])
         nodes.append(mdast.list_node(items))
     else:
         nodes.append(mdast.paragraph(labels.no_flagged))
@@ -148,19 +167,14 @@ def status_nodes(report: StatusReport, analysis: BuildAnalysis,
         # Translators: the build's slowest cell, on the mystmd status page
         nodes.append(mdast.paragraph(*mdast.sentence(
             translate("Slowest cell: {cell} ({time} on {device}): {code}"),
-            cell=mdast.strong(_cell(nb.cell_name(cell), labels)),
+            cell=_cell_node(nb.cell_name(cell), labels, links),
             time=format_seconds(cell.seconds),
             device=nb.device_label or translate("an unknown device"),
             code=mdast.inline_code(cell.first_line or ""))))
     nodes.append(mdast.heading(translate("Notebooks"), 2))
-    table_rows: list[list[mdast.Node | str]] = [
-        [_page_name(nb), format_seconds(nb.seconds), _status(nb, labels),
-         _device(nb, labels), _slowest(nb, labels)]
-        for nb in sorted_slowest_first(report.notebooks)]
-    if table_rows:
-        nodes.append(mdast.table(
-            [labels.notebook, labels.time, labels.status, translate("Device"),
-             labels.slowest], table_rows, css="gpu-status-table"))
+    if table.rows:
+        nodes.append(status_table.table_node(table, links))
+        nodes += status_table.details_nodes(table, analysis, labels, links)
     else:
         nodes.append(mdast.paragraph(translate(
             "No executed notebooks with capture data: build with myst build --execute and "
@@ -168,13 +182,19 @@ def status_nodes(report: StatusReport, analysis: BuildAnalysis,
     return nodes
 
 
+def has_placeholder(tree: mdast.Node) -> bool:
+    return any(node.get("type") == "div" and mdast.has_class(node, PLACEHOLDER_CLASS)
+               for node in mdast.walk(tree))
+
+
 def fill_placeholders(tree: mdast.Node, report: StatusReport,
-                      analysis: BuildAnalysis, labels: Labels | None = None) -> bool:
+                      analysis: BuildAnalysis, labels: Labels | None = None,
+                      links: dict[str, PageLink] | None = None) -> bool:
     """Replace every placeholder in ``tree``; False when there was none."""
     found = False
     for node in mdast.walk(tree):
         if node.get("type") == "div" and mdast.has_class(node, PLACEHOLDER_CLASS):
             node["class"] = STATUS_CLASS
-            node["children"] = status_nodes(report, analysis, labels)
+            node["children"] = status_nodes(report, analysis, labels, links, _options(node))
             found = True
     return found

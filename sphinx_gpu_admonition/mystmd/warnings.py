@@ -117,12 +117,38 @@ def _holders(tree: mdast.Node) -> list[mdast.Node]:
             and mdast.has_class(node, HOLDER_CLASS)]
 
 
+def hold_nodes(warnings: list[BuildWarning], directive: bool = False) -> list[mdast.Node]:
+    """The node that holds ``warnings`` on a page until its project stage shows them
+    (none without warnings); ``directive``: a directive's, which the page's document
+    stage adopts (:func:`adopt`)."""
+    if not warnings:
+        return []
+    data: dict[str, Any] = {"warnings": [item.to_dict() for item in warnings]}
+    if directive:
+        data["directive"] = True
+    return [{"type": "comment", "value": "", "class": HOLDER_CLASS, "data": data}]
+
+
 def hold(tree: mdast.Node, warnings: list[BuildWarning]) -> None:
     """Document stage: keep ``warnings`` on the page for its project stage."""
-    if warnings:
-        tree.setdefault("children", []).append({
-            "type": "comment", "value": "", "class": HOLDER_CLASS,
-            "data": {"warnings": [item.to_dict() for item in warnings]}})
+    tree.setdefault("children", []).extend(hold_nodes(warnings))
+
+
+def adopt(tree: mdast.Node, file: str | None, folder: Path) -> list[BuildWarning]:
+    """Document stage: the warnings the page's directives held (a directive is told
+    neither the page nor the build), with the page's file where they name none, kept
+    for the status file; they stay held for the project stage to show."""
+    adopted = []
+    for holder in _holders(tree):
+        data = holder.get("data") or {}
+        if not data.pop("directive", False):
+            continue
+        items = [warning(entry["subtype"], entry["message"], entry.get("file") or file,
+                         entry.get("line")) for entry in data.get("warnings", [])]
+        data["warnings"] = [item.to_dict() for item in items]
+        adopted += items
+    keep(folder, adopted)
+    return adopted
 
 
 def show(tree: mdast.Node, warnings: list[BuildWarning]) -> None:
@@ -142,11 +168,12 @@ def show(tree: mdast.Node, warnings: list[BuildWarning]) -> None:
 
 
 def emit(warnings: list[BuildWarning], arguments: list[str], folder: Path,
-         tree: dict[str, Any], project_stage: bool, kept: bool = False) -> None:
+         tree: dict[str, Any], project_stage: bool, kept: bool = False,
+         held: list[BuildWarning] | None = None) -> None:
     """Warn: on stderr (``--debug``), in the page for mystmd's log, in this build's
     list for the status file (unless ``kept`` already); raise :class:`StrictFailure`
-    in a ``--strict`` build."""
-    for item in warnings:
+    in a ``--strict`` build, also for ``held`` (warnings held and kept already)."""
+    for item in [*(held or []), *warnings]:
         print(text(item), file=sys.stderr)
     if not kept:
         keep(folder, warnings)
@@ -154,5 +181,6 @@ def emit(warnings: list[BuildWarning], arguments: list[str], folder: Path,
         show(tree, warnings)
     else:
         hold(tree, warnings)
-    if warnings and build_options.strict(arguments):
-        raise StrictFailure(text(warnings[0]))
+    failing = [*(held or []), *warnings]
+    if failing and build_options.strict(arguments):
+        raise StrictFailure(text(failing[0]))

@@ -65,6 +65,14 @@ class FailOn(NamedTuple):
 NEVER_FAIL = FailOn()
 
 
+def fail_on(warn_slow_cells: bool, warn_regressions: bool, fails_on_warnings: bool) -> FailOn:
+    """The findings whose warning fails a build (``-W``, ``--strict``: ``fails_on_warnings``)
+    with these rule settings: the budget's always (the budget is the opt-in)."""
+    if not fails_on_warnings:
+        return NEVER_FAIL
+    return FailOn(slow_cells=warn_slow_cells, regressions=warn_regressions, budget=True)
+
+
 def _executed_now(nb: NotebookRecord) -> bool:
     return nb.executed and nb.provenance == EXECUTED
 

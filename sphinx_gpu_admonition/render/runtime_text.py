@@ -125,6 +125,34 @@ def separators(count: int, translate: Translate = english) -> list[str]:
     return [translate(", ")] * (count - 2) + [translate(" and ")]
 
 
+#: a piece of a sentence of run times: a text, or a measurement and its words (which
+#: each engine shows with the exact figures as a tooltip, :func:`exact_figures`)
+RunPiece = str | tuple[Measurement, str]
+
+
+def runs(found: list[Measurement], translate: Translate = english,
+         ngettext: NGettext = english_plural) -> list[RunPiece]:
+    """``found`` as a list: "about 2 minutes on a GPU (Tesla T4) and about 25 minutes on
+    a CPU (...)" (``{runtime-all}``)."""
+    pieces: list[RunPiece] = []
+    for measurement, separator in zip(found, ["", *separators(len(found), translate)],
+                                      strict=True):
+        if separator:
+            pieces.append(separator)
+        pieces.append((measurement, run_phrase(measurement, translate, ngettext)))
+    return pieces
+
+
+def notice_sentence(found: list[Measurement], translate: Translate = english,
+                    ngettext: NGettext = english_plural) -> list[RunPiece]:
+    """The ``{gpu}`` notice's sentence (``:runtime:``): "It runs in ... ."."""
+    # Translators: %(runs)s is a list like "about 2 minutes on a GPU (Tesla T4) and
+    # about 25 minutes on a CPU (Intel Xeon)"
+    before, _placeholder, after = translate("It runs in %(runs)s.").partition("%(runs)s")
+    return [*([before] if before else []), *runs(found, translate, ngettext),
+            *([after] if after else [])]
+
+
 def unknown_time(translate: Translate = english) -> str:
     return translate("an unknown time (not measured yet)")
 
