@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from .analysis import BuildAnalysis, first_call, run_time
 from .compilations import jax_reasons, user_compilations
+from .compiled_again import compiled_before
 from .formatting import one_line
 from .record import CACHE, EARLIER_BUILD, OK, CellName, CellRecord, NotebookRecord
 from .rules import RECOMPILATION_RULES, Flag, Rule
@@ -41,6 +42,9 @@ class Finding(NamedTuple):
     #: True: the cell compiled a function of the user's (a first call); False: it ran
     #: code compiled before (warm); None: unknown (no JAX compilation data)
     first_call: bool | None = None
+    #: every user function the cell compiled was compiled before, in an earlier cell
+    #: (a new input shape, a function made anew): not a first call
+    compiled_again: bool = False
 
     @property
     def source_line(self) -> int | None:
@@ -103,8 +107,10 @@ def findings(analysis: BuildAnalysis) -> list[Finding]:
         for cell, flags in result.flagged_cells:
             rows.append(Finding(record, record.cell_name(cell), cell.seconds,
                                 cell.seconds / total if total > 0 else None, device, flags,
-                                cell, code=work_code(cell), compile_seconds=cell.compile_seconds,
-                                run_seconds=run_time(cell), first_call=first_call(cell, record)))
+                                cell, code=work_code(cell),
+                                compile_seconds=cell.compile_seconds,
+                                run_seconds=run_time(cell), first_call=first_call(cell, record),
+                                compiled_again=compiled_before(cell, record)))
     rows.sort(key=lambda row: (-row.seconds, row.notebook.docname))
     return rows
 
