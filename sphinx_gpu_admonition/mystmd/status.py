@@ -27,7 +27,7 @@ from ..model.record import (
     StatusReport,
     sorted_slowest_first,
 )
-from ..render.finding_text import FindingText
+from ..render.finding_text import FindingText, code_spans
 from ..render.junit import NEVER_FAIL, FailOn, junit_xml
 from ..render.labels import Labels
 from ..render.summary import analysis_data
@@ -135,9 +135,14 @@ def status_nodes(report: StatusReport, analysis: BuildAnalysis,
             where = (translate("{time} on {device}").format(time=seconds, device=row.device)
                      if row.device else seconds)
             action = words.finding_action(row)
+            sentence = f" {where}: {words.finding_reason(row)}" + (f". {action}" if action
+                                                                    else "")
+            # the statement doing the cell's work, then why and what to do (code as code)
+            code = [" ", mdast.inline_code(row.code_text())] if row.code else []
             items.append([mdast.paragraph(
-                mdast.strong(_cell(row.name, labels)), f" {where}: {words.finding_reason(row)}"
-                + (f". {action}" if action else ""))])
+                mdast.strong(_cell(row.name, labels)), *code,
+                *(mdast.inline_code(piece) if is_code else piece
+                  for piece, is_code in code_spans(sentence)))])
         nodes.append(mdast.list_node(items))
     else:
         nodes.append(mdast.paragraph(labels.no_flagged))
