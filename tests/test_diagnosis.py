@@ -184,7 +184,8 @@ def test_the_two_timed_call_cells_name_the_function_and_its_defining_cell(
         assert "runs `qm_jax` (defined in cell 2), a `lax.scan` of 20,000 steps" in loops[name]
         assert "per step on the GPU" in loops[name]
         assert gpu_findings[name].code == "x = qm_jax(0.1, n).block_until_ready()"
-        assert WORDS.finding_action(gpu_findings[name]).startswith("run the loop on the CPU device")
+        assert WORDS.finding_action(gpu_findings[name]).startswith(
+            "run the loop on the CPU: jit its function for the CPU")
     # the while_loop's trip count is not in the code: the compiled program has it
     assert "`mylib.sample` (defined in mylib.py), a `lax.while_loop` of 200 steps" \
         in loops["lecture cell 7"]

@@ -63,9 +63,12 @@ def test_the_gpu_case_page_shows_the_timed_call_cell_first(tmp_path: Path) -> No
     assert "sequential loop" in first.select_one(".gpu-status-flag-names").get_text()
     assert "runs `qm_jax` (defined in cell 2)" in \
         first.select_one(".gpu-status-finding-reason").get_text()
-    assert first.select_one(".gpu-status-finding-action").get_text().endswith(
-        "run the loop on the CPU device (with jax.default_device(jax.devices('cpu')[0])) "
-        "or restructure it (vectorise it, lax.associative_scan)")
+    # the pins the lecture can paste, as code
+    action = first.select_one(".gpu-status-finding-action")
+    assert "run the loop on the CPU: jit its function for the CPU" in action.get_text()
+    assert [code.get_text() for code in action.select("code")][:3] == [
+        'jax.jit(f, device=jax.devices("cpu")[0])',
+        'with jax.default_device(jax.devices("cpu")[0]):', "unroll=k"]
     # the reading guide's numbers are the file's: the first cell's time and split
     guide = (DOCS / "gpu-case.md").read_text(encoding="utf-8")
     time = first.select_one(".gpu-status-finding-time").get_text()

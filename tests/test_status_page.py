@@ -785,7 +785,7 @@ def test_status_file_renders_the_gpu_case(tmp_path):
     first = page.select_one("li.gpu-status-finding")
     assert "sequential loop" in first.select_one(".gpu-status-flag-names").get_text()
     assert "lax.scan" in first.select_one(".gpu-status-finding-reason").get_text()
-    assert "CPU device" in first.select_one(".gpu-status-finding-action").get_text()
+    assert 'jax.devices("cpu")[0]' in first.select_one(".gpu-status-finding-action").get_text()
     assert first.select_one(".gpu-status-finding-where a") is None  # no such page here
     (table,) = page.select("table.gpu-status-table")
     assert "device changed" in cell(rows(table)[0], "time", table).get_text()

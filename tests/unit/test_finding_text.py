@@ -148,3 +148,24 @@ def test_the_rule_is_a_plain_string_wherever_it_is_written() -> None:
     assert json.dumps({"rule": Rule.SLOW}) == '{"rule": "slow"}'
     assert Rule("slow") is Rule.SLOW and Rule.SLOW == "slow"
     assert set(HINT_RULES).isdisjoint(NOTE_RULES)
+
+
+def test_code_in_a_sentence_is_code_on_every_page_and_in_markdown() -> None:
+    from sphinx_gpu_admonition.render.finding_text import code_spans
+    from sphinx_gpu_admonition.render.markdown import md_prose
+    from sphinx_gpu_admonition.render.status_html import code_markup
+
+    sentence = "runs `qm_jax` (defined in cell 2), a `lax.scan` of 10 steps"
+    assert code_spans(sentence) == [("runs ", False), ("qm_jax", True),
+                                    (" (defined in cell 2), a ", False), ("lax.scan", True),
+                                    (" of 10 steps", False)]
+    assert str(code_markup(sentence)) == (
+        "runs <code>qm_jax</code> (defined in cell 2), a <code>lax.scan</code> of 10 steps")
+    # untrusted text stays text: escaped in the code and around it
+    assert str(code_markup("a <b> `x<y|z` @here")) == (
+        "a &lt;b&gt; <code>x&lt;y|z</code> @here")
+    # Markdown table cells: code spans (their | escaped), the rest escaped, no mention
+    assert md_prose("a *b* `x|y` @here") == "a \\*b\\* `x\\|y` &#64;here"
+    assert md_prose(sentence).startswith("runs `qm_jax` (defined in cell 2), a `lax.scan`")
+    # an unpaired backtick is no code
+    assert code_spans("it's `odd") == [("it's `odd", False)]
