@@ -287,8 +287,10 @@ def recompile_hint(cell: CellRecord, notebook: NotebookRecord, threshold: int) -
 
 
 def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds,
-              comparison: CellComparison | None = None) -> list[Flag]:
-    """Why ``cell`` is slow, with hints at the cause where the data supports them."""
+              comparison: CellComparison | None = None, total: float | None = None
+              ) -> list[Flag]:
+    """Why ``cell`` is slow, with hints at the cause where the data supports them;
+    ``total``: the notebook's cell time, where the caller summed it once."""
     flags: list[Flag] = []
     seconds = cell.seconds
     if seconds >= thresholds.slow_cell_seconds:
@@ -296,7 +298,7 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
                                       "limit": thresholds.slow_cell_seconds}))
     if seconds < thresholds.slow_cell_min_seconds:
         return flags
-    total = notebook.cells_seconds
+    total = notebook.cells_seconds if total is None else total
     if total > 0 and len(notebook.cells) > 1 and seconds / total >= thresholds.slow_cell_share:
         flags.append(Flag(Rule.SHARE, {"share": seconds / total}))
     relative = comparison.relative_ratio if comparison is not None else None
@@ -497,11 +499,12 @@ def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
     if baseline is not None:
         comparison = compare_notebooks(notebook, baseline.get(notebook.docname), thresholds,
                                        machine)
+    total = notebook.cells_seconds  # once, not once for each cell it flags
     flags = [
         () if cell.shell else
         lecture_cell_rules(cell, flag_cell(cell, notebook, thresholds,
                                            comparison.cells.get(position) if comparison
-                                           else None))
+                                           else None, total))
         for position, cell in enumerate(notebook.cells)
     ]
     return NotebookAnalysis(notebook, flags, comparison)

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from .analysis import BuildAnalysis, first_call, run_time
 from .compilations import jax_reasons, user_compilations
-from .compiled_again import compiled_before
+from .compiled_again import compiled_again_cells
 from .formatting import one_line
 from .record import CACHE, EARLIER_BUILD, OK, CellName, CellRecord, NotebookRecord
 from .rules import RECOMPILATION_RULES, Flag, Rule
@@ -104,13 +104,15 @@ def findings(analysis: BuildAnalysis) -> list[Finding]:
         record = result.notebook
         total = record.cells_seconds
         device = record.device_label
-        for cell, flags in result.flagged_cells:
+        flagged = result.flagged_cells
+        again = compiled_again_cells(record, [cell for cell, _ in flagged]) if flagged else set()
+        for cell, flags in flagged:
             rows.append(Finding(record, record.cell_name(cell), cell.seconds,
                                 cell.seconds / total if total > 0 else None, device, flags,
                                 cell, code=work_code(cell),
                                 compile_seconds=cell.compile_seconds,
                                 run_seconds=run_time(cell), first_call=first_call(cell, record),
-                                compiled_again=compiled_before(cell, record)))
+                                compiled_again=id(cell) in again))
     rows.sort(key=lambda row: (-row.seconds, row.notebook.docname))
     return rows
 
