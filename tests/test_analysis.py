@@ -239,3 +239,17 @@ def test_a_sync_under_an_if_is_what_the_action_asks_for():
         "its `for` loop (line 3) calls `step` 10,000 times, about 200 µs per call")
     assert WORDS.action(analysis.cell_flags[0]).startswith(
         "move the loop into one compiled program (`lax.fori_loop`")
+
+
+def test_a_library_program_with_two_loops_gives_the_longest_ones_steps():
+    """A 1,000,000-step fori_loop beside jax.random's 5-step loop, in a library's
+    program: the count of the loop that dominates; no time per step (a count read
+    from a program can be a bound)."""
+    loops = [CompiledLoop(function="jit(sample)", steps=5, platform="gpu"),
+             CompiledLoop(function="jit(sample)", steps=1_000_000, platform="gpu")]
+    nb = gpu(notebook(12.0, 1.0, compiled_loops=loops, compilations={"jit(sample)": 1}))
+    (analysis,) = analyse(StatusReport([nb], {}), DEFAULTS).notebooks
+    (hint,) = [f for f in analysis.cell_flags[0] if f.rule == "sequential_loop"]
+    assert WORDS.reason(hint).startswith(
+        "runs 2 while loops compiled in `jit(sample)` (library code), the longest of "
+        "1,000,000 steps — on the GPU")

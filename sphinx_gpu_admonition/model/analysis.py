@@ -371,8 +371,9 @@ def compiled_facts(loops: Sequence[CompiledLoop], run_seconds: float | None
     """The loops of library code by the compiled function they are in (``a while loop
     of 1,000 steps compiled in `jit(sample)```), as facts: how many, the steps of the
     loop that dominates (the most steps: a 1,000,000-step ``fori_loop`` beside
-    ``jax.random``'s 5-step loop) and the time per step (for one compiled function of
-    the cell: its run time is that loop's)."""
+    ``jax.random``'s 5-step loop) and the time per step (for one loop of the cell: a
+    count read from a program can be a bound, as BFGS's maximum of iterations, so the
+    time of several loops is not one loop's)."""
     by_function: dict[str, list[CompiledLoop]] = {}
     for loop in loops:
         by_function.setdefault(loop.function, []).append(loop)
@@ -382,7 +383,7 @@ def compiled_facts(loops: Sequence[CompiledLoop], run_seconds: float | None
         steps = dominant.steps if dominant is not None else None
         parts.append({"function": function, "loops": len(found), "steps": steps,
                       "step_seconds": (run_seconds / steps if steps and run_seconds
-                                       and len(by_function) == 1 else None)})
+                                       and len(loops) == 1 else None)})
     return parts
 
 
@@ -432,6 +433,9 @@ def first_call(cell: CellRecord, notebook: NotebookRecord) -> bool | None:
     it (no JAX, or not captured)."""
     if user_compilations(cell, notebook):
         return True
+    jitted = {jit.function for jit in cell.jit_calls}
+    if any(compiled_function(name) in jitted for name in cell.compilations):
+        return True  # a library function the cell jits (jax.jit(minimize)(...)) compiled
     if cell.runs or cell.jit_calls or cell.dispatch_loops:
         return False  # it runs the user's JAX code, compiled in an earlier cell
     return None
