@@ -165,9 +165,10 @@ class FindingText(NamedTuple):
         if flag is None:
             return ""
         action = self.rule_action(flag)
-        # JAX's reason is worth recording unless the record told the cause already
-        known = flag.rule == Rule.COMPILED_AGAIN and flag.facts["functions"][0].get(
-            "cause") in ("inputs", "recreated")
+        # JAX's reason is worth recording unless the record told the cause already (a
+        # `recompile` cell whose `compiled_again` names the new input shape included)
+        known = any(other.rule == Rule.COMPILED_AGAIN and other.facts["functions"][0].get(
+            "cause") in ("inputs", "recreated") for other in flags)
         if flag.rule in RECOMPILATION_RULES and not flag.facts.get("explained", True) \
                 and not known:
             action += self.explain_advice()

@@ -119,6 +119,12 @@ def test_a_hint_reads_with_its_action_and_a_recompilation_says_how_to_learn_why(
         ENGLISH.rule_action(recompile) + ENGLISH.explain_advice())
     again = FLAGS[Rule.COMPILED_AGAIN]  # recorded: no advice
     assert ENGLISH.action([again]) == ENGLISH.rule_action(again)
+    # the cell's compiled_again knows the cause (a new input shape): no advice either
+    shape = Flag(Rule.COMPILED_AGAIN, {
+        "functions": [{"name": "jit(step)", "first_cell": 3, "cause": "inputs",
+                       "change": "shape", "now": "f32[10,4]", "before": "f32[4]"}],
+        "compile_seconds": 0.6, "jax_says": [], "explained": False})
+    assert ENGLISH.action([recompile, shape]) == ENGLISH.rule_action(recompile)
 
 
 def test_the_regression_states_the_machine_only_when_it_differs() -> None:
