@@ -206,7 +206,9 @@ def test_per_cell_details_come_from_the_data_file(status_html, table, cell_data)
 def test_jax_recompilation_hint(table, cell_data):
     scale = next(c for c in cell_data["jaxnb"]["c"] if c["l"] == "@jax.jit")
     hints = [reason for rule, reason in scale["f"] if rule in HINT_RULES]
-    assert any("recompiled" in h and "jit(scale) (3x)" in h for h in hints)
+    # with the input types of its three programs (jnp.ones(n) for n in 1, 2, 3)
+    assert any("recompiled" in h and "jit(scale) (3x: f32[1]; f32[2]; f32[3])" in h
+               for h in hints), hints
     assert "jit(scale) 3×" in scale["n"]
     share_text = cell(row_by_docname(table, "jaxnb"), "compile", table).get_text()
     assert share_text.endswith(" s)") and "%" in share_text
