@@ -1051,8 +1051,10 @@ def test_the_plugin_writes_the_findings_in_the_books_language_and_keeps_its_warn
     actions are translated; the warnings stay English, are held on their page until its
     project stage shows them to mystmd, and are in the status file."""
     from sphinx_gpu_admonition.model.build_warnings import build_warnings
-    from sphinx_gpu_admonition.mystmd import status, warnings
+    from sphinx_gpu_admonition.mystmd import build_options, status, warnings
 
+    # in process, the plugin's parent is no myst build: every kernel file is this build's
+    monkeypatch.setattr(build_options, "build_started", lambda pid=None: None)
     write_settings(tmp_path, "      language: zh_CN\n      slow_cell_seconds: 1\n"
                              "      warn_slow_cells: true\n")
     monkeypatch.chdir(tmp_path)
