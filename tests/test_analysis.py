@@ -12,7 +12,14 @@ from __future__ import annotations
 import pytest
 
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
-from sphinx_gpu_admonition.model.record import CellRecord, NotebookRecord, StatusReport
+from sphinx_gpu_admonition.model.record import (
+    CellRecord,
+    CompiledLoop,
+    DispatchLoop,
+    HostSync,
+    NotebookRecord,
+    StatusReport,
+)
 from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
 DEFAULTS = Thresholds()
@@ -154,3 +161,95 @@ def test_unflagged_cells_share_one_empty_flags_value():
     result = analyse_notebook(record, Thresholds())
     assert result.cell_flags == [()] * 5 and result.flagged_cells == []
     assert len({id(flags) for flags in result.cell_flags}) == 1
+
+
+# -- Python loops around JAX (model/loop_rules.py) -------------------------------------
+def gpu(nb: NotebookRecord) -> NotebookRecord:
+    nb.environment.jax.backend = "gpu"
+    return nb
+
+
+def loop(**fields) -> DispatchLoop:
+    """The dispatch loop of tests/roots/jax_loops/dispatch.md, changed by ``fields``."""
+    return DispatchLoop(**{"loop": "for", "code": "for _ in range(calls):", "line": 3,
+                           "defined_cell": 0, "calls": ["step"], "iterations": 10_000,
+                           **fields})
+
+
+@pytest.mark.parametrize(("iterations", "hinted"), [
+    (100, True),  # exactly MIN_ITERATIONS
+    (99, False),
+    (3, False),  # a lecture's `for β in (0.95, 0.98, 0.99)`
+])
+def test_a_dispatch_loop_needs_many_known_iterations(iterations, hinted):
+    # 0.05 s over the iterations: at most 1 ms each down to 50 of them
+    nb = gpu(notebook(2.0, 2.0, compile_seconds=1.95,
+                      dispatch_loops=[loop(iterations=iterations)], position=0))
+    assert ("dispatch_loop" in rules(nb)) is hinted
+
+
+@pytest.mark.parametrize(("run", "hinted"), [
+    (10.0, True),  # 10 s over 10,000 iterations: exactly 1 ms each
+    (10.5, False),  # the work of each call, not its dispatch
+])
+def test_a_dispatch_loop_is_of_small_calls(run, hinted):
+    nb = gpu(notebook(run, 1.0, dispatch_loops=[loop()], position=0))
+    assert ("dispatch_loop" in rules(nb)) is hinted
+
+
+def test_pinned_or_batched_loops_are_no_cause_and_a_cpu_build_gets_a_note():
+    for fields in ({"pinned_to_cpu": True}, {"batched": True}):
+        nb = gpu(notebook(2.0, 1.0, dispatch_loops=[loop(**fields)], position=0))
+        assert rules(nb) == ["share"]
+    nb = notebook(2.0, 1.0, dispatch_loops=[loop()], position=0)  # on a CPU
+    (analysis,) = analyse(StatusReport([nb], {}), DEFAULTS).notebooks
+    share, note = analysis.cell_flags[0]
+    assert (share.rule, note.rule) == ("share", "python_loop")
+    assert note.is_note and not note.is_hint
+    assert WORDS.reason(note).startswith("a Python loop around JAX: its `for` loop (line 3)")
+    assert WORDS.action(analysis.cell_flags[0]).startswith("before the book moves to a GPU")
+
+
+def test_a_while_loop_is_a_cause_where_running_dominates_and_nothing_recompiles():
+    sync = HostSync(kind="float", code="error = float(jnp.max(v))", line=6)
+    vfi = loop(loop="while", code="while error > tol:", iterations=None, syncs=[sync])
+
+    def hinted(compile_seconds: float, **fields) -> list[str]:
+        nb = gpu(notebook(2.0, 1.0, compile_seconds=compile_seconds,
+                          dispatch_loops=[vfi], position=0, **fields))
+        return [rule for rule in rules(nb) if rule in ("host_sync", "dispatch_loop")]
+
+    assert hinted(1.0) == ["host_sync"]  # running exactly half the cell
+    assert hinted(1.0078125) == []  # compiling dominates
+    assert hinted(0.0, compilations={"jit(step)": 2}) == []  # compiled every iteration
+    # the function it calls runs a lax loop of its own: the sequential-loop rule's
+    assert hinted(0.0, compiled_loops=[CompiledLoop(function="jit(step)", steps=50)]) == []
+    # `for x in xs` of an unknown xs is no cause (three items or a million)
+    nb = gpu(notebook(2.0, 1.0, dispatch_loops=[loop(iterations=None)], position=0))
+    assert "dispatch_loop" not in rules(nb)
+
+
+def test_a_sync_under_an_if_is_what_the_action_asks_for():
+    guarded = HostSync(kind="print", code="print(error)", line=5, guarded=True)
+    nb = gpu(notebook(2.0, 1.0, dispatch_loops=[loop(syncs=[guarded])], position=0))
+    (analysis,) = analyse(StatusReport([nb], {}), DEFAULTS).notebooks
+    (flag,) = [f for f in analysis.cell_flags[0] if f.rule in ("dispatch_loop", "host_sync")]
+    assert flag.rule == "dispatch_loop" and flag.facts["loops"][0]["guarded"] == 1
+    assert WORDS.reason(flag).startswith(
+        "its `for` loop (line 3) calls `step` 10,000 times, about 200 µs per call")
+    assert WORDS.action(analysis.cell_flags[0]).startswith(
+        "move the loop into one compiled program (`lax.fori_loop`")
+
+
+def test_a_library_program_with_two_loops_gives_the_longest_ones_steps():
+    """A 1,000,000-step fori_loop beside jax.random's 5-step loop, in a library's
+    program: the count of the loop that dominates; no time per step (a count read
+    from a program can be a bound)."""
+    loops = [CompiledLoop(function="jit(sample)", steps=5, platform="gpu"),
+             CompiledLoop(function="jit(sample)", steps=1_000_000, platform="gpu")]
+    nb = gpu(notebook(12.0, 1.0, compiled_loops=loops, compilations={"jit(sample)": 1}))
+    (analysis,) = analyse(StatusReport([nb], {}), DEFAULTS).notebooks
+    (hint,) = [f for f in analysis.cell_flags[0] if f.rule == "sequential_loop"]
+    assert WORDS.reason(hint).startswith(
+        "runs 2 while loops compiled in `jit(sample)` (library code), the longest of "
+        "1,000,000 steps — on the GPU")

@@ -610,7 +610,7 @@ def test_report_renderers_name_the_flagged_cell_its_device_and_the_action():
     assert (flagged["docname"], flagged["cell"]) == ("ar1_turningpts", "cell 2")
     assert flagged["rules"] == ["slow", "share", "sequential_loop"]
     assert flagged["location"] == "lectures/ar1_turningpts.md:42"
-    assert flagged["action"].startswith("run the loop on the CPU device")
+    assert flagged["action"].startswith("run the loop on the CPU: jit its function for the CPU")
     text = render_report_text(summary, cli.Style(False), 5)
     assert "\x1b[" not in "".join(text)  # no colour unless asked
     name = "ar1_turningpts cell 2 (lectures/ar1_turningpts.md:42)"
@@ -633,7 +633,13 @@ def test_report_renderers_name_the_flagged_cell_its_device_and_the_action():
     assert rows[2].startswith("| 82.0 s | ar1\\_turningpts | cell 2 | "
                               "`lectures/ar1_turningpts.md:42` | `_, path = jax.lax.scan(")
     assert f" | {cli.md_text(flagged['timing'])} | " in rows[2]
-    assert rows[2].endswith(f" | {cli.md_text(flagged['action'])} |")
+    # the action's code as code spans, not escaped backticks
+    assert rows[2].endswith(" | run the loop on the CPU: jit its function for the CPU "
+                            '(`jax.jit(f, device=jax.devices("cpu")[0])`) or call it inside '
+                            '`with jax.default_device(jax.devices("cpu")[0]):`; on the GPU, '
+                            "`unroll=k` (`lax.scan`, `lax.fori_loop`) runs k steps per "
+                            "iteration, or restructure the loop (vectorise it, "
+                            "`lax.associative_scan`) |")
     assert rows[3] == ""  # one row: one flagged cell
     # an .ipynb notebook (no lines): the file
     notebook.source, notebook.cells[1].line = "lectures/ar1.ipynb", None

@@ -36,12 +36,13 @@ def test_the_gpu_case_page_shows_the_timed_call_cell_first(tmp_path: Path) -> No
 
     schema = json.loads((DOCS.parent / "sphinx_gpu_admonition" / "schema"
                          / "execution-status.schema.json").read_text(encoding="utf-8"))
-    for name, synthetic in (("diagnosis-gpu-t4", True), ("diagnosis-cpu", False)):
-        document = json.loads((DOCS.parent / "tests" / "data" / f"{name}-status.json")
-                              .read_text(encoding="utf-8"))
-        jsonschema.validate(document, schema)  # the committed files are valid files
-        assert document["build"].get("synthetic_device", False) is synthetic, name
-        assert "make_gpu_fixture.py --diagnosis" in document["build"]["note"], name
+    for root, option in (("diagnosis", "--diagnosis"), ("jax_loops", "--root jax_loops")):
+        for name, synthetic in ((f"{root}-gpu-t4", True), (f"{root}-cpu", False)):
+            document = json.loads((DOCS.parent / "tests" / "data" / f"{name}-status.json")
+                                  .read_text(encoding="utf-8"))
+            jsonschema.validate(document, schema)  # the committed files are valid files
+            assert document["build"].get("synthetic_device", False) is synthetic, name
+            assert f"make_gpu_fixture.py {option}" in document["build"]["note"], name
     config = (DOCS / "_config.yml").read_text(encoding="utf-8")
     limit = float(re.search(r"gpu_slow_cell_seconds: ([\d.]+)", config).group(1))
     data = DOCS.parent / "tests" / "data"
@@ -61,11 +62,14 @@ def test_the_gpu_case_page_shows_the_timed_call_cell_first(tmp_path: Path) -> No
     timing = first.select_one(".gpu-status-finding-timing").get_text()
     assert timing.endswith(("(warm call)", "(first call)")) and "run " in timing
     assert "sequential loop" in first.select_one(".gpu-status-flag-names").get_text()
-    assert "runs `qm_jax` (defined in cell 2)" in \
+    assert "runs qm_jax (defined in cell 2)" in \
         first.select_one(".gpu-status-finding-reason").get_text()
-    assert first.select_one(".gpu-status-finding-action").get_text().endswith(
-        "run the loop on the CPU device (with jax.default_device(jax.devices('cpu')[0])) "
-        "or restructure it (vectorise it, lax.associative_scan)")
+    # the pins the lecture can paste, as code
+    action = first.select_one(".gpu-status-finding-action")
+    assert "run the loop on the CPU: jit its function for the CPU" in action.get_text()
+    assert [code.get_text() for code in action.select("code")][:3] == [
+        'jax.jit(f, device=jax.devices("cpu")[0])',
+        'with jax.default_device(jax.devices("cpu")[0]):', "unroll=k"]
     # the reading guide's numbers are the file's: the first cell's time and split
     guide = (DOCS / "gpu-case.md").read_text(encoding="utf-8")
     time = first.select_one(".gpu-status-finding-time").get_text()
@@ -73,9 +77,24 @@ def test_the_gpu_case_page_shows_the_timed_call_cell_first(tmp_path: Path) -> No
     headline = page.select_one(".gpu-status-headline").get_text()
     assert re.search(r"took ([\d.]+ s) against \1 in the baseline", headline)
     assert headline.split(" in the baseline")[0].removeprefix("This build ") in guide
+    # the second table's one finding: the Python loop of small calls, with its line,
+    # function, count and action (the reading guide quotes them)
+    loop = page.select("li.gpu-status-finding")[-1]
+    assert "dispatch" in loop.select_one(".gpu-status-finding-where").get_text()
+    assert loop.select_one(".gpu-status-finding-code").get_text() == "for _ in range(calls):"
+    assert "loop of small calls" in loop.select_one(".gpu-status-flag-names").get_text()
+    reason = loop.select_one(".gpu-status-finding-reason").get_text()
+    assert "its for loop (line 3) calls step 200,000 times, about " in reason
+    assert [code.get_text() for code in loop.select(".gpu-status-finding-reason code")][:2] \
+        == ["for", "step"]
+    assert "move the loop into one compiled program" in \
+        loop.select_one(".gpu-status-finding-action").get_text()
+    loop_time = loop.select_one(".gpu-status-finding-time").get_text()
+    assert f"took {loop_time}" in guide
     # report on the page's files flags what the page flags, as the file's build judged
     # it (its stored gpu_slow_cell_seconds), as JSON and as GitHub annotations
-    report_flags_what_the_page_flags(page, data)
+    # on the copy: the --github run writes its job summary and outputs beside the data
+    report_flags_what_the_page_flags(page, tmp_path / "tests" / "data")
 
 
 def report_flags_what_the_page_flags(page, data: Path) -> None:
@@ -89,8 +108,10 @@ def report_flags_what_the_page_flags(page, data: Path) -> None:
     status = data / "diagnosis-gpu-t4-status.json"
     stored = json.loads(status.read_text(encoding="utf-8"))["build"]["thresholds"]
     assert stored["slow_cell_seconds"] == 5.0  # the docs book's limit, not the default
-    names = [" ".join(item.select_one(".gpu-status-finding-where").get_text().split())
-             for item in page.select("li.gpu-status-finding")]
+    # the first table's findings (the page's second table renders the jax_loops file)
+    names = [name for name in (
+        " ".join(item.select_one(".gpu-status-finding-where").get_text().split())
+        for item in page.select("li.gpu-status-finding")) if "roots/diagnosis/" in name]
     assert names
     arguments = ["report", str(status), "--baseline", str(data / "diagnosis-cpu-status.json"),
                  "--exit-zero"]

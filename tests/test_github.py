@@ -12,7 +12,13 @@ import pytest
 
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.model.findings import findings
-from sphinx_gpu_admonition.model.record import CellRecord, ErrorInfo, NotebookRecord, StatusReport
+from sphinx_gpu_admonition.model.record import (
+    CellRecord,
+    ErrorInfo,
+    NotebookRecord,
+    StatusReport,
+    WorkLine,
+)
 from sphinx_gpu_admonition.render import github
 from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
@@ -48,6 +54,24 @@ def test_failure_and_flagged_cells_are_annotated_at_their_lines() -> None:
                                "lectures/slow (12")
     assert lines[1].endswith("%0Acode: step_0()")
     assert len(lines) == 2
+
+
+def test_a_cell_annotation_points_at_the_statement_doing_the_work() -> None:
+    """A ``%%time`` cell at line 8 of lectures/slow.md (its code from line 9): the
+    annotation is at the timed call (its line 2 in the cell), and names it."""
+    slow = _notebook("lectures/slow", "lectures/slow.md", [(12.0, 8), (0.1, 20)])
+    slow.cells[0].first_line = "%%time"
+    slow.cells[0].code_line = 9
+    slow.cells[0].work = WorkLine(code="x = qm(0.1, n)", line=2, kind="jitted_call",
+                                  timed=True)
+    report = StatusReport([slow])
+    (line,) = github.annotations(report, analyse(report, Thresholds()))
+    assert line.startswith("::warning file=lectures/slow.md,line=10,title=Slow cell 1 ")
+    assert line.endswith("%0Acode: x = qm(0.1, n)")
+    # without the code's line (a record of an earlier release): at the cell's fence
+    slow.cells[0].code_line = None
+    (line,) = github.annotations(report, analyse(report, Thresholds()))
+    assert line.startswith("::warning file=lectures/slow.md,line=8,")
 
 
 def test_a_cell_annotation_carries_the_code_and_compile_against_run() -> None:

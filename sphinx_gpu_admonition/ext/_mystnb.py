@@ -19,6 +19,8 @@ from typing import Any, NamedTuple
 from docutils import nodes
 from sphinx.environment import BuildEnvironment
 
+from ..model.enrich import code_start_line
+
 
 class ExecutionResult(NamedTuple):
     """MyST-NB's ``exec_data`` of one document."""
@@ -104,16 +106,19 @@ def code_cells(doctree: nodes.document) -> list[tuple[int, int | None, str]]:
 _CODE_CELL_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*\{code-cell\}")
 
 
-def cell_start_lines(doctree: nodes.document, source_path: Path) -> dict[int, int]:
-    """Cell index -> the line of the source file where the code cell starts, for a
-    text notebook (a line of an ``.ipynb`` file's JSON would mean nothing to a reader).
+def cell_start_lines(doctree: nodes.document, source_path: Path
+                     ) -> dict[int, tuple[int, int | None]]:
+    """Cell index -> (the line of the source file where the code cell starts, the line
+    of its code's first line), for a text notebook (a line of an ``.ipynb`` file's
+    JSON would mean nothing to a reader).
 
     MyST-NB gives a cell's last line (its closing fence); the cell starts at the
-    nearest ``{code-cell}`` fence above it.
+    nearest ``{code-cell}`` fence above it, its code after the options
+    (:func:`..model.enrich.code_start_line`).
     """
     if source_path.suffix == ".ipynb":
         return {}
-    lines: dict[int, int] = {}
+    lines: dict[int, tuple[int, int | None]] = {}
     source: list[str] | None = None
     for node in doctree.findall(nodes.container):
         if node.get("nb_element") == "cell_code" and node.line is not None:
@@ -122,7 +127,9 @@ def cell_start_lines(doctree: nodes.document, source_path: Path) -> dict[int, in
                     source = source_path.read_text(encoding="utf-8").splitlines()
                 except (OSError, UnicodeDecodeError):
                     source = []
-            lines[node["cell_index"]] = cell_start(source, node.line)
+            fence = cell_start(source, node.line)
+            lines[node["cell_index"]] = fence, code_start_line(source, fence,
+                                                               cell_source(node))
     return lines
 
 

@@ -154,7 +154,9 @@ def page_cells(doctree: nodes.document, source: Path,
         place = {count: position for position, count in enumerate(ran)}
     return [PageCell(position=place.get(count) if isinstance(count, int) else None,
                      index=index, source=code, tags=tuple(tags.get(index, ())),
-                     line=lines.get(index), outputs=outputs.get(index, ""))
+                     line=lines.get(index, (None, None))[0],
+                     code_line=lines.get(index, (None, None))[1],
+                     outputs=outputs.get(index, ""))
             for index, count, code in cells]
 
 

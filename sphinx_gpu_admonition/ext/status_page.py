@@ -55,7 +55,7 @@ from ..model.analysis import BuildAnalysis
 from ..model.files import atomic_write
 from ..model.findings import budget_findings, findings, headline
 from ..model.formatting import format_seconds
-from ..render.finding_text import FindingText
+from ..render.finding_text import FindingText, code_spans
 from ..render.labels import Labels
 from ..render.status_html import (
     cells_data_files,
@@ -285,6 +285,14 @@ def status_table_nodes(analysis: BuildAnalysis, options: StatusOptions, fromdoc:
     return first + _findings_nodes(analysis, lb) + result_nodes
 
 
+def _prose(label: str, sentence: str) -> nodes.paragraph:
+    """``Why: runs `qm_jax` ...`` as a paragraph, its backticked code as literals."""
+    paragraph = nodes.paragraph(text=f"{label} ")
+    for piece, code in code_spans(sentence):
+        paragraph += nodes.literal(text=piece) if code else nodes.Text(piece)
+    return paragraph
+
+
 def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
     """The headline and the flagged cells (why, what to do) before the plain table, as
     on the HTML page; no links to cells (anchors are HTML only)."""
@@ -295,8 +303,8 @@ def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
         result.append(nodes.paragraph(text=words.headline(summary),
                                      classes=["gpu-status-headline"]))
     for flag in analysis.build_flags:
-        result.append(nodes.paragraph(text=f"{lb.whole_build} {words.reason(flag)}"))
-        result.append(nodes.paragraph(text=f"{lb.action} {words.rule_action(flag)}"))
+        result.append(_prose(lb.whole_build, words.reason(flag)))
+        result.append(_prose(lb.action, words.rule_action(flag)))
     items = nodes.enumerated_list(classes=["gpu-status-flagged-cells"])
     for finding in findings(analysis):
         record = finding.notebook
@@ -311,10 +319,10 @@ def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
         timing = words.timing(finding)
         if timing:
             item += nodes.paragraph(text=timing)
-        item += nodes.paragraph(text=f"{lb.why} {words.finding_reason(finding)}")
+        item += _prose(lb.why, words.finding_reason(finding))
         action = words.finding_action(finding)
         if action:  # a slow-ok cell has none: no empty "What to do:"
-            item += nodes.paragraph(text=f"{lb.action} {action}")
+            item += _prose(lb.action, action)
         items += item
     if len(items):
         count = len(items)

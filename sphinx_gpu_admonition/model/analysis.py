@@ -16,11 +16,14 @@ from typing import Any, NamedTuple
 
 from .compilations import (
     compiled_function,
+    compiled_inputs,
     is_user_compilation,
     jax_reasons,
     user_compilations,
 )
+from .compiled_again import compiled_again_flag
 from .device import is_gpu
+from .loop_rules import loop_flags
 from .machine import (
     UNKNOWN_MACHINE,
     MachineFactor,
@@ -29,6 +32,7 @@ from .machine import (
     notebook_machine_factor,
     same_device_kind,
 )
+from .program_loops import carried_steps, dominant_loop
 from .record import (
     EXECUTED,
     SLOW_OK_TAG,
@@ -80,10 +84,39 @@ def explained(notebook: NotebookRecord) -> bool:
 _PYTHON_CELL_MAGICS = ("%%capture", "%%time", "%%timeit")
 
 
+def _is_set_up(statement: ast.stmt) -> bool:
+    """An import cell's set-up, paid with its imports at the kernel's start: JAX's
+    options (``jax.config.update("jax_enable_x64", True)``), a device looked up
+    (``cpu = jax.devices("cpu")[0]``: the backend starts there), a constant, or a
+    definition (a ``def`` or ``class`` runs nothing until it is called; a decorator
+    called with arguments may compile at once, as numba's ``@vectorize([...])`` does,
+    so only ``partial(...)`` is called there)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return all(not isinstance(decorator, ast.Call)
+                   or getattr(decorator.func, "id", getattr(decorator.func, "attr", ""))
+                   == "partial" for decorator in statement.decorator_list)
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        function = statement.value.func
+        return (isinstance(function, ast.Attribute) and function.attr == "update"
+                and isinstance(function.value, ast.Attribute)
+                and function.value.attr == "config")
+    if isinstance(statement, ast.Assign) and all(isinstance(target, ast.Name)
+                                                 for target in statement.targets):
+        value = statement.value
+        if isinstance(value, ast.Subscript):
+            value = value.value
+        if isinstance(value, ast.Constant):
+            return True
+        return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr in ("devices", "local_devices"))
+    return False
+
+
 def is_imports_only(source: str) -> bool:
     """A cell whose code is only ``import`` / ``from ... import`` statements (with
-    comments, ``%matplotlib inline``-style line magics and ``!`` lines): the time of
-    importing libraries, paid once per kernel, not the lecture's computation."""
+    comments, ``%matplotlib inline``-style line magics and ``!`` lines, and set-up:
+    JAX's options, a device looked up, constants, definitions): the time of importing
+    libraries and starting JAX, paid once per kernel, not the lecture's computation."""
     if "import" not in source:
         return False  # most cells: no parse (every build asks for every cell)
     lines = source.splitlines()
@@ -96,8 +129,10 @@ def is_imports_only(source: str) -> bool:
         statements = ast.parse(python).body
     except (SyntaxError, ValueError):
         return False
-    return bool(statements) and all(isinstance(statement, (ast.Import, ast.ImportFrom))
-                                    for statement in statements)
+    imports = [statement for statement in statements
+               if isinstance(statement, (ast.Import, ast.ImportFrom))]
+    return bool(imports) and all(isinstance(statement, (ast.Import, ast.ImportFrom))
+                                 or _is_set_up(statement) for statement in statements)
 
 
 def lecture_cell_rules(cell: CellRecord, flags: Sequence[Flag]) -> tuple[Flag, ...]:
@@ -241,15 +276,21 @@ def recompile_hint(cell: CellRecord, notebook: NotebookRecord, threshold: int) -
     if not users:
         return None  # JAX's own operations alone: nothing in the user's code to change
     return Flag(Rule.RECOMPILE, {
-        "functions": [{"name": name, "count": count} for name, count in users],
+        # the input types of its programs, where the probe read them (each distinct once)
+        "functions": [{"name": name, "count": count,
+                       "inputs": list(dict.fromkeys(", ".join(inputs) for inputs
+                                                    in compiled_inputs(cell, name)))}
+                      for name, count in users],
         "internal": len(recompiled) - len(users),
         "jax_says": jax_reasons(cell, [name for name, _ in users]),
         "explained": explained(notebook)})
 
 
 def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds,
-              comparison: CellComparison | None = None) -> list[Flag]:
-    """Why ``cell`` is slow, with hints at the cause where the data supports them."""
+              comparison: CellComparison | None = None, total: float | None = None
+              ) -> list[Flag]:
+    """Why ``cell`` is slow, with hints at the cause where the data supports them;
+    ``total``: the notebook's cell time, where the caller summed it once."""
     flags: list[Flag] = []
     seconds = cell.seconds
     if seconds >= thresholds.slow_cell_seconds:
@@ -257,7 +298,7 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
                                       "limit": thresholds.slow_cell_seconds}))
     if seconds < thresholds.slow_cell_min_seconds:
         return flags
-    total = notebook.cells_seconds
+    total = notebook.cells_seconds if total is None else total
     if total > 0 and len(notebook.cells) > 1 and seconds / total >= thresholds.slow_cell_share:
         flags.append(Flag(Rule.SHARE, {"share": seconds / total}))
     relative = comparison.relative_ratio if comparison is not None else None
@@ -279,6 +320,7 @@ def flag_cell(cell: CellRecord, notebook: NotebookRecord, thresholds: Thresholds
     recompile = recompile_hint(cell, notebook, thresholds.recompile_threshold)
     if recompile is not None:
         flags.append(recompile)
+    flags.extend(loop_flags(cell, notebook, run_time(cell)))  # a note on a CPU build
     if is_gpu(notebook.environment.backend):
         loop = loop_hint(cell, notebook)
         if loop is not None:
@@ -327,30 +369,37 @@ def library_loops(cell: CellRecord, notebook: NotebookRecord) -> list[CompiledLo
 def compiled_facts(loops: Sequence[CompiledLoop], run_seconds: float | None
                    ) -> list[dict[str, Any]]:
     """The loops of library code by the compiled function they are in (``a while loop
-    of 1,000 steps compiled in `jit(sample)```), as facts: how many, their steps (for
-    one loop) and the time per step (for one loop of the cell)."""
+    of 1,000 steps compiled in `jit(sample)```), as facts: how many, the steps of the
+    loop that dominates (the most steps: a 1,000,000-step ``fori_loop`` beside
+    ``jax.random``'s 5-step loop) and the time per step (for one loop of the cell: a
+    count read from a program can be a bound, as BFGS's maximum of iterations, so the
+    time of several loops is not one loop's)."""
     by_function: dict[str, list[CompiledLoop]] = {}
     for loop in loops:
         by_function.setdefault(loop.function, []).append(loop)
     parts = []
     for function, found in by_function.items():
-        steps = found[0].steps if len(found) == 1 else None
+        dominant = dominant_loop(found)
+        steps = dominant.steps if dominant is not None else None
         parts.append({"function": function, "loops": len(found), "steps": steps,
                       "step_seconds": (run_seconds / steps if steps and run_seconds
                                        and len(loops) == 1 else None)})
     return parts
 
 
-def _steps_from_program(run: LoopCall, cell: CellRecord) -> LoopCall:
-    """``run`` with the trip count of the program compiled for its function in the
-    cell, where the code did not give it (``while_loop(lambda s: s[1] < 200, ...)``)
-    and the program has one count."""
-    if run.steps is not None or not cell.compiled_loops:
+def _steps_from_program(run: LoopCall, cell: CellRecord, notebook: NotebookRecord
+                        ) -> LoopCall:
+    """``run`` with the trip count of its function's program where the code did not
+    give it (``while_loop(lambda s: s[1] < 200, ...)``, a count from an input's
+    shape): its dominant loop's, compiled in the cell or, for a warm call, in the
+    earlier cell that compiled it (:func:`.program_loops.carried_steps`)."""
+    if run.steps is not None:
         return run
-    names = {name.rpartition(".")[2] for name in (run.function, run.loop_function) if name}
-    counts = {loop.steps for loop in cell.compiled_loops
-              if loop.steps and compiled_function(loop.function) in names}
-    return dataclasses.replace(run, steps=counts.pop()) if len(counts) == 1 else run
+    for name in (run.loop_function, run.function):
+        steps = carried_steps(name, cell, notebook) if name else None
+        if steps:
+            return dataclasses.replace(run, steps=steps)
+    return run
 
 
 def loop_hint(cell: CellRecord, notebook: NotebookRecord) -> Flag | None:
@@ -358,7 +407,7 @@ def loop_hint(cell: CellRecord, notebook: NotebookRecord) -> Flag | None:
     (``runs``, the builder's parse), in the programs it compiled (library code), or,
     for records without either, its own text."""
     library = library_loops(cell, notebook)
-    runs = [_steps_from_program(run, cell) for run in cell.runs]
+    runs = [_steps_from_program(run, cell, notebook) for run in cell.runs]
     if runs or library:
         with_steps = [run for run in runs if run.steps]
         # the cell's time is spread over its loops: a time per step only for one loop
@@ -379,41 +428,25 @@ def run_time(cell: CellRecord) -> float:
 
 def first_call(cell: CellRecord, notebook: NotebookRecord) -> bool | None:
     """True: the cell compiled a function of the user's (its first call, or a call
-    with new shapes); False: it ran JAX code compiled before (a warm call); None: no
-    JAX compilation known for it (no JAX, or not captured)."""
+    with new shapes); False: it ran the user's JAX code (a loop, a jitted function the
+    parse found) without compiling it (a warm call); None: no JAX compilation known for
+    it (no JAX, or not captured)."""
     if user_compilations(cell, notebook):
         return True
-    if cell.runs:
-        return False
+    jitted = {jit.function for jit in cell.jit_calls}
+    if any(compiled_function(name) in jitted for name in cell.compilations):
+        return True  # a library function the cell jits (jax.jit(minimize)(...)) compiled
+    if cell.runs or cell.jit_calls or cell.dispatch_loops:
+        return False  # it runs the user's JAX code, compiled in an earlier cell
     return None
 
 
 def compiled_again_hint(cell: CellRecord, notebook: NotebookRecord,
                         thresholds: Thresholds) -> Flag | None:
     """A user function compiled in ``cell`` that an earlier cell compiled already,
-    taking ``slow_cell_min_seconds`` or more: the second call was meant to be warm."""
-    if cell.compile_seconds < thresholds.slow_cell_min_seconds:
-        return None
-    names = user_compilations(cell, notebook)
-    if not names:
-        return None
-    earlier: dict[str, CellRecord] = {}
-    for other in notebook.cells:
-        if other is cell:
-            break
-        for name in other.compilations:
-            earlier.setdefault(name, other)
-    # every lambda is "<lambda>": two of them are not one function compiled twice; a
-    # twin pinned to another device (jax.jit(f, device=cpu)) compiles f for that device
-    again = [name for name in names if name in earlier and "<lambda>" not in name
-             and compiled_function(name) not in cell.device_twins]
-    if not again:
-        return None
-    return Flag(Rule.COMPILED_AGAIN, {
-        "functions": [{"name": name, "first_cell": notebook.cell_name(earlier[name]).number}
-                      for name in again],
-        "compile_seconds": cell.compile_seconds, "jax_says": jax_reasons(cell, again),
-        "explained": explained(notebook)})
+    taking ``slow_cell_min_seconds`` or more: the second call was meant to be warm
+    (:func:`.compiled_again.compiled_again_flag`, with why)."""
+    return compiled_again_flag(cell, notebook, thresholds.slow_cell_min_seconds)
 
 
 @dataclasses.dataclass
@@ -470,11 +503,12 @@ def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
     if baseline is not None:
         comparison = compare_notebooks(notebook, baseline.get(notebook.docname), thresholds,
                                        machine)
+    total = notebook.cells_seconds  # once, not once for each cell it flags
     flags = [
         () if cell.shell else
         lecture_cell_rules(cell, flag_cell(cell, notebook, thresholds,
                                            comparison.cells.get(position) if comparison
-                                           else None))
+                                           else None, total))
         for position, cell in enumerate(notebook.cells)
     ]
     return NotebookAnalysis(notebook, flags, comparison)

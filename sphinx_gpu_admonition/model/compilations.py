@@ -69,3 +69,24 @@ def jax_reasons(cell: CellRecord, names: Sequence[str]) -> list[dict[str, str]]:
         if reason is not None:
             said.append({"function": name, "reason": reason})
     return said
+
+
+def compiled_inputs(cell: CellRecord, name: str) -> list[list[str]]:
+    """The input types of each compilation of ``name`` (``jit(f)``) in ``cell``, in
+    order (``[["f32[1000]"], ["f32[10000]"]]``; empty where the probe read none)."""
+    return [entry.inputs for entry in cell.compiled_inputs if entry.function == name]
+
+
+def changed_inputs(now: Sequence[str], before: Sequence[str]
+                   ) -> tuple[str, list[str], list[str]] | None:
+    """What changed from the inputs ``before`` to ``now`` of one function's programs:
+    (``shape``, ``dtype`` or ``inputs``, the inputs now, those before), only the
+    positions that changed (all, when their number changed); None: the same."""
+    if list(now) == list(before):
+        return None
+    if len(now) != len(before):
+        return "inputs", list(now), list(before)
+    pairs = [(new, old) for new, old in zip(now, before, strict=True) if new != old]
+    dtypes = {(new.partition("[")[0], old.partition("[")[0]) for new, old in pairs}
+    kind = "shape" if all(new == old for new, old in dtypes) else "dtype"
+    return kind, [new for new, _ in pairs], [old for _, old in pairs]

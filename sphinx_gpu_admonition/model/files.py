@@ -270,13 +270,13 @@ def local_module_reader(folder: Path) -> Callable[[str], str | None]:
 #: A record saved beside a cached notebook; the version is bumped whenever the record
 #: model changes, so a cache restored from another release is never misread.
 SIDECAR_ID = "sphinx-gpu-admonition/capture-sidecar"
-SIDECAR_VERSION = 10  # 10: capture partial, compiled inputs; 9: timings; 8: dispatch loops
+SIDECAR_VERSION = 11  # 11: cells' code lines; 10: capture partial, compiled inputs; 9: timings
 #: the sidecar versions this release reads: every version after 1 only added fields,
 #: whose defaults stand for what an older sidecar did not save (the cells' lines
 #: and sources are looked up again by every build, and whether their errors were
 #: expected on every cache hit), so an upgrade keeps the measurements of a cache
 #: (before 9 a record has no ``timings``: empty)
-READABLE_SIDECAR_VERSIONS = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 9, SIDECAR_VERSION})
+READABLE_SIDECAR_VERSIONS = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, SIDECAR_VERSION})
 
 
 def sidecar_dict(record: NotebookRecord) -> dict[str, Any]:

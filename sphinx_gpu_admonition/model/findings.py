@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from .analysis import BuildAnalysis, first_call, run_time
 from .compilations import jax_reasons, user_compilations
+from .compiled_again import compiled_again_cells
 from .formatting import one_line
 from .record import CACHE, EARLIER_BUILD, OK, CellName, CellRecord, NotebookRecord
 from .rules import RECOMPILATION_RULES, Flag, Rule
@@ -31,8 +32,9 @@ class Finding(NamedTuple):
     flags: Sequence[Flag]
     #: the cell's record (its line, first line, compile time)
     cell: CellRecord | None = None
-    #: the code to show beside the cell's name: the line that runs the slow loop's
-    #: function, else the cell's first line
+    #: the code to show beside the cell's name: the statement doing the cell's work
+    #: (:attr:`.record.CellRecord.work`: inside ``%%time`` or ``with qe.Timer():``, the
+    #: call of the slow function or the loop), else the cell's first line
     code: str = ""
     #: the cell's JAX compilation time and the rest of its time (running), apart
     compile_seconds: float = 0.0
@@ -40,6 +42,21 @@ class Finding(NamedTuple):
     #: True: the cell compiled a function of the user's (a first call); False: it ran
     #: code compiled before (warm); None: unknown (no JAX compilation data)
     first_call: bool | None = None
+    #: every user function the cell compiled was compiled before, in an earlier cell
+    #: (a new input shape, a function made anew): not a first call
+    compiled_again: bool = False
+
+    @property
+    def source_line(self) -> int | None:
+        """The line of :attr:`code` in the page's source file (a text notebook): the
+        cell's first code line and the work's line in it, else the cell's fence line;
+        None for an ``.ipynb`` source."""
+        cell = self.cell
+        if cell is None:
+            return None
+        if cell.work is not None and cell.code_line is not None:
+            return cell.code_line + cell.work.line - 1
+        return cell.line
 
     @property
     def is_regression(self) -> bool:
@@ -87,14 +104,25 @@ def findings(analysis: BuildAnalysis) -> list[Finding]:
         record = result.notebook
         total = record.cells_seconds
         device = record.device_label
-        for cell, flags in result.flagged_cells:
-            code = next((run.call for run in cell.runs if run.call), cell.first_line)
+        flagged = result.flagged_cells
+        again = compiled_again_cells(record, [cell for cell, _ in flagged]) if flagged else set()
+        for cell, flags in flagged:
             rows.append(Finding(record, record.cell_name(cell), cell.seconds,
                                 cell.seconds / total if total > 0 else None, device, flags,
-                                cell, code=code, compile_seconds=cell.compile_seconds,
-                                run_seconds=run_time(cell), first_call=first_call(cell, record)))
+                                cell, code=work_code(cell),
+                                compile_seconds=cell.compile_seconds,
+                                run_seconds=run_time(cell), first_call=first_call(cell, record),
+                                compiled_again=id(cell) in again))
     rows.sort(key=lambda row: (-row.seconds, row.notebook.docname))
     return rows
+
+
+def work_code(cell: CellRecord) -> str:
+    """The statement doing the cell's work (the parse's), else the line that runs its
+    loop's function (a record from before the parse had it), else its first line."""
+    if cell.work is not None:
+        return cell.work.code
+    return next((run.call for run in cell.runs if run.call), cell.first_line)
 
 
 class BudgetFinding(NamedTuple):

@@ -418,6 +418,9 @@ class CellRecord(Loadable):
     #: line of the cell in the source file (text notebooks; None for .ipynb sources),
     #: so that CI annotations point at it from the JSON alone
     line: int | None = dataclasses.field(default=None, metadata={"minimum": 1})
+    #: the line of the cell's first line of code in that file (after its fence and its
+    #: options), so that a finding points at its work line (``work.line`` in it)
+    code_line: int | None = dataclasses.field(default=None, metadata={"minimum": 1})
     #: the cell is tagged ``slow-ok`` (:data:`SLOW_OK_TAG`): slow on purpose (a
     #: demonstration), shown as such and never warned about
     slow_ok: bool = False

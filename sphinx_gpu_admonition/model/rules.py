@@ -25,12 +25,19 @@ class Rule(str, enum.Enum):
     RECOMPILE = "recompile"
     COMPILED_AGAIN = "compiled_again"
     SEQUENTIAL_LOOP = "sequential_loop"
+    #: a Python loop of many small JAX dispatches (jitted calls, operations one by one)
+    DISPATCH_LOOP = "dispatch_loop"
+    #: a Python loop that copies a device value to the host on every iteration
+    HOST_SYNC = "host_sync"
     FLOAT64 = "float64"
     #: the whole build's: a CI build compiling without a persistent cache
     COMPILATION_CACHE = "compilation_cache"
     # notes: shown with the cell, never warned about
     SLOW_OK = "slow_ok"
     IMPORTS = "imports"
+    #: a Python loop that would be a ``dispatch_loop`` or ``host_sync`` hint on a GPU,
+    #: in a build that ran on a CPU (where a dispatch launches no device kernel)
+    PYTHON_LOOP = "python_loop"
 
     # a plain string wherever it is written (f-strings, str(), JSON), on every Python
     __str__ = str.__str__
@@ -38,18 +45,21 @@ class Rule(str, enum.Enum):
 
 
 HINT_RULES = (Rule.COMPILE, Rule.RECOMPILE, Rule.COMPILED_AGAIN, Rule.SEQUENTIAL_LOOP,
-              Rule.FLOAT64, Rule.COMPILATION_CACHE)
+              Rule.DISPATCH_LOOP, Rule.HOST_SYNC, Rule.FLOAT64, Rule.COMPILATION_CACHE)
 #: the rules a lecture lives with (:func:`.analysis.lecture_cell_rules`): a slow cell
 #: tagged ``slow-ok`` (slow on purpose) and an import cell past the slow limit are
-#: shown, but never warned about, so they never fail a ``-W`` build
-NOTE_RULES = (Rule.SLOW_OK, Rule.IMPORTS)
+#: shown, but never warned about, so they never fail a ``-W`` build; so is a Python
+#: loop around JAX on a CPU build (what it would cost on a GPU)
+NOTE_RULES = (Rule.SLOW_OK, Rule.IMPORTS, Rule.PYTHON_LOOP)
 #: the rules about compiling again, whose action says how to learn JAX's reason
 RECOMPILATION_RULES = (Rule.RECOMPILE, Rule.COMPILED_AGAIN)
 #: the findings show the action of the most specific rule a cell has: a hint names a
-#: cause, so its action comes before "profile the cell"
-ACTION_ORDER = (Rule.SEQUENTIAL_LOOP, Rule.RECOMPILE, Rule.COMPILED_AGAIN, Rule.COMPILE,
-                Rule.FLOAT64, Rule.COMPILATION_CACHE, Rule.REGRESSION, Rule.SLOW, Rule.SHARE,
-                Rule.IMPORTS)
+#: cause, so its action comes before "profile the cell"; a loop that syncs every
+#: iteration before one that only dispatches (keeping the values on the device in a
+#: ``lax.while_loop`` answers both)
+ACTION_ORDER = (Rule.SEQUENTIAL_LOOP, Rule.HOST_SYNC, Rule.DISPATCH_LOOP, Rule.RECOMPILE,
+                Rule.COMPILED_AGAIN, Rule.COMPILE, Rule.FLOAT64, Rule.COMPILATION_CACHE,
+                Rule.REGRESSION, Rule.PYTHON_LOOP, Rule.SLOW, Rule.SHARE, Rule.IMPORTS)
 
 
 class Flag(NamedTuple):

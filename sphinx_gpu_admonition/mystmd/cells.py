@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..model.enrich import PageCell
+from ..model.enrich import PageCell, code_start_line
 from .mdast import walk
 
 #: the notebook cell kind of a code block in mystmd's mdast
@@ -87,15 +87,19 @@ def cache_key(nodes: list[Executable], kernel: str = DEFAULT_KERNEL) -> str:
     return hashlib.md5(kernel.encode("utf-8") + text.encode("utf-8")).hexdigest()
 
 
-def fence_lines(page: Path) -> list[int]:
-    """The line of every ``{code-cell}`` fence of a MyST Markdown page, in order (none
-    for a ``.ipynb`` page: a line of its JSON means nothing to a reader)."""
+def page_lines(page: Path) -> list[str]:
+    """The lines of a MyST Markdown page (none for a ``.ipynb`` page: a line of its
+    JSON means nothing to a reader, nor for a page that cannot be read)."""
     if page.suffix == ".ipynb":
         return []
     try:
-        source = page.read_text(encoding="utf-8").splitlines()
+        return page.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return []
+
+
+def fence_lines(source: list[str]) -> list[int]:
+    """The line of every ``{code-cell}`` fence of a page's lines, in order."""
     return [number for number, line in enumerate(source, 1) if CODE_CELL_FENCE.match(line)]
 
 
@@ -129,7 +133,8 @@ def page_cells(tree: dict[str, Any], page: Path | None = None) -> list[PageCell]
     count), its line is its fence's in ``page`` when the page's fences are the tree's
     code blocks (an ``{include}``d file's cells are not)."""
     nodes = executable_nodes(tree)
-    fences = fence_lines(page) if page is not None else []
+    source = page_lines(page) if page is not None else []
+    fences = fence_lines(source)
     blocks = sum(1 for node in walk(tree)
                  if node.get("type") == "block" and node.get("kind") == CODE_BLOCK)
     cells = []
@@ -142,7 +147,10 @@ def page_cells(tree: dict[str, Any], page: Path | None = None) -> list[PageCell]
                 and node.fence < len(fences) else None)
         cells.append(PageCell(position=position if node.content.strip() else None,
                               index=node.index, source=node.content,
-                              tags=_tags(node.block), line=line, outputs=outputs,
+                              tags=_tags(node.block), line=line,
+                              code_line=(code_start_line(source, line, node.content)
+                                         if line is not None else None),
+                              outputs=outputs,
                               traceback=traceback))
         position += bool(node.content.strip())
     return cells

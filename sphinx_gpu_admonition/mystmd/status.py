@@ -26,7 +26,7 @@ from ..model.record import (
     NotebookRecord,
     StatusReport,
 )
-from ..render.finding_text import FindingText
+from ..render.finding_text import FindingText, code_spans
 from ..render.junit import NEVER_FAIL, FailOn, junit_xml
 from ..render.labels import Labels
 from ..render.status_rows import StatusOptions, parse_options
@@ -154,9 +154,14 @@ def status_nodes(report: StatusReport, analysis: BuildAnalysis,
             where = (translate("{time} on {device}").format(time=seconds, device=row.device)
                      if row.device else seconds)
             action = words.finding_action(row)
+            sentence = f" {where}: {words.finding_reason(row)}" + (f". {action}" if action
+                                                                    else "")
+            # the statement doing the cell's work, then why and what to do (code as code)
+            code = [" ", mdast.inline_code(row.code_text())] if row.code else []
             items.append([mdast.paragraph(
-                _cell_node(row.name, labels, links),
-                f" {where}: {words.finding_reason(row)}" + (f". {action}" if action else ""))])
+                _cell_node(row.name, labels, links), *code,
+                *(mdast.inline_code(piece) if is_code else piece
+                  for piece, is_code in code_spans(sentence)))])
         nodes.append(mdast.list_node(items))
     else:
         nodes.append(mdast.paragraph(labels.no_flagged))

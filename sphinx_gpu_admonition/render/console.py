@@ -51,12 +51,15 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
                  else f"{len(flagged)}, the {SUMMARY_ROWS} slowest")
         lines.append(f"flagged cells ({shown}):")
         for finding in flagged[:SUMMARY_ROWS]:
-            reasons = "; ".join(WORDS.reason(f) for f in finding.flags if not f.is_hint)
+            hints = [f for f in finding.flags if f.is_hint]
+            # a cell flagged by a hint alone (compiled again) says it on its own line
+            first = [f for f in finding.flags if not f.is_hint] or hints[:1]
+            reasons = "; ".join(WORDS.reason(f) for f in first)
             lines.append(f"  {_time(finding.seconds)}  {one_line(finding.name.full)}: "
                          f"{one_line(reasons)}")
             indent = " " * (_TIME_WIDTH + 4)
             # why it is slow (the loop it runs, its compilation), as `report` says it
-            for hint in (f for f in finding.flags if f.is_hint):
+            for hint in (f for f in hints if f not in first):
                 lines.append(f"{indent}hint: {one_line(WORDS.reason(hint))}")
             if finding.code:
                 lines.append(f"{indent}code: {one_line(finding.code)}")

@@ -35,6 +35,17 @@ def per_step(seconds: float) -> str:
     return format_seconds(seconds)
 
 
+def code_spans(text: str) -> list[tuple[str, bool]]:
+    """``text`` as its pieces, each with whether it is code: the sentences mark code
+    with backticks, as Markdown does (``runs `qm_jax` (defined in cell 2)``), and a
+    page shows those pieces as code (untrusted pieces escaped, never markup).  Text
+    with an unpaired backtick is one piece of prose, as it is."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:
+        return [(text, False)] if text else []
+    return [(part, index % 2 == 1) for index, part in enumerate(parts) if part]
+
+
 class FindingText(NamedTuple):
     """The findings' sentences through ``translate`` / ``ngettext`` (English without)."""
 
@@ -59,9 +70,23 @@ class FindingText(NamedTuple):
                             "smaller")
         actions = {
             Rule.SEQUENTIAL_LOOP: translate(
-                "run the loop on the CPU device (with jax.default_device("
-                "jax.devices('cpu')[0])) or restructure it (vectorise it, "
-                "lax.associative_scan)"),
+                "run the loop on the CPU: jit its function for the CPU "
+                "(`jax.jit(f, device=jax.devices(\"cpu\")[0])`) or call it inside "
+                "`with jax.default_device(jax.devices(\"cpu\")[0]):`; on the GPU, "
+                "`unroll=k` (`lax.scan`, `lax.fori_loop`) runs k steps per iteration, or "
+                "restructure the loop (vectorise it, `lax.associative_scan`)"),
+            Rule.DISPATCH_LOOP: translate(
+                "move the loop into one compiled program (`lax.fori_loop`, `lax.scan`, or "
+                "`jax.vmap` where its iterations are independent), or keep it on the CPU: "
+                "`jax.jit(f, device=jax.devices(\"cpu\")[0])`"),
+            Rule.HOST_SYNC: translate(
+                "keep the values on the device: check convergence every k steps "
+                "(`if i % k == 0: error = float(...)`) or move the loop into "
+                "`lax.while_loop`"),
+            Rule.PYTHON_LOOP: translate(
+                "before the book moves to a GPU, move the loop into one compiled program "
+                "(`lax.fori_loop`, `lax.scan`, `lax.while_loop`), or keep it on the CPU "
+                "there"),
             Rule.FLOAT64: translate(
                 "compute in float32 on the GPU (leave jax_enable_x64 off, or cast the arrays "
                 "that do not need double precision): most GPUs run float64 far slower than "
@@ -78,10 +103,6 @@ class FindingText(NamedTuple):
                 "\"jax_compilation_cache_dir\", ...)) to a folder in the workspace and keep "
                 "that folder between CI runs (actions/cache): later builds then load compiled "
                 "programs instead of compiling them again"),
-            Rule.COMPILED_AGAIN: translate(
-                "jit the function once at the top level (not inside another function around "
-                "a new lambda) and reuse it: a second call with the same shapes then skips "
-                "compilation"),
             Rule.REGRESSION: translate(
                 "compare the cell with the baseline's: what changed in the code, its data or "
                 "the device"),
@@ -91,7 +112,42 @@ class FindingText(NamedTuple):
                 "imports are paid once per kernel; move heavy imports out of the timed path "
                 "or accept it"),
         }
+        if flag.rule == Rule.COMPILED_AGAIN:
+            return self._again_action(flag.facts)
         return actions.get(flag.rule, "")
+
+    def _again_action(self, facts: dict[str, Any]) -> str:
+        """``compiled_again``'s action, for its first function's cause."""
+        translate = self.translate
+        first = facts["functions"][0]
+        cause = first.get("cause")
+        if cause == "inputs" and first.get("change") == "dtype":
+            return translate(
+                "pass its inputs with one dtype (`jnp.asarray(x, jnp.float32)`): JAX "
+                "compiles the function again for each new input dtype")
+        if cause == "inputs":
+            return translate(
+                "pad or bucket the sizes to a few fixed shapes, keep one size, or mark the "
+                "argument that changes static (`static_argnums`): JAX compiles the function "
+                "again for each new input shape")
+        if cause == "recreated" and first.get("created_in"):
+            return translate(
+                "jit the function once at the top level (not inside `{function}` around a "
+                "new lambda) and reuse it: a second call with the same shapes then skips "
+                "compilation").format(function=first["created_in"])
+        if cause == "recreated":
+            return translate(
+                "jit the function once at the top level (not anew in a loop) and reuse it: "
+                "a second call with the same shapes then skips compilation")
+        if cause == "same_inputs":
+            return translate(
+                "call it with the same static arguments (`static_argnums`) as before, or "
+                "jit it once and reuse it: JAX compiles again for each new static value and "
+                "each new function")
+        return translate(
+            "call it with inputs of the same shapes and dtypes and the same static "
+            "arguments as before, and jit it once (not anew inside a function or loop): "
+            "a second call then skips compilation")
 
     def text(self, flag: Flag) -> str:
         """The reason, and for a hint (or a note with an action) what to do: how the
@@ -109,7 +165,12 @@ class FindingText(NamedTuple):
         if flag is None:
             return ""
         action = self.rule_action(flag)
-        if flag.rule in RECOMPILATION_RULES and not flag.facts.get("explained", True):
+        # JAX's reason is worth recording unless the record told the cause already (a
+        # `recompile` cell whose `compiled_again` names the new input shape included)
+        known = any(other.rule == Rule.COMPILED_AGAIN and other.facts["functions"][0].get(
+            "cause") in ("inputs", "recreated") for other in flags)
+        if flag.rule in RECOMPILATION_RULES and not flag.facts.get("explained", True) \
+                and not known:
             action += self.explain_advice()
         return action
 
@@ -145,7 +206,8 @@ class FindingText(NamedTuple):
     def timing(self, finding: Finding) -> str:
         """``compile 4.6 s, run 12.0 s (first call)``: JAX compilation set against the
         rest of the cell's time; ``no compilation, run 12.0 s (warm call)`` for a cell
-        that ran compiled code; "" for a cell that neither compiled nor ran JAX code."""
+        that ran compiled code; ``(compiled again)`` for one whose functions an earlier
+        cell compiled; "" for a cell that neither compiled nor ran JAX code."""
         translate = self.translate
         run = format_seconds(finding.run_seconds)
         if finding.compile_seconds:
@@ -157,8 +219,12 @@ class FindingText(NamedTuple):
             return ""
         if finding.first_call is None:
             return text
-        call = (translate("{timing} (first call)") if finding.first_call
-                else translate("{timing} (warm call)"))
+        if finding.first_call and finding.compiled_again:
+            # Translators: a cell whose functions were compiled in an earlier cell already
+            call = translate("{timing} (compiled again)")
+        else:
+            call = (translate("{timing} (first call)") if finding.first_call
+                    else translate("{timing} (warm call)"))
         return call.format(timing=text)
 
     # -- a notebook, the build -----------------------------------------------------------
@@ -238,8 +304,7 @@ class FindingText(NamedTuple):
         JAX's explanations (:meth:`jax_says`); ``explained``: whether the kernel asked
         JAX for them (the action's advice)."""
         translate = self.translate
-        listed = ", ".join(translate("{function} ({count}x)").format(
-            function=item["name"], count=item["count"]) for item in facts["functions"])
+        listed = ", ".join(self._recompiled(item) for item in facts["functions"])
         if facts["internal"]:
             listed += translate(", +{count} JAX-internal").format(count=facts["internal"])
         why = self.jax_says(facts["jax_says"]) or translate(
@@ -247,17 +312,55 @@ class FindingText(NamedTuple):
         return translate("recompiled in this cell: {functions} — {why}").format(
             functions=listed, why=why)
 
-    def _reason_compiled_again(self, facts: dict[str, Any]) -> str:
-        """``functions``: ``[{"name": "jit(q)", "first_cell": 9}]`` (the number of the
-        cell that compiled it first); ``compile_seconds``; ``jax_says``; ``explained``."""
+    def _recompiled(self, item: dict[str, Any]) -> str:
+        """``jit(f) (3x)``, with the input types of its programs where there are several
+        (``jit(f) (3x: f32[10]; f32[100]; f32[1000])``)."""
         translate = self.translate
-        listed = ", ".join(translate("{function} (first in {cell})").format(
-            function=item["name"], cell=self.cell(item["first_cell"]))
-            for item in facts["functions"])
+        inputs = item.get("inputs") or []
+        if len(inputs) > 1:
+            return translate("{function} ({count}x: {inputs})").format(
+                function=item["name"], count=item["count"], inputs="; ".join(inputs))
+        return translate("{function} ({count}x)").format(function=item["name"],
+                                                          count=item["count"])
+
+    def _reason_compiled_again(self, facts: dict[str, Any]) -> str:
+        """``functions``: ``[{"name": "jit(q)", "first_cell": 9, "cause": ...}]`` (the
+        number of the cell that compiled it first, and why it compiled again:
+        :func:`..model.compiled_again.why_again`'s facts); ``compile_seconds``;
+        ``jax_says``; ``explained``."""
+        translate = self.translate
+        listed = "; ".join(self._again(item) for item in facts["functions"])
         text = translate("compiled again: {functions}, {compile} of compilation").format(
             functions=listed, compile=format_seconds(facts["compile_seconds"]))
         said = self.jax_says(facts["jax_says"])
         return text + translate(" — {jax_says}").format(jax_says=said) if said else text
+
+    def _again(self, item: dict[str, Any]) -> str:
+        """One function compiled again, with its cause where the record tells it."""
+        translate = self.translate
+        cause = item.get("cause")
+        if cause == "inputs":
+            change = {"shape": translate("a new input shape"),
+                      "dtype": translate("a new input dtype")}.get(
+                item["change"], translate("new inputs"))
+            return translate("{function} for {change}: {now} (before {before}, in "
+                             "{cell})").format(
+                function=item["name"], change=change, now=", ".join(item["inputs"]),
+                before=", ".join(item["before"]), cell=self.cell(item["before_cell"]))
+        first = self.cell(item["first_cell"])
+        if cause == "recreated" and item.get("created_in"):
+            return translate("{function} (first in {cell}), made anew by every call of "
+                             "`{maker}`").format(function=item["name"], cell=first,
+                                                 maker=item["created_in"])
+        if cause == "recreated":
+            return translate("{function} (first in {cell}), made anew in a loop").format(
+                function=item["name"], cell=first)
+        if cause == "same_inputs":
+            return translate("{function} (first in {cell}) with the same input types: a "
+                             "static argument or the function changed").format(
+                function=item["name"], cell=first)
+        return translate("{function} (first in {cell})").format(function=item["name"],
+                                                               cell=first)
 
     def _reason_sequential_loop(self, facts: dict[str, Any]) -> str:
         """``runs``: the loops the cell runs through functions (:meth:`_run`);
@@ -316,13 +419,104 @@ class FindingText(NamedTuple):
 
     def _library(self, item: dict[str, Any]) -> str:
         """``function`` (the compiled function: ``jit(sample)``), ``loops`` (how many),
-        ``steps`` (of one loop) and ``step_seconds``."""
+        ``steps`` (of the loop with the most) and ``step_seconds``."""
         translate = self.translate
-        what = (translate("a while loop") if item["loops"] == 1
-                else translate("{count} while loops").format(count=item["loops"]))
-        text = translate("{loops} compiled in `{function}` (library code)").format(
-            loops=what + self._steps(item["steps"]), function=item["function"])
+        if item["loops"] == 1:
+            text = translate("{loops} compiled in `{function}` (library code)").format(
+                loops=translate("a while loop") + self._steps(item["steps"]),
+                function=item["function"])
+        else:
+            text = translate("{loops} compiled in `{function}` (library code)").format(
+                loops=translate("{count} while loops").format(count=item["loops"]),
+                function=item["function"])
+            if item["steps"]:
+                text += translate(", the longest of {steps} steps").format(
+                    steps=f"{item['steps']:,}")
         return self._per_step(text, item["step_seconds"])
+
+    # -- Python loops around JAX --------------------------------------------------------
+    def _python_loop(self, loop: dict[str, Any]) -> str:
+        """Which loop: ``its `for` loop (line 3)`` (the cell's own), ``the `while` loop
+        of `vfi` (defined in cell 4, line 4)`` (a function's: the facts of
+        :func:`..model.loop_rules.loop_facts`)."""
+        translate = self.translate
+        holder = loop["loop_function"] or loop["function"]
+        if holder is None:
+            return translate("its `{loop}` loop (line {line})").format(loop=loop["loop"],
+                                                                      line=loop["line"])
+        if loop["module"] is not None:
+            where = translate("defined in {module}.py").format(module=loop["module"])
+        elif loop["defined_cell"] is not None:
+            where = translate("defined in {cell}").format(cell=self.cell(loop["defined_cell"]))
+        else:
+            where = translate("defined in an earlier cell")
+        return translate("the `{loop}` loop of `{function}` ({where}, line {line})").format(
+            loop=loop["loop"], function=holder, where=where, line=loop["line"])
+
+    def _dispatches(self, loop: dict[str, Any]) -> str:
+        """``its `for` loop (line 3) calls `step` 2,000 times, about 15 µs per call``"""
+        translate = self.translate
+        what = ", ".join(f"`{name}`" for name in loop["calls"] or loop["operations"])
+        count = loop["iterations"]
+        if loop["calls"]:
+            text = (translate("{loop} calls {functions} {count} times").format(
+                        loop=self._python_loop(loop), functions=what, count=f"{count:,}")
+                    if count else translate("{loop} calls {functions} on every "
+                                            "iteration").format(
+                        loop=self._python_loop(loop), functions=what))
+        else:
+            text = (translate("{loop} runs {operations} one by one, {count} times").format(
+                        loop=self._python_loop(loop), operations=what, count=f"{count:,}")
+                    if count else translate("{loop} runs {operations} one by one on every "
+                                            "iteration").format(
+                        loop=self._python_loop(loop), operations=what))
+        if loop["iteration_seconds"]:
+            each = (translate(", about {time} per call") if len(loop["calls"]) == 1
+                    else translate(", about {time} per iteration"))
+            text += each.format(time=per_step(loop["iteration_seconds"]))
+        return text
+
+    def _syncs(self, loop: dict[str, Any]) -> str:
+        """``its `while` loop (line 4), which calls `T`, copies a device value to the
+        host on every iteration: `error = float(...)` (line 6)``"""
+        translate = self.translate
+        where = self._python_loop(loop)
+        if loop["calls"]:
+            where = translate("{loop}, which calls {functions},").format(
+                loop=where, functions=", ".join(f"`{name}`" for name in loop["calls"]))
+        syncs = "; ".join(translate("`{code}` (line {line})").format(
+            code=sync["code"], line=sync["line"]) for sync in loop["syncs"])
+        text = translate("{loop} copies a device value to the host on every iteration: "
+                         "{syncs}").format(loop=where, syncs=syncs)
+        if loop["iterations"]:
+            text += translate(" ({count} iterations)").format(count=f"{loop['iterations']:,}")
+        return text
+
+    def _reason_dispatch_loop(self, facts: dict[str, Any]) -> str:
+        """``loops``: the hot Python loops that dispatch JAX work
+        (:func:`..model.loop_rules.loop_facts`)."""
+        return self.translate(
+            "{loops} — every call is dispatched from Python and, on a GPU, launches device "
+            "kernels of its own: many small calls take far longer than one "
+            "program").format(loops="; ".join(self._dispatches(loop)
+                                              for loop in facts["loops"]))
+
+    def _reason_host_sync(self, facts: dict[str, Any]) -> str:
+        """``loops``: the hot Python loops that sync with the host every iteration."""
+        return self.translate(
+            "{loops} — each copy waits for the device to finish, so JAX cannot queue the "
+            "next steps while Python runs").format(loops="; ".join(self._syncs(loop)
+                                                             for loop in facts["loops"]))
+
+    def _reason_python_loop(self, facts: dict[str, Any]) -> str:
+        """``dispatch`` and ``sync``: the loops a GPU build would flag
+        (``dispatch_loop``, ``host_sync``), on a build that ran on a CPU."""
+        parts = [self._syncs(loop) for loop in facts["sync"]]
+        parts += [self._dispatches(loop) for loop in facts["dispatch"]]
+        return self.translate(
+            "a Python loop around JAX: {loops}; this build ran on a CPU, where on a GPU "
+            "every call would also launch device kernels and every copy wait for the "
+            "device").format(loops="; ".join(parts))
 
     def _reason_float64(self, facts: dict[str, Any]) -> str:
         """No facts: the notebook enabled ``jax_enable_x64`` and the cell ran JAX code."""

@@ -188,7 +188,8 @@ def _cell_annotation(finding: Finding, workspace: str | None) -> str:
         details.append(timing)
     return command(
         "warning", "\n".join(["; ".join(reasons + hints), *details]),
-        file=annotation_file(nb.source, workspace), line=cell.line,
+        # at the statement doing the work (a text notebook), else at the cell's fence
+        file=annotation_file(nb.source, workspace), line=finding.source_line,
         title=f"Slow {finding.name.label} of {nb.docname} ({format_seconds(cell.seconds)})")
 
 

@@ -81,7 +81,7 @@ def _cell_case(suite: ElementTree.Element, finding: Finding, fail_on: FailOn) ->
     """A flagged cell as a test case of its own (classname its notebook, name the cell's
     name: "cell 3"), passing with its reason and action in its output, or failing when
     its warning fails the build; returns whether it fails."""
-    nb, cell = finding.notebook, finding.cell
+    nb = finding.notebook
     # a cell's time, like its notebook's, is what this build spent executing it
     seconds = finding.seconds if _executed_now(nb) else 0.0
     case = ElementTree.SubElement(suite, "testcase", classname=nb.docname,
@@ -89,8 +89,9 @@ def _cell_case(suite: ElementTree.Element, finding: Finding, fail_on: FailOn) ->
     # where the cell is, for the reporters that link a case to the source
     if nb.source:
         case.set("file", nb.source)
-        if cell is not None and cell.line is not None:
-            case.set("line", str(cell.line))
+        line = finding.source_line  # the work's line, else the cell's fence
+        if line is not None:
+            case.set("line", str(line))
     reason = WORDS.finding_reason(finding)
     text = f"{finding.name.full} ({format_seconds(finding.seconds)}): flagged: {reason}"
     action = WORDS.finding_action(finding)

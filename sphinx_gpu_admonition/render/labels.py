@@ -105,6 +105,8 @@ class Labels(NamedTuple):
     in_total: str
     slowest_notebook: str
     budget_item: str
+    #: JAX's own compilations of a cell, as one group in its compile column
+    jax_internals: str
     #: the translator the texts came from: for texts with a number, and the headline
     translate: Translate
     ngettext: NGettext
@@ -149,6 +151,12 @@ class Labels(NamedTuple):
                 "regression": translate("regression"),
                 "compile": translate("compilation"), "recompile": translate("recompilation"),
                 "sequential_loop": translate("sequential loop"),
+                # Translators: a Python loop calling small compiled functions many times
+                "dispatch_loop": translate("loop of small calls"),
+                # Translators: a Python loop copying a device value to the host each time
+                "host_sync": translate("host sync in a loop"),
+                # Translators: a note: such a Python loop on a build that ran on a CPU
+                "python_loop": translate("Python loop"),
                 # Translators: a function compiled again in a later cell
                 "compiled_again": translate("compiled again"),
                 "float64": translate("float64 on the GPU"),
@@ -158,6 +166,8 @@ class Labels(NamedTuple):
                 # Translators: a cell of only imports past the slow limit
                 "imports": translate("imports"),
             },
+            # Translators: the compilations of JAX's own operations, counted as one group
+            jax_internals=translate("JAX internals"),
             new=translate("new"), gone=translate("gone"), cache=translate("from the cache"),
             executed_now=translate("this build"),
             earlier_build=translate("an earlier build"),

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model.formatting import format_ratio, format_seconds, one_line, safe_lines, shorten
+from .finding_text import code_spans
 from .summary import (
     MACHINE_FIELDS,
     cells_heading,
@@ -35,9 +36,20 @@ _MD_SPECIAL = set("\\`*_[]<>|#~")
 def md_text(text: Any) -> str:
     """Text for a Markdown table cell: punctuation that means something escaped, ``@``
     as an entity (no mention)."""
-    text = " ".join(one_line(text).split())
+    return _escaped(" ".join(one_line(text).split()))
+
+
+def _escaped(text: str) -> str:
     return "".join("\\" + ch if ch in _MD_SPECIAL else "&#64;" if ch == "@" else ch
                    for ch in text)
+
+
+def md_prose(text: Any) -> str:
+    """A sentence of the findings for a table cell: its backticked code as code spans
+    (:func:`.finding_text.code_spans`), the rest as :func:`md_text` escapes it."""
+    text = " ".join(one_line(text).split())
+    return "".join(md_code(piece) if code else _escaped(piece)
+                   for piece, code in code_spans(text))
 
 
 def md_code(text: str) -> str:
@@ -153,16 +165,16 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
             [fmt_seconds(c["seconds"]), md_text(c["docname"]),
              md_text(c["cell"]), md_code(c["location"] or ""),
              md_code(shorten(c["code"] or c["first_line"])), md_text(c["timing"] or "-"),
-             md_text("; ".join(c["reasons"] + [f"hint: {h}" for h in c["causes"]])),
-             md_text(c["action"])]
+             md_prose("; ".join(c["reasons"] + [f"hint: {h}" for h in c["causes"]])),
+             md_prose(c["action"])]
             for c in summary["flagged_cells"]], right=(0,))
     if summary.get("notes"):  # shown, never counted as flagged (slow-ok, imports)
         lines += ["", f"#### Notes ({len(summary['notes'])}): slow on purpose or only imports",
                   ""]
         lines += md_table(["Time", "Notebook", "Cell", "Where", "Why", "What to do"], [
             [fmt_seconds(c["seconds"]), md_text(c["docname"]), md_text(c["cell"]),
-             md_code(c["location"] or ""), md_text("; ".join(c["reasons"])),
-             md_text(c["action"] or "-")]
+             md_code(c["location"] or ""), md_prose("; ".join(c["reasons"])),
+             md_prose(c["action"] or "-")]
             for c in summary["notes"]], right=(0,))
     if summary["over_budget"]:
         lines += ["", f"#### Over their time budget ({len(summary['over_budget'])})", ""]
@@ -171,8 +183,8 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
              md_code(row["location"] or ""), fmt_seconds(row["budget_seconds"])]
             for row in summary["over_budget"]], right=(0, 3))
     for flag in summary["build_findings"]:  # the build's, not a cell's
-        lines += ["", f"**This build:** {md_text(flag['reason'])}. "
-                      f"**What to do:** {md_text(flag['action'])}."]
+        lines += ["", f"**This build:** {md_prose(flag['reason'])}. "
+                      f"**What to do:** {md_prose(flag['action'])}."]
     warnings = [item for item in summary["warnings"] if not item["repeats_finding"]]
     if warnings:  # what the build's log said, but for the findings listed above
         lines += ["", f"#### Build warnings ({len(warnings)})", ""]

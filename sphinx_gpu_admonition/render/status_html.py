@@ -28,7 +28,7 @@ from ..model.analysis import (
 from ..model.findings import budget_findings, findings, flagged_and_notes, headline
 from ..model.formatting import format_percent, format_seconds
 from ..model.record import CellName, CellRecord, NotebookRecord
-from .finding_text import FindingText
+from .finding_text import FindingText, code_spans
 from .labels import Labels
 from .status_rows import (
     MANY_ROWS,
@@ -120,6 +120,11 @@ def table_style(columns: Sequence[dict[str, Any]], widths: dict[str, Any] | None
     if widths:
         style.append(f"--gpu-status-least-width:{widths['least']}")
     return ";".join(style)
+def code_markup(text: str) -> Markup:
+    """A sentence with its backticked code as ``<code>`` (:func:`.finding_text.code_spans`),
+    every piece escaped."""
+    return Markup("").join(Markup("<code>{}</code>").format(piece) if code
+                           else Markup.escape(piece) for piece, code in code_spans(text))
 
 
 def findings_html(analysis: BuildAnalysis, labels: Labels,
@@ -146,7 +151,8 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
             "row_href": ("#" + flagged_cell_id(record.docname, name.number)
                          if row_ids else None),
             "code": finding.code_text(), "timing": words.timing(finding),
-            "reason": words.finding_reason(finding), "action": words.finding_action(finding),
+            "reason": code_markup(words.finding_reason(finding)),
+            "action": code_markup(words.finding_action(finding)),
         })
     top = FINDINGS_SHOWN
     summary = headline(analysis)
@@ -155,7 +161,8 @@ def findings_html(analysis: BuildAnalysis, labels: Labels,
                     time=format_seconds(row.seconds), budget=format_seconds(row.budget_seconds)),
                 "href": page_uri(row.notebook.docname)}
                for row in budget_findings(analysis)]
-    build_flags = [{"reason": words.reason(flag), "action": words.rule_action(flag)}
+    build_flags = [{"reason": code_markup(words.reason(flag)),
+                    "action": code_markup(words.rule_action(flag))}
                    for flag in analysis.build_flags]
     if not rows and summary is None and not budgets and not build_flags:
         return ""
@@ -208,13 +215,18 @@ def _cell_entry(position: int, cell: CellRecord, name: CellName, flags: Sequence
         if cell.error_expected:
             entry["x"] = 1
     if cell.compile_seconds or cell.compilations:
-        # the user's functions first: what to change is the user's code (JAX's own
-        # operations, ``jit(iota)``, are compiled for the shapes it passes them)
-        functions = sorted(cell.compilations.items(), key=lambda kv: (
-            not is_user_compilation(kv[0], notebook), -kv[1], kv[0]))
-        listed = ", ".join(f"{function} {count}×" for function, count in functions[:3])
+        # the user's functions by name: what to change is the user's code; JAX's own
+        # operations (``jit(iota)``, compiled for the shapes it passes them) as one group
+        functions = sorted(((function, count) for function, count in cell.compilations.items()
+                            if is_user_compilation(function, notebook)),
+                           key=lambda kv: (-kv[1], kv[0]))
+        internal = cell.compilation_count - sum(count for _, count in functions)
+        parts = [f"{function} {count}×" for function, count in functions[:3]]
         if len(functions) > 3:
-            listed += ", …"
+            parts.append("…")
+        if internal:
+            parts.append(f"{labels.jax_internals} {internal}×")
+        listed = ", ".join(parts)
         entry["k"] = format_seconds(cell.compile_seconds)
         entry["n"] = f"{labels.compilations_text(cell.compilation_count)}: {listed}"
     if flags:

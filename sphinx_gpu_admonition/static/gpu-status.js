@@ -97,6 +97,20 @@
     return node;
   }
 
+  /* A finding's sentence, its backticked code as <code> (as the findings list above
+     the table shows it), every piece as text: an unpaired backtick leaves it as it is. */
+  function appendSentence(parent, text) {
+    var parts = String(text).split("`");
+    if (parts.length % 2 === 0) {
+      parts = [parts.join("`")];
+    }
+    parts.forEach(function (part, index) {
+      if (part) {
+        parent.appendChild(index % 2 === 1 ? element("code", "", part) : document.createTextNode(part));
+      }
+    });
+  }
+
   function sortButton(label) {
     var button = element("button", "gpu-status-sort", label);
     button.type = "button";
@@ -168,7 +182,8 @@
           var kind = hints.indexOf(rule) !== -1 ? "hint" : "rule";
           var item = element("li", "gpu-flag-" + kind);
           item.appendChild(element("span", "gpu-flag gpu-flag-" + rule, labels.flag[rule] || rule));
-          item.appendChild(document.createTextNode(" " + flag[1]));
+          item.appendChild(document.createTextNode(" "));
+          appendSentence(item, flag[1]);
           list.appendChild(item);
         });
         flags.appendChild(list);

@@ -34,12 +34,25 @@ FLAGS = {
                   "defined_earlier": False, "step_seconds": 8.2e-6}],
         "library": [{"function": "jit(sample)", "loops": 1, "steps": 1000,
                      "step_seconds": None}]}),
+    Rule.DISPATCH_LOOP: Flag(Rule.DISPATCH_LOOP, {"loops": [{
+        "loop": "for", "code": "for _ in range(calls):", "line": 3, "function": None,
+        "loop_function": None, "defined_cell": 3, "module": None, "calls": ["step"],
+        "operations": [], "iterations": 200_000, "iteration_seconds": 1.2e-5, "syncs": [],
+        "guarded": 0}]}),
+    Rule.HOST_SYNC: Flag(Rule.HOST_SYNC, {"loops": [{
+        "loop": "while", "code": "while error > tol:", "line": 4, "function": "vfi",
+        "loop_function": None, "defined_cell": 4, "module": None, "calls": ["T"],
+        "operations": ["jnp.max", "jnp.abs"], "iterations": None, "iteration_seconds": None,
+        "syncs": [{"kind": "float", "code": "error = float(jnp.max(jnp.abs(v_new - v)))",
+                   "line": 6}], "guarded": 0}]}),
     Rule.FLOAT64: Flag(Rule.FLOAT64, {}),
     Rule.COMPILATION_CACHE: Flag(Rule.COMPILATION_CACHE, {
         "compile_seconds": 60.0, "share": 0.6, "notebooks": 2}),
     Rule.SLOW_OK: Flag(Rule.SLOW_OK, {"seconds": 30.0, "tag": "slow-ok"}),
     Rule.IMPORTS: Flag(Rule.IMPORTS, {"seconds": 12.0, "limit": 10.0}),
 }
+FLAGS[Rule.PYTHON_LOOP] = Flag(Rule.PYTHON_LOOP, {
+    "dispatch": FLAGS[Rule.DISPATCH_LOOP].facts["loops"], "sync": []})
 
 ENGLISH_REASONS = {
     Rule.SLOW: "took 12.5 s (limit 10.0 s)",
@@ -56,6 +69,19 @@ ENGLISH_REASONS = {
                           "compiled in `jit(sample)` (library code) — on the GPU every "
                           "iteration launches device kernels, so long sequential loops can "
                           "be far slower than on the CPU",
+    Rule.DISPATCH_LOOP: "its `for` loop (line 3) calls `step` 200,000 times, about 12 µs "
+                        "per call — every call is dispatched from Python and, on a GPU, "
+                        "launches device kernels of its own: many small calls take far "
+                        "longer than one program",
+    Rule.HOST_SYNC: "the `while` loop of `vfi` (defined in cell 4, line 4), which calls `T`, "
+                    "copies a device value to the host on every iteration: "
+                    "`error = float(jnp.max(jnp.abs(v_new - v)))` (line 6) — each copy waits "
+                    "for the device to finish, so JAX cannot queue the next steps while "
+                    "Python runs",
+    Rule.PYTHON_LOOP: "a Python loop around JAX: its `for` loop (line 3) calls `step` 200,000 "
+                      "times, about 12 µs per call; this build ran on a CPU, where on a GPU "
+                      "every call would also launch device kernels and every copy wait for "
+                      "the device",
     Rule.FLOAT64: "float64 is enabled (jax_enable_x64) on the GPU",
     Rule.COMPILATION_CACHE: "JAX compilation took 60.0 s (60% of the executed cells' time) "
                             "in 2 notebooks run on CI without a persistent compilation cache",
@@ -93,6 +119,12 @@ def test_a_hint_reads_with_its_action_and_a_recompilation_says_how_to_learn_why(
         ENGLISH.rule_action(recompile) + ENGLISH.explain_advice())
     again = FLAGS[Rule.COMPILED_AGAIN]  # recorded: no advice
     assert ENGLISH.action([again]) == ENGLISH.rule_action(again)
+    # the cell's compiled_again knows the cause (a new input shape): no advice either
+    shape = Flag(Rule.COMPILED_AGAIN, {
+        "functions": [{"name": "jit(step)", "first_cell": 3, "cause": "inputs",
+                       "change": "shape", "now": "f32[10,4]", "before": "f32[4]"}],
+        "compile_seconds": 0.6, "jax_says": [], "explained": False})
+    assert ENGLISH.action([recompile, shape]) == ENGLISH.rule_action(recompile)
 
 
 def test_the_regression_states_the_machine_only_when_it_differs() -> None:
@@ -122,3 +154,24 @@ def test_the_rule_is_a_plain_string_wherever_it_is_written() -> None:
     assert json.dumps({"rule": Rule.SLOW}) == '{"rule": "slow"}'
     assert Rule("slow") is Rule.SLOW and Rule.SLOW == "slow"
     assert set(HINT_RULES).isdisjoint(NOTE_RULES)
+
+
+def test_code_in_a_sentence_is_code_on_every_page_and_in_markdown() -> None:
+    from sphinx_gpu_admonition.render.finding_text import code_spans
+    from sphinx_gpu_admonition.render.markdown import md_prose
+    from sphinx_gpu_admonition.render.status_html import code_markup
+
+    sentence = "runs `qm_jax` (defined in cell 2), a `lax.scan` of 10 steps"
+    assert code_spans(sentence) == [("runs ", False), ("qm_jax", True),
+                                    (" (defined in cell 2), a ", False), ("lax.scan", True),
+                                    (" of 10 steps", False)]
+    assert str(code_markup(sentence)) == (
+        "runs <code>qm_jax</code> (defined in cell 2), a <code>lax.scan</code> of 10 steps")
+    # untrusted text stays text: escaped in the code and around it
+    assert str(code_markup("a <b> `x<y|z` @here")) == (
+        "a &lt;b&gt; <code>x&lt;y|z</code> @here")
+    # Markdown table cells: code spans (their | escaped), the rest escaped, no mention
+    assert md_prose("a *b* `x|y` @here") == "a \\*b\\* `x\\|y` &#64;here"
+    assert md_prose(sentence).startswith("runs `qm_jax` (defined in cell 2), a `lax.scan`")
+    # an unpaired backtick is no code
+    assert code_spans("it's `odd") == [("it's `odd", False)]

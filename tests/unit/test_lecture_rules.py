@@ -40,6 +40,11 @@ import matplotlib.pyplot as plt
     "# comments first\n\nimport os, sys\n",
     "!pip install quantecon\nimport quantecon as qe",
     "%%time\nimport jax",
+    # JAX's start-up and definitions, paid with the imports (tests/roots/jax_loops)
+    "import jax\njax.config.update('jax_enable_x64', True)\ncpu = jax.devices('cpu')[0]",
+    "import time\nfrom contextlib import contextmanager\n\n@contextmanager\ndef Timer():\n"
+    "    yield\n",
+    "import numpy as np\nTOL = 1e-8",
 ])
 def test_import_cells_are_recognised(source):
     assert is_imports_only(source)
@@ -48,6 +53,9 @@ def test_import_cells_are_recognised(source):
 @pytest.mark.parametrize("source", [
     "", "# nothing\n", "import numpy as np\nx = np.ones(3)", "%%bash\nimport x",
     "def f():\n    import os\n", "import (", "try:\n    import jax\nexcept ImportError:\n    pass",
+    "import jax\nx = jax.numpy.ones(3)", "import jax\njax.devices()[0].platform",
+    "import jax\njax.block_until_ready(x)",
+    "from numba import vectorize\n@vectorize(['float64(float64)'])\ndef f(x):\n    return x",
 ])
 def test_other_cells_are_not_import_cells(source):
     assert not is_imports_only(source)
