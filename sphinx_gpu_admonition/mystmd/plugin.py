@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..model.analysis import analyse
@@ -35,6 +36,7 @@ from ..render.runtime_text import ROLES
 from . import (
     build_options,
     capture,
+    claims,
     environment,
     notice,
     packages,
@@ -43,6 +45,7 @@ from . import (
     status,
     warnings,
 )
+from .cells import executable_nodes
 
 PLUGIN_SPEC: dict[str, Any] = {
     "name": "sphinx-gpu-admonition",
@@ -58,9 +61,12 @@ PLUGIN_SPEC: dict[str, Any] = {
          "options": {"packages": {"type": "boolean",
                                   "doc": "Also list the kernel environment's packages."}}},
     ],
-    "roles": [{"name": name, "body": {"type": "string"},
-               "doc": "How long a page takes to run (this page, or a page's path)"}
-              for name in ROLES],
+    "roles": [*({"name": name, "body": {"type": "string"},
+                 "doc": "How long a page takes to run (this page, or a page's path)"}
+                for name in ROLES),
+              *({"name": name, "body": {"type": "string"},
+                 "doc": "A named timing, the ratio of two, or a timing claim"}
+                for name in claims.ROLES)],
     "transforms": [
         {"name": "gpu-capture", "stage": "document",
          "doc": "The page's execution record, from the in-kernel probe."},
@@ -129,6 +135,11 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
         found += _page_warnings("runtime", runtime.resolve(
             tree, lambda _target: record, lambda _target: [], texts, this_page_only=True),
             record)
+        # the page's timing roles and text for the claims (its docname into its roles)
+        found += _page_warnings("output", claims.read_page(
+            tree, record, any(node.kind == "block" for node in executable_nodes(tree)),
+            folder, Path.cwd()), record)
+        found += claims.tag_warnings(tree, record, Path.cwd())
         if record is not None:
             notice.make_truthful(tree, record, options)
             parallel = build_options.preallocation_warning(
@@ -144,10 +155,17 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
         # this build's kernels that no page took: pages that ran but have no record
         found += _page_warnings("capture", capture.leftover_kernels(
             folder, since=build_options.build_started())[1], None)
+        records = capture.build_records(folder)
+        pages = claims.saved_pages(folder, Path.cwd(), build_options.build_started())
+        others, unread = claims.other_builds(options.config.runtime_sources, Path.cwd())
+        found += [warnings.warning("runtime", problem, settings.config_file())
+                  for problem in unread if settings.once(problem, folder)]
+        checked = claims.check_book(pages, records, others, options.claim_rules, Path.cwd())
+        found += claims.resolve(tree, checked, pages, options.translate)
         report, analysis = status.build_report(
-            capture.build_records(folder),
-            execute_parallel=build_options.execute_parallel(arguments),
-            thresholds=options.thresholds, rules=options.rules)
+            records, execute_parallel=build_options.execute_parallel(arguments),
+            thresholds=options.thresholds, rules=options.rules, claims=checked.claims,
+            statements=checked.statements)
         found += _page_warnings("capture", environment.fill_placeholders(
             tree, report, options.translate,
             packages.problems(folder, options.config.publish_interpreter_path),
@@ -190,6 +208,8 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(1) from None  # the warnings are on stderr already
     elif args[1] in ROLES:
         json.dump(runtime.role(args[1], data), sys.stdout)
+    elif args[1] in claims.ROLES:
+        json.dump(claims.role(args[1], data), sys.stdout)
     else:
         raise SystemExit(safe_line(f"unknown role {one_line(repr(args[1]))}"))
 

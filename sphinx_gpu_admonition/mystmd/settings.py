@@ -31,6 +31,7 @@ from ..model.analysis import Thresholds
 from ..model.files import repository_path
 from ..model.judging import Rules
 from ..model.settings import PREFIX, GpuConfig, options, validate
+from ..model.timing_record import ClaimRules
 from ..render.labels import NGettext, Translate, english, english_plural
 
 CONFIG_FILE = "myst.yml"
@@ -42,7 +43,8 @@ CATALOG = "sphinx_gpu_admonition"
 #: the Sphinx options that mean something on mystmd
 USED = ("expected_backend", "colab_url", "slow_cell_seconds", "slow_cell_share",
         "slow_cell_min_seconds", "compile_share", "recompile_threshold", "warn_slow_cells",
-        "explain_recompilations", "publish_interpreter_path")
+        "explain_recompilations", "publish_interpreter_path", "runtime_sources",
+        "claim_much_factor", "claim_similar_factor", "claim_margin")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +64,10 @@ class Settings:
         """The rule settings the status file keeps (mystmd has no regressions check)."""
         return Rules(warn_slow_cells=self.config.warn_slow_cells,
                      expected_backend=self.config.expected_backend)
+
+    @property
+    def claim_rules(self) -> ClaimRules:
+        return ClaimRules.from_config(self.config)
 
     @property
     def expected_backend(self) -> str | None:

@@ -27,11 +27,13 @@ from ..model.record import (
     StatusReport,
     sorted_slowest_first,
 )
+from ..model.timing_record import Claim, TimingStatement
 from ..render.finding_text import FindingText
 from ..render.junit import NEVER_FAIL, FailOn, junit_xml
 from ..render.labels import Labels
 from ..render.summary import analysis_data
 from . import mdast
+from .claims import claims_nodes
 
 STATUS_CLASS = "gpu-execution-status"
 PLACEHOLDER_CLASS = "gpu-execution-status-placeholder"
@@ -46,12 +48,16 @@ def placeholder() -> list[mdast.Node]:
 
 def build_report(records: list[NotebookRecord], project: str | None = None,
                  execute_parallel: int = 1, thresholds: Thresholds | None = None,
-                 rules: Rules | None = None) -> tuple[StatusReport, BuildAnalysis]:
+                 rules: Rules | None = None, claims: list[Claim] | None = None,
+                 statements: list[TimingStatement] | None = None
+                 ) -> tuple[StatusReport, BuildAnalysis]:
     """The build's report; ``execute_parallel``: ``--execute-parallel N`` of the build
     (pages executed at once; recorded, as it explains a GPU's out-of-memory failure);
-    ``thresholds`` and ``rules``: how it judged them, kept in the file."""
+    ``thresholds`` and ``rules``: how it judged them, kept in the file; ``claims`` and
+    ``statements``: the book's timing claims and review list (:mod:`.claims`)."""
     thresholds = thresholds or Thresholds()
-    report = StatusReport(notebooks=records, build={
+    report = StatusReport(notebooks=records, claims=list(claims or []),
+                          timing_statements=list(statements or []), build={
         "created": build_time(),
         "project": project,
         "builder": "mystmd",
@@ -152,6 +158,8 @@ def status_nodes(report: StatusReport, analysis: BuildAnalysis,
             time=format_seconds(cell.seconds),
             device=nb.device_label or translate("an unknown device"),
             code=mdast.inline_code(cell.first_line or ""))))
+    # the timing claims right after the findings, as on the Sphinx page
+    nodes += claims_nodes(analysis.claims, analysis.timing_statements, labels)
     nodes.append(mdast.heading(translate("Notebooks"), 2))
     table_rows: list[list[mdast.Node | str]] = [
         [_page_name(nb), format_seconds(nb.seconds), _status(nb, labels),
