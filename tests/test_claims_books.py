@@ -333,3 +333,89 @@ def test_minus_w_fails_on_a_failing_claim(book, tmp_path):
                           warningiserror=True, raising=False)
     assert failed.raised is not None or failed.app.statuscode == 1
     assert "[gpu_admonition.claim]" in failed.warnings
+
+
+# -- the same book on mystmd ----------------------------------------------------------------
+class MystBook(NamedTuple):
+    book: Path
+    log: str
+    report: StatusReport
+    #: the site content's mdast of each page, by its slug
+    pages: dict[str, dict[str, Any]]
+
+
+def _walk(node: dict[str, Any]) -> Any:
+    yield node
+    for child in node.get("children") or []:
+        if isinstance(child, dict):
+            yield from _walk(child)
+
+
+def _text(node: dict[str, Any]) -> str:
+    return "".join(str(n.get("value", "")) for n in _walk(node)
+                   if n.get("type") in ("text", "inlineCode"))
+
+
+@pytest.fixture(scope="module")
+def mystmd_book(tmp_path_factory: pytest.TempPathFactory) -> MystBook:
+    from test_mystmd import myst_build, requires_mystmd
+
+    requires_mystmd()
+    book = tmp_path_factory.mktemp("claims-mystmd") / "book"
+    shutil.copytree(ROOT, book)
+    shutil.copytree(ROOTS / "mystmd" / "template", book / "template")
+    (book / "_static").mkdir()
+    shutil.copyfile(GPU_FILE, book / SOURCE)
+    completed = myst_build(book)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    pages = {path.stem: json.loads(path.read_text(encoding="utf-8"))["mdast"]
+             for path in (book / "_build" / "site" / "content").glob("*.json")}
+    return MystBook(book, completed.stdout + completed.stderr,
+                    read_status(book / "_build" / "execution-status.json"), pages)
+
+
+def checks_of(report: StatusReport) -> dict[tuple[str, str], list[tuple[Any, ...]]]:
+    return {(claim.page, claim.expression): [(check.build, check.device_kind, check.verdict,
+                                              check.reason) for check in claim.checks]
+            for claim in report.claims}
+
+
+@pytest.mark.mystmd
+def test_the_same_book_on_mystmd_gives_the_same_verdicts(book, mystmd_book):
+    assert verdicts(mystmd_book.report) == verdicts(book.report)
+    assert checks_of(mystmd_book.report) == checks_of(book.report)
+    assert [(c.page, c.line, c.sentence) for c in mystmd_book.report.claims] == \
+        [(c.page, c.line, c.sentence) for c in book.report.claims]
+    assert [(s.page, s.line, s.sentence) for s in mystmd_book.report.timing_statements] == \
+        [(s.page, s.line, s.sentence) for s in book.report.timing_statements]
+
+
+@pytest.mark.mystmd
+def test_mystmd_warns_at_the_claims_lines(mystmd_book):
+    line = line_of(LECTURE, f"`{FALSE}`")
+    assert re.search(rf"lecture\.md:{line} .*\[claim\]: claim `{re.escape(FALSE)}` fails on "
+                     r"CPU \([^)]+\): [\d.]+ m?s vs", mystmd_book.log), mystmd_book.log
+    for expression in TRUE:
+        assert f"`{expression}`" not in mystmd_book.log
+    for marker in ("`twice < lecture:loop`", "{timing}`nothing-here`"):
+        assert f"problems.md:{line_of(PROBLEMS, marker)} " in mystmd_book.log
+    kept = [item for item in mystmd_book.report.build["warnings"] if item["subtype"] == "claim"]
+    assert len(kept) == 7  # the false claim, and one a problem (as on Sphinx)
+
+
+@pytest.mark.mystmd
+def test_mystmd_pages_show_the_marks_the_values_and_the_claims(mystmd_book):
+    nodes = [node for page in mystmd_book.pages.values() for node in _walk(page)]
+    marks = [node["class"].split()[1] for node in nodes
+             if "gpu-claim-mark" in str(node.get("class", ""))]
+    assert sorted(marks) == sorted(f"gpu-claim-{claim.verdict}"
+                                   for claim in mystmd_book.report.claims)
+    timings = [_text(node) for node in nodes if node.get("class") == "gpu-timing"]
+    assert any(re.fullmatch(r"[\d.]+ ms on a CPU \([^)]+\), [\d.]+ ms on a GPU \(Tesla T4\)",
+                            text) for text in timings), timings
+    status = next(page for page in mystmd_book.pages.values()
+                  if "Timing claims" in [_text(n) for n in _walk(page)
+                                         if n.get("type") == "heading"])
+    items = [_text(node) for node in _walk(status) if node.get("type") == "listItem"]
+    assert any(item.startswith(f"✗ fails {FALSE}") for item in items), items
+    assert any("significantly faster" in item for item in items)
