@@ -26,6 +26,7 @@ from xml.etree import ElementTree
 
 import pytest
 from conftest import ROOTS, ProjectBuild, sphinx_build
+from test_mystmd import myst_build, requires_mystmd, text_of, walk
 
 from sphinx_gpu_admonition.cli import main as cli_main
 from sphinx_gpu_admonition.model import page_claims
@@ -344,22 +345,8 @@ class MystBook(NamedTuple):
     pages: dict[str, dict[str, Any]]
 
 
-def _walk(node: dict[str, Any]) -> Any:
-    yield node
-    for child in node.get("children") or []:
-        if isinstance(child, dict):
-            yield from _walk(child)
-
-
-def _text(node: dict[str, Any]) -> str:
-    return "".join(str(n.get("value", "")) for n in _walk(node)
-                   if n.get("type") in ("text", "inlineCode"))
-
-
 @pytest.fixture(scope="module")
 def mystmd_book(tmp_path_factory: pytest.TempPathFactory) -> MystBook:
-    from test_mystmd import myst_build, requires_mystmd
-
     requires_mystmd()
     book = tmp_path_factory.mktemp("claims-mystmd") / "book"
     shutil.copytree(ROOT, book)
@@ -405,17 +392,17 @@ def test_mystmd_warns_at_the_claims_lines(mystmd_book):
 
 @pytest.mark.mystmd
 def test_mystmd_pages_show_the_marks_the_values_and_the_claims(mystmd_book):
-    nodes = [node for page in mystmd_book.pages.values() for node in _walk(page)]
+    nodes = [node for page in mystmd_book.pages.values() for node in walk(page)]
     marks = [node["class"].split()[1] for node in nodes
              if "gpu-claim-mark" in str(node.get("class", ""))]
     assert sorted(marks) == sorted(f"gpu-claim-{claim.verdict}"
                                    for claim in mystmd_book.report.claims)
-    timings = [_text(node) for node in nodes if node.get("class") == "gpu-timing"]
+    timings = [text_of(node) for node in nodes if node.get("class") == "gpu-timing"]
     assert any(re.fullmatch(r"[\d.]+ ms on a CPU \([^)]+\), [\d.]+ ms on a GPU \(Tesla T4\)",
                             text) for text in timings), timings
     status = next(page for page in mystmd_book.pages.values()
-                  if "Timing claims" in [_text(n) for n in _walk(page)
+                  if "Timing claims" in [text_of(n) for n in walk(page)
                                          if n.get("type") == "heading"])
-    items = [_text(node) for node in _walk(status) if node.get("type") == "listItem"]
+    items = [text_of(node) for node in walk(status) if node.get("type") == "listItem"]
     assert any(item.startswith(f"✗ fails {FALSE}") for item in items), items
     assert any("significantly faster" in item for item in items)

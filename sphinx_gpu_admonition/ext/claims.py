@@ -29,7 +29,7 @@ from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
 from ..model import page_claims
-from ..model.claims import WARNED_REASONS, Build
+from ..model.claims import Build
 from ..model.files import repository_path
 from ..model.page_claims import (
     ClaimRole,
@@ -40,10 +40,9 @@ from ..model.page_claims import (
     placed,
     wanted_text,
 )
-from ..model.page_text import RATIO_ROLE, TIMING_ROLE
 from ..model.schema import dumper
-from ..model.timing_quotes import ratio_checks, timing_values
-from ..model.timing_record import Claim, ClaimCheck, ClaimRules, TimingStatement
+from ..model.timing_quotes import quote_problem
+from ..model.timing_record import Claim, ClaimRules, TimingStatement
 from ..render import claims_text
 from ..render.runtime_text import stale_pages
 from .capture import capture_folder, get_record, stored_records
@@ -214,20 +213,8 @@ def emit_warnings(app: Sphinx, checked: BookClaims) -> None:
 def _quote_problem(role: str, text: str, docname: str, checked: BookClaims) -> str | None:
     """Why this build states no value for a ``{timing}`` or ``{timing-ratio}``, when the
     text or the book can fix it."""
-    if role == TIMING_ROLE:
-        values, missing = timing_values(text, docname, checked.builds)
-        if missing is None or missing.reason not in WARNED_REASONS:
-            return None
-        check = ClaimCheck(reason=missing.reason, subject=missing.subject,
-                           detail=missing.detail)
-    elif role == RATIO_ROLE:
-        checks = ratio_checks(text, docname, checked.builds, checked.rules)
-        check = checks[0] if checks else ClaimCheck()
-        if check.ratio is not None or check.reason not in WARNED_REASONS:
-            return None
-    else:
-        return None
-    return claims_text.reason_text(check)
+    check = quote_problem(role, text, docname, checked.builds, checked.rules)
+    return claims_text.reason_text(check) if check is not None else None
 
 
 # -- pages to write again --------------------------------------------------------------

@@ -264,7 +264,7 @@ def page_record(tree: dict[str, Any], folder: Path | None = None, root: Path | N
         if record is None:
             return None, warnings  # no data: not executed with capture on (or code only)
         record.title = _title(tree) or record.title
-        warnings += _enrich(record, tree, _source_file(record, root))
+        warnings += _enrich(record, tree, record_file(record, root))
     warnings += _save_record(folder, record)
     return record, warnings
 
@@ -276,7 +276,9 @@ def _enrich(record: NotebookRecord, tree: dict[str, Any], page: Path | None) -> 
     return enrich(record, page_cells(tree, page), reader)
 
 
-def _source_file(record: NotebookRecord, root: Path) -> Path | None:
+def record_file(record: NotebookRecord, root: Path) -> Path | None:
+    """The page's source file of a record (its ``source``, from the book's folder or as
+    written), where it still is."""
     if not record.source:
         return None
     for path in (root / record.source, Path(record.source)):

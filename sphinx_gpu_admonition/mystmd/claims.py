@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..model.build_warnings import BuildWarning
-from ..model.claims import WARNED_REASONS, Build
+from ..model.claims import Build
 from ..model.files import read_status, repository_path, write_or_warn
 from ..model.page_claims import (
     ClaimRole,
@@ -42,14 +42,15 @@ from ..model.page_claims import (
 from ..model.page_text import CLAIM_ROLE, RATIO_ROLE, TIMING_ROLE
 from ..model.record import EXECUTION_OFF, NotebookRecord
 from ..model.schema import SchemaError, dumper
-from ..model.timing_quotes import ratio_checks, timing_values
-from ..model.timing_record import Claim, ClaimCheck, ClaimRules, TimingStatement
+from ..model.timing_quotes import quote_problem, ratio_checks, timing_values
+from ..model.timing_record import Claim, ClaimRules, TimingStatement
 from ..model.timings import tag_problems
 from ..render import claims_text
 from ..render.claims_view import claim_entries, review_pages, statement_entries
 from ..render.labels import Labels, Translate, english
 from ..render.runtime_text import stale_pages
 from . import mdast
+from .capture import record_file
 from .cells import page_cells
 from .warnings import warning
 
@@ -86,15 +87,6 @@ def _roles(found: Iterable[mdast.Node]) -> list[ClaimRole]:
 # -- the document stage: the page's text, once per read ----------------------------------
 def _digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
-
-
-def record_file(record: NotebookRecord, root: Path) -> Path | None:
-    if not record.source:
-        return None
-    for path in (root / record.source, Path(record.source)):
-        if path.is_file():
-            return path
-    return None
 
 
 def _paragraph_at(lines: list[str], line: int) -> str:
@@ -295,18 +287,8 @@ def _quoted(role: str, text: str, page: str, checked: CheckedBook,
 
 
 def _quote_problem(role: str, text: str, page: str, checked: CheckedBook) -> str | None:
-    if role == TIMING_ROLE:
-        _values, missing = timing_values(text, page, checked.builds)
-        if missing is None or missing.reason not in WARNED_REASONS:
-            return None
-        check = ClaimCheck(reason=missing.reason, subject=missing.subject,
-                           detail=missing.detail)
-    else:
-        checks = ratio_checks(text, page, checked.builds, checked.rules)
-        check = checks[0] if checks else ClaimCheck()
-        if check.ratio is not None or check.reason not in WARNED_REASONS:
-            return None
-    return claims_text.reason_text(check)
+    check = quote_problem(role, text, page, checked.builds, checked.rules)
+    return claims_text.reason_text(check) if check is not None else None
 
 
 def resolve(tree: mdast.Node, checked: CheckedBook, pages: list[SavedPage],
