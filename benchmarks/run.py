@@ -21,6 +21,9 @@ spread (min-max).
   not grow with the book (``--full`` adds a 500-notebook book);
 - ``-j 2``: the forced build with two processes against the serial one, and
   whether both write the same ``execution-status.json`` apart from times;
+- timing claims: the cache-hit rebuild of a book whose notebooks name cells for
+  timing and have the three timing roles and a claim, against the same book without
+  them (``--claims-only`` runs these alone);
 - cache-hit lookups: finding the jupyter-cache record of each hit, in caches of
   20 and 500 records, against listing every record per notebook (as before);
 - environment pickle: bytes the extension adds to ``environment.pickle`` per
@@ -124,9 +127,19 @@ kernelspec:
 """
 
 
-def make_book(folder: Path, notebooks: int, cells: int, extension: bool) -> Path:
+#: with ``claims``, each notebook's text after its cells: the three timing roles and an
+#: unmarked sentence about speed for the review list (the first two cells are named)
+CLAIMS_TEXT = ("\nThe first cell takes {timing}`c0`, {timing-ratio}`c0 / c1` the second. "
+               "It is about the same as the second. {timing-claim}`c0 ~ c1`\n\n"
+               "The second cell is not much faster than the first.\n")
+
+
+def make_book(folder: Path, notebooks: int, cells: int, extension: bool,
+              claims: bool = False) -> Path:
     """A book of ``notebooks`` MyST notebooks of ``cells`` trivial code cells and a
-    status page: ``{execution-status}`` with the extension, ``{nb-exec-table}`` without."""
+    status page: ``{execution-status}`` with the extension, ``{nb-exec-table}`` without;
+    with ``claims``, each notebook names two cells for timing and has a claim
+    (:data:`CLAIMS_TEXT`)."""
     src = folder / "src"
     src.mkdir(parents=True)
     names = [f"nb{n:04d}" for n in range(notebooks)]
@@ -140,8 +153,10 @@ def make_book(folder: Path, notebooks: int, cells: int, extension: bool) -> Path
     directive = "execution-status" if extension else "nb-exec-table"
     (src / "status.md").write_text(f"# Status\n\n```{{{directive}}}\n```\n", encoding="utf-8")
     for n, name in enumerate(names):
-        body = "".join(f"\n```{{code-cell}} ipython3\nx_{c} = {n} * {c} + 1\n```\n"
-                       for c in range(cells))
+        body = "".join(f"\n```{{code-cell}} ipython3\n"
+                       f"{f':tags: [time:c{c}]' + chr(10) if claims and c < 2 else ''}"
+                       f"x_{c} = {n} * {c} + 1\n```\n" for c in range(cells))
+        body += CLAIMS_TEXT if claims else ""
         (src / f"{name}.md").write_text(f"{NOTEBOOK_HEADER}# Notebook {n}\n{body}",
                                         encoding="utf-8")
     return src
@@ -381,6 +396,44 @@ def cache_hit_books(folder: Path, notebooks: int, cells: int) -> CacheHitBooks:
     shutil.copytree(folder / "with" / "cache", folder / "without" / "cache")
     books.build("without")  # all hits
     return books
+
+
+def claims_rebuilds(folder: Path, notebooks: int, cells: int, repeats: int) -> list[Row]:
+    """The all-cache-hit ``-E`` rebuild of a book whose notebooks each have named
+    timings, the three roles and a claim against the same book without them (both
+    with the extension): what reading the texts and checking the claims costs, in
+    the whole build and in the extension's own code (issue 31: within 1 %)."""
+    for name, claims in (("claims", True), ("plain", False)):
+        make_book(folder / name, notebooks, cells, True, claims=claims)
+    books = CacheHitBooks(folder, notebooks, cells)
+    from jupyter_cache import get_cache
+
+    for name in ("claims", "plain"):  # each fills its own cache (serially, see above)
+        get_cache(str(folder / name / "cache")).db  # noqa: B018 - creates the database
+        books.build(name)
+    own: dict[str, list[float]] = {"claims": [], "plain": []}
+
+    def run(name: str) -> Callable[[], float]:
+        def build() -> float:
+            seconds = books.build(name, own_time=folder / f"{name}.json")
+            timed = json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
+            own[name].append(timed["total"] - timed["by"].get(SET_UP, 0.0))
+            return seconds
+        return build
+
+    times = interleaved({"claims": run("claims"), "plain": run("plain")}, repeats)
+    label = f"{notebooks} nb x {cells} cells"
+    per_notebook = (median(own["claims"]) - median(own["plain"])) / notebooks * 1e3
+    return [
+        Row(f"all-cache-hit -E rebuild with timing claims, {label}",
+            f"{median(times['claims']):.2f} s", f"{median(times['plain']):.2f} s (no claims)",
+            spread(ratios(times["claims"], times["plain"]), 3), "<= 1.01"),
+        Row(f"its own code with timing claims, {label}",
+            f"{spread([seconds / notebooks * 1e3 for seconds in own['claims']], 2)} ms/nb",
+            f"{spread([seconds / notebooks * 1e3 for seconds in own['plain']], 2)} ms/nb "
+            "(no claims)", spread(ratios(own["claims"], own["plain"]), 3) +
+            f"; {per_notebook:+.2f} ms/nb", "a small part of the build"),
+    ]
 
 
 def cache_hit_rebuilds(books: CacheHitBooks, repeats: int) -> list[Row]:
@@ -725,6 +778,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="compare the status page with the one in FOLDER (written by "
                              "another checkout's bench_status_page.py --cells 100 --write "
                              "FOLDER) instead of the same table with :cells: no")
+    parser.add_argument("--claims-only", action="store_true",
+                        help="only the cache-hit rebuilds with and without timing claims")
     parser.add_argument("--instructions", action="store_true",
                         help="also count the instructions of the cache-hit rebuilds "
                              "(Valgrind; about 30x slower than a build, steadier than time)")
@@ -739,6 +794,12 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gpu-bench-") as tmp:
         folder = Path(tmp)
+        if args.claims_only:
+            rows = claims_rebuilds(folder / "claims", sizes.notebooks, sizes.cells,
+                                   max(sizes.repeats, 3 if not args.quick else 1))
+            print(machine())
+            print(table(rows))
+            return 0
         if not args.page_only:
             forced, builds = forced_builds(folder / "forced", sizes)
             rows += forced
@@ -746,6 +807,8 @@ def main(argv: list[str] | None = None) -> int:
         if not (args.forced_only or args.page_only):
             books = cache_hit_books(folder / "hits", sizes.notebooks, sizes.cells)
             rows += cache_hit_rebuilds(books, max(sizes.repeats, 3 if not args.quick else 1))
+            rows += claims_rebuilds(folder / "claims", sizes.notebooks, sizes.cells,
+                                    max(sizes.repeats, 3 if not args.quick else 1))
             if args.instructions:
                 rows.append(cache_hit_instructions(books, sizes.repeats))
             for records in (sizes.notebooks, sizes.big_cache):

@@ -25,6 +25,7 @@ def setup(app: Any) -> dict[str, Any]:
     from .ext.capture import setup_capture
     from .ext.cell_badges import setup_cell_badges
     from .ext.changes import setup_changes
+    from .ext.claims import setup_claims
     from .ext.config import setup_config
     from .ext.environment_table import setup_environment_table
     from .ext.i18n import setup_i18n
@@ -34,6 +35,7 @@ def setup(app: Any) -> dict[str, Any]:
     from .ext.runtime import setup_runtime
     from .ext.status_page import setup_status_page
     from .ext.support import setup_support
+    from .ext.timing_roles import setup_timing_roles
     from .ext.warnings import setup_warnings
 
     for setup_feature in (
@@ -52,6 +54,8 @@ def setup(app: Any) -> dict[str, Any]:
         setup_calibration,       # the machine's speed while notebooks run
         setup_reports,           # build-finished: JSON, JUnit, console, GitHub
         setup_runtime,           # {runtime} roles
+        setup_timing_roles,      # {timing}, {timing-ratio}, {timing-claim}
+        setup_claims,            # the pages' texts, the claims checked once a build
     ):
         setup_feature(app)
     return {

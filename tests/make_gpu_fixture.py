@@ -90,7 +90,27 @@ def to_gpu(data: dict[str, Any]) -> dict[str, Any]:
                 loop["platform"] = "gpu"  # a CPU-pinned twin is told apart by the parse
         _synthetic_memory(notebook)
     moved["build"] = {**moved.get("build", {}), "synthetic_device": True, "note": NOTE}
-    return moved
+    return _claims_on_gpu(moved)
+
+
+def _claims_on_gpu(moved: dict[str, Any]) -> dict[str, Any]:
+    """The timing claims checked again on the moved records (a claim ``on gpu`` holds or
+    fails there, where the CPU build did not check it), and the review list's values of
+    this build on the GPU: what a GPU build of the same execution would have written."""
+    if not moved.get("claims") and not moved.get("timing_statements"):
+        return moved
+    from sphinx_gpu_admonition.model.claims import recheck
+    from sphinx_gpu_admonition.model.record import StatusReport
+
+    report = StatusReport.from_dict(moved)
+    records = report.by_docname()
+    report.claims = [recheck(claim, records) for claim in report.claims]
+    for statement in report.timing_statements:
+        for evidence in statement.evidence:
+            for value in evidence.values:
+                if value.build is None:
+                    value.device_kind, value.device_name = "GPU", GPU_NAME
+    return json.loads(json.dumps(report.to_dict()))
 
 
 #: the lecture's step count for the docs (tests/roots/diagnosis/lecture.md has 20,000)
@@ -142,8 +162,10 @@ def execute_root(folder: Path, name: str) -> dict[str, Any]:
     environ.pop("GITHUB_WORKSPACE", None)  # sources named from the build's folder
     # judged as the docs book judges (its gpu_slow_cell_seconds), which the file then
     # stores: report on the file flags what the docs' page of it flags
+    # no other build's file: the execution is this machine's alone
     subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-E", "-q",
-                    "-D", f"gpu_slow_cell_seconds={docs_slow_cell_seconds()}", str(source),
+                    "-D", f"gpu_slow_cell_seconds={docs_slow_cell_seconds()}",
+                    "-D", "gpu_runtime_sources=", str(source),
                     str(folder / "html")], env=environ, check=False, cwd=folder)
     data = json.loads((folder / "html" / "execution-status.json").read_text(encoding="utf-8"))
     option = "--diagnosis" if name == "diagnosis" else f"--root {name}"

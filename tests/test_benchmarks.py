@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.tooling]
 MEASURES = ("forced build", "forced build, 1 nb x 2 cells, less kernel-shutdown waits",
             "forced build, 1 nb x 2 cells, CPU time", "-j 2 vs serial", "environment pickle",
             "cache-hit record lookup", "all-cache-hit -E rebuild", "its own code in that rebuild",
+            "all-cache-hit -E rebuild with timing claims", "its own code with timing claims",
             "status page HTML")
 
 

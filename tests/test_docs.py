@@ -93,11 +93,10 @@ def test_the_gpu_case_page_shows_the_timed_call_cell_first(tmp_path: Path) -> No
     assert f"took {loop_time}" in guide
     # report on the page's files flags what the page flags, as the file's build judged
     # it (its stored gpu_slow_cell_seconds), as JSON and as GitHub annotations
-    # on the copy: the --github run writes its job summary and outputs beside the data
-    report_flags_what_the_page_flags(page, tmp_path / "tests" / "data")
+    report_flags_what_the_page_flags(page, tmp_path / "tests" / "data", tmp_path)
 
 
-def report_flags_what_the_page_flags(page, data: Path) -> None:
+def report_flags_what_the_page_flags(page, data: Path, scratch: Path) -> None:
     import contextlib
     import io
     import json
@@ -122,7 +121,7 @@ def report_flags_what_the_page_flags(page, data: Path) -> None:
                json.loads(out.getvalue())["flagged_cells"]]
     assert len(flagged) == len(names) and all(
         cell.split(", ")[1] in name for cell, name in zip(flagged, names, strict=True))
-    summary, outputs = data.parent / "summary.md", data.parent / "outputs.txt"
+    summary, outputs = scratch / "summary.md", scratch / "outputs.txt"
     errors = io.StringIO()
     environ = {"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs)}
     saved = {name: os.environ.get(name) for name in environ}

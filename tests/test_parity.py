@@ -300,6 +300,35 @@ def test_the_loop_and_new_shape_findings_are_the_same_on_both_engines(sphinx_sta
 
 
 @pytest.mark.mystmd
+def test_both_engines_give_a_named_timing_and_a_claim_the_same_verdict(sphinx_status,
+                                                                        mystmd_status):
+    """Issue 31: the same ``time:NAME`` tags give the same named timings (by name, cell
+    and source: no timer printed, so the cells' run times), and the claim the same
+    sentence, line and verdict, checked against each engine's own build."""
+    sphinx, mystmd = read_status(sphinx_status), read_status(mystmd_status)
+    lines = (ROOT / "lecture.md").read_text(encoding="utf-8").splitlines()
+
+    def line_of(text: str) -> int:
+        return next(number for number, line in enumerate(lines, 1) if text in line)
+
+    for report in (sphinx, mystmd):
+        timings = report.by_docname()["lecture"].timings
+        assert [(t.name, t.status, t.source, t.line) for t in timings] == [
+            ("sleep", "ok", "cell", line_of("[slow-ok, time:sleep]") - 1),
+            ("print", "ok", "cell", line_of("[time:print]") - 1)], report.build["engine"]
+        assert all(t.seconds > 0 for t in timings)
+
+    def claims_of(report: StatusReport) -> list[tuple[Any, ...]]:
+        return [(c.page, c.line, c.expression, c.sentence, c.verdict,
+                 [(check.build, check.verdict) for check in c.checks])
+                for c in report.claims]
+
+    assert claims_of(sphinx) == claims_of(mystmd) == [(
+        "lecture", line_of("{timing-claim}"), "print << sleep",
+        "Printing the sum is much faster than the pause.", "holds", [(None, "holds")])]
+
+
+@pytest.mark.mystmd
 def test_compare_of_the_two_builds_pairs_every_cell(sphinx_status, mystmd_status):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

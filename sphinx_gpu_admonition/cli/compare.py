@@ -109,6 +109,12 @@ def render_compare_text(data: dict[str, Any], style: Style) -> list[str]:
             lines.append(f"  New in B: {one_line(', '.join(data['new_notebooks']))}")
         if data["gone_notebooks"]:
             lines.append(f"  Gone from B: {one_line(', '.join(data['gone_notebooks']))}")
+    if data.get("claims"):  # the claims whose verdict differs: is it so on the CPU?
+        lines += ["", style(f"Timing claims that differ ({len(data['claims'])})", "bold")]
+        for row in data["claims"]:
+            lines.append(f"  {one_line(row['where'])}: `{one_line(row['expression'])}`")
+            lines.append(f"      A: {one_line(row['a'] or 'not in A')}")
+            lines.append(f"      B: {one_line(row['b'] or 'not in B')}")
     lines += ["", style("Machines", "bold")]
     lines += machines_text(both_machines(data), style)
     lines += _regression_lines(data, style)

@@ -13,6 +13,7 @@ from ..model.files import find_status_file
 from ..model.formatting import one_line
 from ..model.judging import Judging, find_baseline
 from ..model.record import OK, StatusReport
+from ..render.claims_view import claims_lines
 from ..render.markdown import render_report_markdown
 from ..render.summary import (
     shown_path,
@@ -117,6 +118,11 @@ def render_report_text(summary: dict[str, Any], style: Style, top: int) -> list[
         lines += ["", style(f"Not measured ({len(summary['capture_failures'])})", "bold")]
         lines += [f"  {one_line(row['docname'])}: capture failed: {one_line(row['message'])}"
                   for row in summary["capture_failures"]]
+    if summary["claims"] or summary["timing_statements"]:  # the text's words about speed
+        lines += ["", style("Timing claims", "bold")]
+        lines += claims_lines(summary["claims"], len(summary["timing_statements"]),
+                              len({row["page"] for row in summary["timing_statements"]}),
+                              shown=len(summary["claims"]))
     warnings = [item for item in summary["warnings"] if not item["repeats_finding"]]
     if warnings:  # what the build's log said, but for the findings listed above
         lines += ["", style(f"Build warnings ({len(warnings)})", "bold")]

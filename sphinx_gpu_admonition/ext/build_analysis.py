@@ -148,8 +148,13 @@ def _analysed_build(app: Sphinx) -> _AnalysedBuild:
     state = build_state(app)
     memo = state.analysis
     if memo is None:
-        # build.ci as the status file will say it: the compilation-cache rule needs it
-        report = StatusReport(all_records(app.env), build={"ci": is_ci(os.environ)})
+        # build.ci as the status file will say it: the compilation-cache rule needs it;
+        # the claims as ext.claims checked them (at env-updated, before this analysis)
+        claims = state.claims
+        report = StatusReport(all_records(app.env), build={"ci": is_ci(os.environ)},
+                              claims=claims.claims if claims is not None else [],
+                              timing_statements=claims.statements if claims is not None
+                              else [])
         analysis = analyse(report, thresholds(app), get_baseline(app))
         memo = _AnalysedBuild(analysis, {a.notebook.docname: a for a in analysis.notebooks})
         state.analysis = memo

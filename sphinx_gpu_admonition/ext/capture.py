@@ -64,6 +64,7 @@ from ..model.record import (
     NotebookRecord,
 )
 from ..model.schema import SchemaError
+from ..model.timings import tag_problems
 from ..probe import (
     ENV_EXPLAIN_RECOMPILATIONS,
     ENV_OUTPUT,
@@ -72,6 +73,7 @@ from ..probe import (
     KERNEL_PROBE_FILE,
     STARTUP_FILE,
 )
+from ..render.claims_text import tag_problem_text
 from . import _mystnb, calibration
 from .config import get_config, page_budget
 from .kernel_packages import kernel_packages
@@ -177,9 +179,13 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
     record, traceback, sidecar = _build_record(app, env, docname, doctree)
     source = Path(env.doc2path(docname))
     record.source = repository_path(source, Path(env.srcdir))
-    for message in enrich(record, page_cells(doctree, source, record), local_module_reader(
-            source.parent), errors_allowed=_mystnb.allows_errors(env), traceback=traceback):
+    cells = page_cells(doctree, source, record)
+    for message in enrich(record, cells, local_module_reader(source.parent),
+                          errors_allowed=_mystnb.allows_errors(env), traceback=traceback):
         warn(logger, message, "capture", location=docname)
+    for problem in tag_problems(cells):  # a time:NAME tag that names nothing
+        warn(logger, tag_problem_text(problem), "claim",
+             location=(docname, problem.line) if problem.line else docname)
     record.budget_seconds = page_budget(app, docname)
     if sidecar is not None:
         _save_sidecar(sidecar, docname, record)

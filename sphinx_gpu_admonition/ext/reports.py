@@ -38,6 +38,7 @@ from .build_analysis import (
 from .capture import all_records
 from .config import get_config
 from .outcome import failure_text, records_of_stopped_build
+from .state import build_state
 from .warnings import build_warnings, warn
 
 logger = logging.getLogger(__name__)
@@ -89,7 +90,11 @@ def build_report(app: Sphinx, extra: list[NotebookRecord] | None = None,
                 if nb.provenance == EXECUTED]
     if executed:
         report.build["calibration"] = calibration.of_build(app, executed)
-    # the build's own analysis unless a crashed notebook joins the records
+    # the claims as the build checked them (ext.claims, once: none before the records
+    # were final), then the build's own analysis unless a crashed notebook joins them
+    checked = build_state(app).claims
+    if checked is not None:
+        report.claims, report.timing_statements = checked.claims, checked.statements
     analysis = (analyse(report, thresholds(app), get_baseline(app)) if extra
                 else build_analysis(app))
     report.analysis = analysis_data(analysis)

@@ -79,6 +79,11 @@ class BuildState:
     #: documents re-read since the last env-get-outdated
     runtime_reread: set[str] = dataclasses.field(default_factory=set)
 
+    # -- timing claims (ext.claims) ----------------------------------------------------
+    #: the book's claims checked once the records are final (env-updated), with the
+    #: builds they were checked against (a ``BookClaims``); forgotten at env-get-outdated
+    claims: Any = None
+
 
 def build_state(app: Sphinx) -> BuildState:
     """This application's :class:`BuildState`, created the first time."""

@@ -48,6 +48,7 @@ from .rules import HINT_RULES as HINT_RULES
 from .rules import NOTE_RULES as NOTE_RULES
 from .rules import Flag as Flag
 from .rules import Rule as Rule
+from .timing_record import Claim, TimingStatement
 
 
 class Thresholds(NamedTuple):
@@ -526,6 +527,10 @@ class BuildAnalysis:
     machine: MachineFactor | None = None
     #: findings about the whole build, not a cell (:func:`compilation_cache_hint`)
     build_flags: list[Flag] = dataclasses.field(default_factory=list)
+    #: the text's timing claims with their verdicts and the review list, as the build
+    #: checked them (``StatusReport.claims``, ``.timing_statements``: :mod:`.page_claims`)
+    claims: list[Claim] = dataclasses.field(default_factory=list)
+    timing_statements: list[TimingStatement] = dataclasses.field(default_factory=list)
 
     @property
     def regressed(self) -> list[NotebookAnalysis]:
@@ -546,7 +551,8 @@ def analyse(report: StatusReport, thresholds: Thresholds,
         present = {nb.docname for nb in report.notebooks}
         gone = [nb for nb in baseline.notebooks if nb.docname not in present]
     cache = compilation_cache_hint(report, thresholds)
-    return BuildAnalysis(analyses, gone, baseline, machine, [cache] if cache else [])
+    return BuildAnalysis(analyses, gone, baseline, machine, [cache] if cache else [],
+                         list(report.claims), list(report.timing_statements))
 
 
 def is_ci(environ: dict[str, str] | Any) -> bool:

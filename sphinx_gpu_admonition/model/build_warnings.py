@@ -42,10 +42,15 @@ SUBTYPES = {
     "build's start",
     "runtime": "a page's run time cannot be stated (not executed yet, no such page, no "
     "capture data), or a gpu_runtime_sources file is missing or unreadable",
+    "claim": "a timing claim fails on this build or another build's device, or cannot be "
+    "checked because of the text or the book (an unknown or repeated name, a cell that "
+    "did not run, failed or printed two timer values, a time of 0, an expression that "
+    "does not parse, a page not executed), or a time:NAME tag names nothing",
 }
 #: the warnings that repeat a finding of the analysis (a flagged cell, a regression, a
-#: notebook over its budget): the views that show the findings need not repeat them
-FINDING_SUBTYPES = ("slow_cell", "regression", "budget")
+#: notebook over its budget, a claim that fails or is not checked): the views that show
+#: the findings (and the claims, with their verdicts and reasons) need not repeat them
+FINDING_SUBTYPES = ("slow_cell", "regression", "budget", "claim")
 
 
 class BuildWarning(NamedTuple):

@@ -5,8 +5,9 @@ maps its own tree (MyST-NB's doctree, mystmd's mdast) to a list of :class:`PageC
 and calls :func:`enrich`, which sets everything derived from the page: each cell's
 position, anchor index and line, the ``slow-ok`` tag, import-only and shell cells,
 the loops a cell runs through the user's functions, device twins, the functions the
-notebook defines, the errors a cell may raise, and the failing cell with its
-message. A rule added here is on every engine at once.
+notebook defines, the errors a cell may raise, the failing cell with its message,
+and the named timings (``time:NAME`` tags, the timers the cells printed:
+:mod:`.timings`). A rule added here is on every engine at once.
 
 Every derived value is a field of the record (none is kept aside), so that a record
 restored for a cache hit can be enriched again from this build's page.
@@ -31,6 +32,7 @@ from .record import (
     NotebookRecord,
     cell_positions,
 )
+from .timings import page_timings
 
 #: the cell tag (MyST-NB's and mystmd's) of a cell that may raise
 RAISES_EXCEPTION_TAG = "raises-exception"
@@ -108,7 +110,16 @@ def enrich(record: NotebookRecord, cells: Sequence[PageCell],
         _mark(cell, position, by_position.get(position), errors_allowed)
     warnings = _link(record, cells, module_source)
     _set_failure(record, cells, by_position, traceback)
+    record.timings = page_timings(_in_page_order(cells), record)[0]
     return warnings
+
+
+def _in_page_order(cells: Sequence[PageCell]) -> list[PageCell]:
+    """The cells as :func:`.timings.page_timings` places them: by their place among all
+    the page's cells, Markdown ones included (the engine's index), which the sentences
+    of a notebook's Markdown cells are placed by too (a text page places both by
+    line)."""
+    return [cell._replace(position=cell.index) for cell in cells]
 
 
 def _mark(cell: CellRecord, position: int, page: PageCell | None,

@@ -278,7 +278,7 @@ class GpuConfig:
         (), (list, tuple, str), _paths,
         "Paths (relative to the source folder) of other builds' execution-status.json "
         "(for example a GPU and a CPU runner), whose run times the {gpu} notice and "
-        "{runtime-all} also state.")
+        "{runtime-all} also state, and against which the timing claims are checked.")
     status_json: str | None = _option(
         "execution-status.json", (str, type(None)), _optional_report_file(".json"),
         "File name of the status JSON in the output folder; None disables it.", "")
@@ -316,16 +316,16 @@ class GpuConfig:
     claim_much_factor: float = _option(
         _CLAIMS.much_factor, (int, float), _ratio_above_one,
         "A timing claim A << B (A >> B) holds when A is at least this many times faster "
-        "(slower) than B.")
+        "(slower) than B.", _JUDGED)
     claim_similar_factor: float = _option(
         _CLAIMS.similar_factor, (int, float), _ratio_above_one,
         "A timing claim A ~ B (about the same) holds when neither takes this many times "
-        "as long as the other.")
+        "as long as the other.", _JUDGED)
     claim_margin: float = _option(
         _CLAIMS.margin, (int, float), _margin,
         "A timing claim whose measured ratio is within this fraction of its bound is "
         "'too close to call' instead of holding or failing, so that a noisy runner cannot "
-        "flip its verdict.")
+        "flip its verdict.", _JUDGED)
 
 
 #: the page metadata that sets a notebook's own time budget, overriding

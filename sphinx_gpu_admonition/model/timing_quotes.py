@@ -14,12 +14,14 @@ from collections.abc import Sequence
 from .claims import (
     BAD_REFERENCE,
     NO_COMPARISON,
+    WARNED_REASONS,
     Build,
     ClaimSite,
     ClaimSyntaxError,
     check_claim,
     record_device,
 )
+from .page_text import RATIO_ROLE, TIMING_ROLE
 from .timing_record import PARSE, ClaimCheck, ClaimRules, EvidenceValue
 from .timings import Reference, Unavailable, find_timing, parse_reference, resolve_page
 
@@ -84,3 +86,22 @@ def ratio_checks(text: str, page: str, builds: Sequence[Build],
     except ClaimSyntaxError as error:
         return [ClaimCheck(reason=PARSE, subject=error.subject or None, detail=error.problem)]
     return check_claim(ClaimSite(page, f"{left} < {right}"), builds, rules).checks
+
+
+def quote_problem(role: str, text: str, page: str, builds: Sequence[Build],
+                  rules: ClaimRules) -> ClaimCheck | None:
+    """Why this build states no value for a ``{timing}`` or ``{timing-ratio}`` on
+    ``page``, when the text or the book can fix it (a reason of ``WARNED_REASONS``, that
+    both engines warn about at the role's line); None when there is a value, or none for
+    a reason the text cannot fix."""
+    if role == TIMING_ROLE:
+        _values, missing = timing_values(text, page, builds)
+        if missing is None or missing.reason not in WARNED_REASONS:
+            return None
+        return ClaimCheck(reason=missing.reason, subject=missing.subject,
+                          detail=missing.detail)
+    if role == RATIO_ROLE:
+        checks = ratio_checks(text, page, builds, rules)
+        check = checks[0] if checks else ClaimCheck()
+        return None if check.ratio is not None or check.reason not in WARNED_REASONS else check
+    return None

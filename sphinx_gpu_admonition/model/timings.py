@@ -173,23 +173,38 @@ def _timed(cell: PageCell, name: str | None, record: NotebookRecord,
     return timing
 
 
+def tag_problems(cells: Iterable[PageCell]) -> list[TagProblem]:
+    """The ``time:`` tags of a page that name nothing (a warning each, at the cell's
+    line): a bad name, and a name on more than one cell (once, at its first cell)."""
+    named = [(cell, *tag_names(cell.tags)) for cell in cells if cell.tags]
+    counts = Counter(name for _cell, names, _bad in named for name in names)
+    problems: list[TagProblem] = []
+    reported: set[str] = set()
+    for cell, names, bad in named:
+        problems += [TagProblem(BAD_NAME, tag, cell.index, cell.line) for tag in bad]
+        for name in names:
+            if counts[name] > 1 and name not in reported:
+                reported.add(name)
+                problems.append(TagProblem(NOT_UNIQUE, TAG_PREFIX + name, cell.index,
+                                           cell.line))
+    return problems
+
+
 def page_timings(cells: Iterable[PageCell], record: NotebookRecord
                  ) -> tuple[list[Timing], list[TagProblem]]:
-    """The timed cells of a page (``NotebookRecord.timings``) and its tags' problems.
+    """The timed cells of a page (``NotebookRecord.timings``) and its tags' problems
+    (:func:`tag_problems`).
 
     Every named cell gives one :class:`Timing` per name, in page order; a cell that
     printed a timer's reading and has no name gives one without a name.  A name
     on more than one cell is ``not_unique`` on each (and one problem).
     """
     cells = list(cells)
-    named = [(cell, *tag_names(cell.tags)) for cell in cells]
-    counts = Counter(name for _cell, names, _bad in named for name in names)
+    named = [(cell, tag_names(cell.tags)[0]) for cell in cells]
+    counts = Counter(name for _cell, names in named for name in names)
     measured = _record_cells(record)
     timings: list[Timing] = []
-    problems: list[TagProblem] = []
-    reported: set[str] = set()
-    for cell, names, bad in named:
-        problems += [TagProblem(BAD_NAME, tag, cell.index, cell.line) for tag in bad]
+    for cell, names in named:
         record_cell = measured.get(cell.index) if cell.index is not None else None
         readings = timer_readings(cell.outputs)
         if not names:
@@ -197,13 +212,9 @@ def page_timings(cells: Iterable[PageCell], record: NotebookRecord
                 timings.append(_timed(cell, None, record, record_cell, readings, unique=True))
             continue
         for name in names:
-            unique = counts[name] == 1
-            if not unique and name not in reported:
-                reported.add(name)
-                problems.append(TagProblem(NOT_UNIQUE, TAG_PREFIX + name, cell.index,
-                                           cell.line))
-            timings.append(_timed(cell, name, record, record_cell, readings, unique))
-    return timings, problems
+            timings.append(_timed(cell, name, record, record_cell, readings,
+                                  unique=counts[name] == 1))
+    return timings, tag_problems(cells)
 
 
 # -- looking a timing up ------------------------------------------------------------------

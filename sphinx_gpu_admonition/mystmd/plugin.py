@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..model.build_warnings import BuildWarning
@@ -33,6 +34,7 @@ from . import (
     badges,
     build_options,
     capture,
+    claims,
     environment,
     notice,
     packages,
@@ -43,6 +45,7 @@ from . import (
     status,
     warnings,
 )
+from .cells import executable_nodes
 
 PLUGIN_SPEC: dict[str, Any] = {
     "name": "sphinx-gpu-admonition",
@@ -66,9 +69,12 @@ PLUGIN_SPEC: dict[str, Any] = {
          "options": {"packages": {"type": "boolean",
                                   "doc": "Also list the kernel environment's packages."}}},
     ],
-    "roles": [{"name": name, "body": {"type": "string"},
-               "doc": "How long a page takes to run (this page, or a page's path)"}
-              for name in ROLES],
+    "roles": [*({"name": name, "body": {"type": "string"},
+                 "doc": "How long a page takes to run (this page, or a page's path)"}
+                for name in ROLES),
+              *({"name": name, "body": {"type": "string"},
+                 "doc": "A named timing, the ratio of two, or a timing claim"}
+                for name in claims.ROLES)],
     "transforms": [
         {"name": "gpu-capture", "stage": "document",
          "doc": "The page's execution record, from the in-kernel probe."},
@@ -130,6 +136,11 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
             tree, lambda _target: record,
             lambda _target: runtime.others(builds, record.docname) if record else [],
             texts, this_page_only=True), record)
+        # the page's timing roles and text for the claims (its docname into its roles)
+        found += _page_warnings("output", claims.read_page(
+            tree, record, any(node.kind == "block" for node in executable_nodes(tree)),
+            folder, Path.cwd()), record)
+        found += claims.tag_warnings(tree, record, Path.cwd())
         if status.has_placeholder(tree):
             page_links.hold(tree)  # for mystmd to resolve: the status page's links
         if record is not None:
@@ -152,8 +163,10 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
         found += _page_warnings("capture", capture.leftover_kernels(
             folder, since=build_options.build_started())[1], None)
         build = project.project_build(options, folder,
-                                      build_options.execute_parallel(arguments))
+                                      build_options.execute_parallel(arguments),
+                                      others=runtime.named_builds(options, builds))
         report, analysis = build.report, build.analysis
+        found += claims.resolve(tree, build.claims, build.pages, options.translate)
         # the analysis's warnings of every page for the status file, this page's shown
         page = capture.marked_page(tree)
         found += build.warnings + build.of_page(page)
@@ -205,6 +218,8 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(1) from None  # the warnings are on stderr already
     elif args[1] in ROLES:
         json.dump(runtime.role(args[1], data), sys.stdout)
+    elif args[1] in claims.ROLES:
+        json.dump(claims.role(args[1], data), sys.stdout)
     else:
         raise SystemExit(safe_line(f"unknown role {one_line(repr(args[1]))}"))
 

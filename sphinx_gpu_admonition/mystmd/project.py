@@ -23,7 +23,9 @@ from ..model.files import STATUS_FILE
 from ..model.judging import load_baseline
 from ..model.record import StatusReport
 from ..render.analysis_warnings import BUDGET, analysis_warnings
-from . import capture, pages, status
+from . import build_options, capture, claims, pages, status
+from .claims import CheckedBook, SavedPage
+from .runtime import OtherBuilds
 from .settings import Settings, once
 from .warnings import warning
 
@@ -31,6 +33,10 @@ from .warnings import warning
 class ProjectBuild(NamedTuple):
     report: StatusReport
     analysis: BuildAnalysis
+    #: the book's timing claims, checked against this build and ``runtime_sources``
+    claims: CheckedBook
+    #: the pages' texts and roles the claims were read from
+    pages: list[SavedPage]
     #: every page's warnings of the analysis and of its front matter, by docname
     page_warnings: list[tuple[str, BuildWarning]]
     #: the build's own warnings (a bad baseline file), once per build
@@ -41,9 +47,10 @@ class ProjectBuild(NamedTuple):
 
 
 def project_build(options: Settings, folder: Path, execute_parallel: int = 1,
-                  root: Path | None = None) -> ProjectBuild:
+                  root: Path | None = None, others: OtherBuilds = ()) -> ProjectBuild:
     """The build's report and analysis from this build's records in the capture
-    ``folder``, with every warning they give."""
+    ``folder``, with every warning they give, and the book's timing claims checked
+    against this build and ``others`` (:func:`.runtime.named_builds`)."""
     root = root or Path.cwd()
     records = capture.build_records(folder, root)
     found = [(record.docname, warning("budget", message, record.source, line))
@@ -52,9 +59,12 @@ def project_build(options: Settings, folder: Path, execute_parallel: int = 1,
                            folder.parent / STATUS_FILE)
     own = ([warning("baseline", loaded.problem)]
            if loaded.problem and once(loaded.problem, folder) else [])
+    saved = claims.saved_pages(folder, root, build_options.build_started())
+    checked = claims.check_book(saved, records, list(others), options.claim_rules, root)
     report, analysis = status.build_report(records, execute_parallel=execute_parallel,
                                            thresholds=options.thresholds, rules=options.rules,
-                                           baseline=loaded)
+                                           baseline=loaded, claims=checked.claims,
+                                           statements=checked.statements)
     for item in analysis_warnings(analysis, options.rules):
         record = item.notebook
         line = item.cell.line if item.cell is not None else None
@@ -63,4 +73,4 @@ def project_build(options: Settings, folder: Path, execute_parallel: int = 1,
             line = pages.budget_source_line(path) if path is not None else None
         found.append((record.docname, warning(item.subtype, item.message, record.source,
                                               line)))
-    return ProjectBuild(report, analysis, found, own)
+    return ProjectBuild(report, analysis, checked, saved, found, own)

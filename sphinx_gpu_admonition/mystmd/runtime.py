@@ -177,6 +177,13 @@ def other_builds(settings: Settings, folder: Path) -> tuple[OtherBuilds, list[st
     return builds, [problem for problem in problems if once(problem, folder)]
 
 
+def named_builds(settings: Settings, builds: OtherBuilds) -> OtherBuilds:
+    """``builds`` named as ``runtime_sources`` gives them (the status file and the claims'
+    verdicts keep the configured name, not this machine's path), as on Sphinx."""
+    names = {str(path): configured for configured, path in settings.runtime_sources()}
+    return [(names.get(path, Path(path).name), records) for path, records in builds]
+
+
 def others(builds: OtherBuilds, docname: str) -> list[tuple[str, NotebookRecord | None]]:
     """The other builds' records of ``docname`` (None where a build has none)."""
     return [(path, records.get(normalized(docname))) for path, records in builds]

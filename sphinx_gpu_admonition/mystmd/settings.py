@@ -31,6 +31,7 @@ from ..model.analysis import Thresholds
 from ..model.files import repository_path
 from ..model.judging import Rules
 from ..model.settings import PREFIX, GpuConfig, options, validate
+from ..model.timing_record import ClaimRules
 from ..render.labels import NGettext, Translate, english, english_plural
 
 CONFIG_FILE = "myst.yml"
@@ -44,7 +45,8 @@ USED = ("expected_backend", "colab_url", "slow_cell_seconds", "slow_cell_share",
         "slow_cell_min_seconds", "compile_share", "recompile_threshold", "warn_slow_cells",
         "explain_recompilations", "publish_interpreter_path",
         "status_baseline", "regression_ratio", "warn_regressions", "runtime_sources",
-        "admonition_runtime", "notebook_budget_seconds", "cell_badges")
+        "admonition_runtime", "notebook_budget_seconds", "cell_badges",
+        "claim_much_factor", "claim_similar_factor", "claim_margin")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +77,10 @@ class Settings:
         """(configured value, absolute path) of each ``runtime_sources`` entry."""
         return [(configured, (folder or Path.cwd()).joinpath(configured).resolve())
                 for configured in self.config.runtime_sources]
+
+    @property
+    def claim_rules(self) -> ClaimRules:
+        return ClaimRules.from_config(self.config)
 
     @property
     def expected_backend(self) -> str | None:

@@ -26,12 +26,14 @@ from ..model.record import (
     NotebookRecord,
     StatusReport,
 )
+from ..model.timing_record import Claim, TimingStatement
 from ..render.finding_text import FindingText, code_spans
 from ..render.junit import NEVER_FAIL, FailOn, junit_xml
 from ..render.labels import Labels
 from ..render.status_rows import StatusOptions, parse_options
 from ..render.summary import analysis_data
 from . import mdast, status_table
+from .claims import claims_nodes
 from .page_links import PageLink
 from .warnings import hold_nodes, warning
 
@@ -77,15 +79,19 @@ def _options(node: mdast.Node) -> StatusOptions:
 
 def build_report(records: list[NotebookRecord], project: str | None = None,
                  execute_parallel: int = 1, thresholds: Thresholds | None = None,
-                 rules: Rules | None = None, baseline: LoadedBaseline | None = None
+                 rules: Rules | None = None, baseline: LoadedBaseline | None = None,
+                 claims: list[Claim] | None = None,
+                 statements: list[TimingStatement] | None = None
                  ) -> tuple[StatusReport, BuildAnalysis]:
     """The build's report; ``execute_parallel``: ``--execute-parallel N`` of the build
     (pages executed at once; recorded, as it explains a GPU's out-of-memory failure);
     ``thresholds``, ``rules`` and ``baseline`` (``status_baseline``): how it judged them,
-    kept in the file."""
+    kept in the file; ``claims`` and ``statements``: the book's timing claims and review
+    list (:mod:`.claims`)."""
     thresholds = thresholds or Thresholds()
     baseline = baseline or LoadedBaseline()
-    report = StatusReport(notebooks=records, build={
+    report = StatusReport(notebooks=records, claims=list(claims or []),
+                          timing_statements=list(statements or []), build={
         "created": build_time(),
         "project": project,
         "builder": "mystmd",
@@ -176,6 +182,8 @@ def status_nodes(report: StatusReport, analysis: BuildAnalysis,
             time=format_seconds(cell.seconds),
             device=nb.device_label or translate("an unknown device"),
             code=mdast.inline_code(cell.first_line or ""))))
+    # the timing claims right after the findings, as on the Sphinx page
+    nodes += claims_nodes(analysis.claims, analysis.timing_statements, labels)
     nodes.append(mdast.heading(translate("Notebooks"), 2))
     if table.rows:
         nodes.append(status_table.table_node(table, links))

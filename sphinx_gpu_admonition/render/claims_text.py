@@ -290,7 +290,8 @@ def hover_text(claim: Claim, translate: Translate = english) -> str:
         values = {"build": _build_name(check, translate), "device": _where(check, translate),
                   "verdict": verdict_text(check.verdict, translate)}
         if check.left is None or check.right is None or check.ratio is None:
-            parts.append(translate("%(build)s, %(device)s: %(verdict)s") % values)
+            parts.append(translate("%(build)s: %(check)s") % {
+                "build": values["build"], "check": check_text(check, translate)})
             continue
         values.update(left=_exact(check.left, translate), right=_exact(check.right, translate),
                       ratio=f"{check.ratio:.3g}", bound=f"{check.bound or 0:.3g}",
@@ -345,9 +346,15 @@ def claims_title(translate: Translate = english) -> str:
 def claims_summary(found: Sequence[Claim], ngettext: NGettext = english_plural,
                    translate: Translate = english) -> str:
     """``4 timing claims: 1 fails, 2 hold, 1 not checked``"""
-    counts = {verdict: sum(1 for claim in found if claim.verdict == verdict)
+    return claims_summary_of([claim.verdict for claim in found], ngettext, translate)
+
+
+def claims_summary_of(verdicts: Sequence[str], ngettext: NGettext = english_plural,
+                      translate: Translate = english) -> str:
+    """:func:`claims_summary` of the claims' verdicts."""
+    counts = {verdict: sum(1 for found in verdicts if found == verdict)
               for verdict in tr.VERDICTS}
-    head = ngettext("%d timing claim", "%d timing claims", len(found)) % len(found)
+    head = ngettext("%d timing claim", "%d timing claims", len(verdicts)) % len(verdicts)
     parts = []
     for verdict in tr.VERDICTS:
         count = counts[verdict]
@@ -397,3 +404,52 @@ def column_texts(translate: Translate = english) -> dict[str, str]:
         "no_statements": translate("No timing statements to review."),
         "unnamed": translate("unnamed timed cell"),
     }
+
+
+# -- the quoting roles' hover and warnings ---------------------------------------------------
+def value_hover(value: EvidenceValue, translate: Translate = english) -> str:
+    """``this build, CPU (AMD EPYC 7763): 0.457 ms (qe.Timer)``: a value's exact figure
+    and where it comes from."""
+    name = Path(value.build).name if value.build else translate("this build")
+    device = device_words(value.device_kind, value.device_name, translate)
+    if value.stale:
+        device = translate("%s, measured on an earlier version") % device
+    return translate("%(build)s, %(device)s: %(value)s") % {
+        "build": name, "device": device,
+        "value": _exact(tr.TimedValue(value.seconds, value.source, value.timer), translate)}
+
+
+def timing_hover(values: Sequence[EvidenceValue], translate: Translate = english) -> str:
+    """The hover of ``{timing}``: every value's exact figure, one build after the other."""
+    return one_line(" · ".join(value_hover(value, translate) for value in values))
+
+
+def ratio_hover(checks: Sequence[ClaimCheck], translate: Translate = english) -> str:
+    """The hover of ``{timing-ratio}``: ``this build, CPU (AMD EPYC 7763): 11.0 ms (cell) /
+    12.0 ms (cell) = 0.917``, one build after the other."""
+    parts = []
+    for check in checks:
+        if check.left is None or check.right is None or check.ratio is None:
+            continue
+        parts.append(translate("%(build)s, %(device)s: %(left)s / %(right)s = %(ratio)s") % {
+            "build": _build_name(check, translate), "device": _where(check, translate),
+            "left": _exact(check.left, translate), "right": _exact(check.right, translate),
+            "ratio": f"{check.ratio:.3g}"})
+    return one_line(" · ".join(parts))
+
+
+def quote_warning(role: str, text: str, why: str) -> str:
+    """The warning of a ``{timing}`` or ``{timing-ratio}`` this build has no value for
+    (``gpu_admonition.claim``), at the role's line (English, as every warning)."""
+    return one_line(f"{{{role}}}`{text}` states no value of this build: {why}; the text "
+                    "says 'an unknown time' instead" if role != "timing-ratio" else
+                    f"{{{role}}}`{text}` states no ratio of this build: {why}; the text "
+                    "says 'an unknown ratio' instead")
+
+
+def mark_text(claim: Claim | None, translate: Translate = english) -> str:
+    """A claim's mark in printed output (LaTeX, text, man pages): its verdict in words,
+    ``(timing claim: holds)`` (the marks' symbols are HTML only: LaTeX lacks them)."""
+    if claim is None:
+        return translate("(timing claim: not checked)")
+    return translate("(%s)") % mark_label(claim, translate)

@@ -13,6 +13,7 @@ from ..model.analysis import BuildAnalysis
 from ..model.findings import BuildTotals, budget_findings, findings, flagged_and_notes
 from ..model.formatting import NO_DATA, format_seconds, one_line, safe_lines
 from ..model.record import BUILD_FAILED, StatusReport, sorted_slowest_first
+from .claims_view import claim_entries, claims_lines, review_pages
 from .finding_text import ENGLISH as WORDS
 from .labels import cache_miss_text
 
@@ -90,6 +91,9 @@ def summary_lines(report: StatusReport, analysis: BuildAnalysis) -> list[str]:
     for flag in analysis.build_flags:  # the build's, not a cell's
         lines.append(f"build: {WORDS.reason(flag)}")
         lines.append(f"{' ' * (_TIME_WIDTH + 4)}what to do: {WORDS.rule_action(flag)}")
+    # the text's timing claims: the count, those that do not hold, the review list's
+    lines += claims_lines(claim_entries(analysis.claims), len(analysis.timing_statements),
+                          review_pages(analysis.timing_statements))
     for nb in notebooks:
         if nb.failed:
             error = one_line(nb.error.type) if nb.error else ""

@@ -33,6 +33,8 @@ from ..model.build_warnings import BuildWarning, build_warnings
 from ..model.findings import BudgetFinding, Finding, budget_findings, findings, flagged_and_notes
 from ..model.formatting import format_seconds, one_line, without_legacy_commands
 from ..model.record import NotebookRecord, StatusReport
+from ..model.timing_record import Claim
+from .claims_text import claim_warning, problem_warning
 from .finding_text import ENGLISH as WORDS
 from .markdown import capped, render_compare_markdown, render_report_markdown
 from .summary import CompareOptions, summarise_compare, summarise_report
@@ -94,8 +96,9 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
                 workspace: str | None = None) -> list[str]:
     """Workflow commands, most important first: failures (``error``), then the build's
     warnings about how pages ran (:data:`WARNINGS_FIRST`), notebooks slower than the
-    baseline, notebooks over their time budget, the whole build's findings, regression
-    cells, slow cells, then the build's other warnings (``warning``), at most
+    baseline, notebooks over their time budget, timing claims that fail or cannot be
+    checked, the whole build's findings, regression cells, slow cells, then the
+    build's other warnings (``warning``), at most
     :data:`MAX_PER_KIND` of each kind; one ``notice`` counts the rest."""
     errors = [_failure_annotation(nb, workspace) for nb in report.notebooks if nb.failed]
     # what the build warned about (a page that ran on the CPU where a GPU was expected,
@@ -113,6 +116,10 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
     flagged = [finding for finding in findings(analysis) if not finding.is_note]
     ranked = [f for f in flagged if f.is_regression] + [f for f in flagged
                                                         if not f.is_regression]
+    # the text's timing claims that fail, or that this build could not check because
+    # of the text, at their lines (the build's claim warnings, from the claims)
+    warnings += [_claim_annotation(claim, workspace) for claim in analysis.claims
+                 if claim_warning(claim) or problem_warning(claim)]
     # the whole build's findings (no file): a warning each, before the cells', so
     # that the limit of ten never drops them
     warnings += [command("warning",
@@ -126,11 +133,21 @@ def annotations(report: StatusReport, analysis: BuildAnalysis,
     if left:
         commands.append(command(
             "notice", f"{left} more failed notebooks, build warnings, regressions, notebooks "
-                      "over their budget or slow cells are not "
+                      "over their budget, timing claims or slow cells are not "
                       "annotated (GitHub shows 10 of each kind per step): see the job "
                       "summary or execution-status.json",
             title="More execution annotations"))
     return commands
+
+
+def _claim_annotation(claim: Claim, workspace: str | None) -> str:
+    failing = claim_warning(claim)
+    message = failing or problem_warning(claim) or ""
+    if claim.sentence:
+        message += f"\n{claim.sentence}"
+    title = "Timing claim fails" if failing else "Timing claim not checked"
+    return command("warning", message, file=annotation_file(claim.source, workspace),
+                   line=claim.line if claim.source else None, title=f"{title}: {claim.page}")
 
 
 def _warning_annotation(item: BuildWarning, workspace: str | None) -> str:

@@ -19,6 +19,8 @@ from ..model.record import (
     NotebookRecord,
     StatusReport,
 )
+from ..model.timing_record import FAILS, NOT_CHECKED, Claim
+from .claims_text import check_text, claim_warning, problem_warning
 from .finding_text import ENGLISH as WORDS
 
 
@@ -116,14 +118,40 @@ def _cell_case(suite: ElementTree.Element, finding: Finding, fail_on: FailOn) ->
     return failing
 
 
+def _claim_case(suite: ElementTree.Element, claim: Claim) -> str:
+    """A timing claim as a test case (classname its page, name the claim as written):
+    a failure when it fails on any build, skipped when no build could check it (why
+    in the message), else passing; each build's verdict in its output."""
+    case = ElementTree.SubElement(suite, "testcase", classname=claim.page,
+                                  name=f"timing claim {claim.expression}", time="0.000")
+    if claim.source:
+        case.set("file", claim.source)
+        if claim.line is not None:
+            case.set("line", str(claim.line))
+    text = "\n".join([claim.sentence, *(check_text(check) for check in claim.checks)]
+                     ).strip()
+    if claim.verdict == FAILS:
+        failure = ElementTree.SubElement(case, "failure", type="claim",
+                                         message=claim_warning(claim) or "")
+        failure.text = text
+    elif claim.verdict == NOT_CHECKED:
+        ElementTree.SubElement(case, "skipped", message=problem_warning(claim) or (
+            check_text(claim.checks[0]) if claim.checks else "not checked"))
+        ElementTree.SubElement(case, "system-out").text = text
+    else:
+        ElementTree.SubElement(case, "system-out").text = text
+    return claim.verdict
+
+
 def _budget_text(row: BudgetFinding) -> str:
     return f"over its time budget: {WORDS.budget(row.seconds, row.budget_seconds)}"
 
 
 def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None,
               fail_on: FailOn = NEVER_FAIL) -> str:
-    """One test case per notebook, and one per flagged cell of ``analysis`` (the
-    build's); errors, timeouts and dead kernels are failures.
+    """One test case per notebook, one per flagged cell of ``analysis`` (the build's)
+    and one per timing claim; errors, timeouts, dead kernels and claims that fail are
+    failures.
 
     A test case's time is what this build spent executing it: outputs reused from
     the jupyter-cache or from an earlier build cost nothing now (their original time
@@ -199,6 +227,11 @@ def junit_xml(report: StatusReport, analysis: BuildAnalysis | None = None,
         for finding in flagged.get(nb.docname, []):
             tests += 1
             failures += _cell_case(suite, finding, fail_on)
+    for claim in analysis.claims if analysis is not None else report.claims:
+        tests += 1
+        verdict = _claim_case(suite, claim)
+        failures += verdict == FAILS
+        skipped += verdict == NOT_CHECKED
     if report.build.get("outcome") == BUILD_FAILED:
         errors += 1
         case = ElementTree.SubElement(suite, "testcase", classname="build",

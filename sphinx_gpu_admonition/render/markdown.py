@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model.formatting import format_ratio, format_seconds, one_line, safe_lines, shorten
+from .claims_text import claims_summary_of, review_summary
 from .finding_text import code_spans
 from .summary import (
     MACHINE_FIELDS,
@@ -185,6 +186,7 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
     for flag in summary["build_findings"]:  # the build's, not a cell's
         lines += ["", f"**This build:** {md_prose(flag['reason'])}. "
                       f"**What to do:** {md_prose(flag['action'])}."]
+    lines += claims_markdown(summary["claims"], summary["timing_statements"])
     warnings = [item for item in summary["warnings"] if not item["repeats_finding"]]
     if warnings:  # what the build's log said, but for the findings listed above
         lines += ["", f"#### Build warnings ({len(warnings)})", ""]
@@ -194,6 +196,41 @@ def render_report_markdown(summary: dict[str, Any], top: int) -> list[str]:
     lines += ["", "#### Machines", ""]
     lines += machines_markdown(summary["machines"])
     return capped(lines)
+
+
+_VERDICT_SIGNS = {"fails": "❌", "too_close": "⚠️", "holds": "✅", "not_checked": "❔"}
+
+
+def claims_markdown(claims: list[dict[str, Any]], statements: list[dict[str, Any]]
+                    ) -> list[str]:
+    """The timing claims (failing first, each build's verdict) and the review list's
+    count: what the status page lists, for a job summary or a pull request."""
+    if not claims and not statements:
+        return []
+    lines = ["", f"#### {md_text(claims_summary_of([row['verdict'] for row in claims]))}", ""]
+    if claims:
+        lines += md_table(["", "Claim", "Where", "Sentence", "Each build"], [
+            [_VERDICT_SIGNS.get(row["verdict"], ""), md_code(row["expression"]),
+             md_code(row["where"]), md_text(shorten(row["sentence"], 120) or "-"),
+             md_text("; ".join(check["text"] for check in row["checks"]))]
+            for row in claims])
+    if statements:
+        pages = len({row["page"] for row in statements})
+        lines += ["", f"*{md_text(review_summary(len(statements), pages))}: sentences about "
+                      "speed that no claim checks, listed on the status page with the timed "
+                      "cells before them.*"]
+    return lines
+
+
+def compare_claims_markdown(rows: list[dict[str, Any]]) -> list[str]:
+    """The claims whose verdict differs between A and B (``compare``)."""
+    if not rows:
+        return []
+    lines = ["", f"#### Timing claims that differ ({len(rows)})", ""]
+    lines += md_table(["Claim", "Where", "A", "B"], [
+        [md_code(row["expression"]), md_code(row["where"]), md_text(row["a"] or "-"),
+         md_text(row["b"] or "-")] for row in rows])
+    return lines
 
 
 def _state(row: dict[str, Any]) -> str:
@@ -247,6 +284,7 @@ def render_compare_markdown(data: dict[str, Any]) -> list[str]:
              fmt_seconds(row["b_seconds"]), _ratio_text(row),
              fmt_change(row["a_seconds"], row["b_seconds"]), _state(row)]
             for row in data["cells"]], right=(3, 4, 5, 6))
+    lines += compare_claims_markdown(data.get("claims") or [])
     lines += ["", "<details><summary>Machines</summary>", ""]
     lines += machines_markdown(both_machines(data))
     lines += ["", "</details>"]

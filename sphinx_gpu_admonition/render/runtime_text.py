@@ -11,6 +11,7 @@ catalog (``python -m sphinx_gpu_admonition.ext.i18n``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -203,6 +204,20 @@ def is_stale(other: NotebookRecord, current: NotebookRecord | None,
     if executed is None or source_mtime is None:
         return True
     return executed < source_mtime
+
+
+def stale_pages(other: Mapping[str, NotebookRecord], current: Mapping[str, NotebookRecord],
+                source_mtime: Callable[[str], float | None]) -> frozenset[str]:
+    """The pages another build (its records by docname) measured in an earlier version
+    (:func:`is_stale`; ``source_mtime(docname)``: the page's source file's time, asked
+    only where the code cannot tell)."""
+    stale = set()
+    for docname, record in other.items():
+        page = current.get(docname)
+        known = page is not None and page.measured and page.cells and record.cells
+        if is_stale(record, page, None if known else source_mtime(docname)):
+            stale.add(docname)
+    return frozenset(stale)
 
 
 def measurements(current: NotebookRecord | None,

@@ -28,6 +28,7 @@ from ..model.analysis import (
 from ..model.findings import budget_findings, findings, flagged_and_notes, headline
 from ..model.formatting import format_percent, format_seconds
 from ..model.record import CellName, CellRecord, NotebookRecord
+from .claims_view import claims_html
 from .finding_text import FindingText, code_spans
 from .labels import Labels
 from .status_rows import (
@@ -83,12 +84,16 @@ def render_html(analysis: BuildAnalysis, options: StatusOptions,
     table = status_rows(analysis, options, labels, page_uri, row_ids,
                         with_cells=sources is not None, cells_file=numbers)
     return table_html(table, options, labels, table_id, sources,
-                      findings_html(analysis, labels, page_uri, table_id, row_ids))
+                      findings_html(analysis, labels, page_uri, table_id, row_ids),
+                      claims_html(analysis.claims, analysis.timing_statements, labels,
+                                  page_uri, table_id, row_ids))
 
 
 def table_html(table: StatusRows, options: StatusOptions, labels: Labels, table_id: str,
-               cells_src: Sequence[str] | None, findings_markup: str) -> str:
-    """``templates/status_table.html`` of rows made by :func:`.status_rows.status_rows`."""
+               cells_src: Sequence[str] | None, findings_markup: str,
+               claims_markup: str = "") -> str:
+    """``templates/status_table.html`` of rows made by :func:`.status_rows.status_rows`;
+    the timing claims right after the findings (:func:`.claims_view.claims_html`)."""
     sort_key = "name" if options.sort == "name" else "time"
     columns = [{"key": c.key, "label": c.label, "kind": c.kind,
                 "aria": (("ascending" if c.key == "name" else "descending")
@@ -102,7 +107,7 @@ def table_html(table: StatusRows, options: StatusOptions, labels: Labels, table_
         cells_src=" ".join(cells_src) if cells_src is not None else None,
         cell_labels=compact_json(cell_labels(labels)) if cells_src is not None else "",
         summary=table.summary, slowest=table.slowest, findings=Markup(findings_markup),
-        totals=table.totals)
+        claims=Markup(claims_markup), totals=table.totals)
 
 
 def css_string(text: str) -> str:

@@ -44,6 +44,7 @@ from ..model.record import (
     StatusReport,
     sorted_slowest_first,
 )
+from .claims_view import claim_differences, claim_entries, statement_entries
 from .finding_text import ENGLISH as WORDS
 
 __all__ = ["plural", "summarise_report", "summarise_compare", "CompareOptions", "shown_path"]
@@ -207,6 +208,10 @@ def summarise_report(report: StatusReport, analysis: BuildAnalysis, thresholds: 
         "warnings": [item.to_dict() | {"name": item.name, "where": item.where,
                                        "repeats_finding": item.repeats_finding}
                      for item in build_warnings(report)],
+        #: the text's timing claims as the build checked them, failing first, each with
+        #: its verdict per build (:mod:`.claims_view`), and the review list
+        "claims": claim_entries(analysis.claims),
+        "timing_statements": statement_entries(analysis.timing_statements),
     }
 
 
@@ -477,6 +482,8 @@ def summarise_compare(a: StatusReport, b: StatusReport, analysis: BuildAnalysis,
         "fail_above": options.fail_above,
         "min_seconds": options.min_seconds,
         "regressions": regressions,
+        #: the timing claims whose verdict on A's machine differs from B's on B's
+        "claims": claim_differences(a.claims, b.claims),
     }
 
 

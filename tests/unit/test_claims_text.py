@@ -206,3 +206,19 @@ def test_every_text_comes_through_the_translator():
             outside = re.sub(r"«[^«»]*»", "", outside)
         assert not re.search(r"\b(?:on|vs|times|claim|fails|holds|checked|the|a|and)\b",
                              outside), (output, outside)
+
+
+def test_the_roles_read_in_the_books_language():
+    """The shipped zh_CN catalog: what docs/claims.md says a Chinese page reads."""
+    import gettext
+    from pathlib import Path
+
+    import sphinx_gpu_admonition
+
+    catalog = gettext.translation("sphinx_gpu_admonition",
+                                  Path(sphinx_gpu_admonition.__file__).parent / "locale",
+                                  ["zh_CN"])
+    checks = ratio_checks("vmap-v2 / vmap-v1", PAGE, BUILDS, ClaimRules())
+    assert text.ratio_text(checks[1:], translate=catalog.gettext) == "快 2.4 倍"
+    values, _ = timing_values("vmap-v2", PAGE, BUILDS)
+    assert text.timing_text(values[1:], catalog.gettext) == "在 GPU（Tesla T4）上0.46 毫秒"
