@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .analysis import is_imports_only, is_shell_or_magic
-from .code import read_code
 from .derivations import Kept, kept_or_derived
 from .exceptions import exception_line
 from .record import (
@@ -45,6 +44,9 @@ from .record import (
     cell_positions,
 )
 from .schema import Loadable
+
+if TYPE_CHECKING:
+    from .code import NotebookCode
 
 #: the cell tag (MyST-NB's and mystmd's) of a cell that may raise
 RAISES_EXCEPTION_TAG = "raises-exception"
@@ -186,6 +188,15 @@ def _mark(cell: CellRecord, position: int, facts: CellFacts, errors_allowed: boo
     for name in _CELL_FIELDS:
         setattr(cell, name, _copy(getattr(facts, name)))
     cell.error_expected = cell.error is not None and (errors_allowed or facts.raises)
+
+
+def read_code(cells: Sequence[tuple[int, str]],
+              module_source: Callable[[str], str | None] | None) -> NotebookCode:
+    """:func:`.code.read_code`, imported when a page's facts are derived: a cache hit
+    whose facts are kept (a mystmd plugin call per page) never loads the code reader."""
+    from .code import read_code as read
+
+    return read(cells, module_source)
 
 
 def _link(facts: PageFacts, cells: Sequence[PageCell],

@@ -51,7 +51,6 @@ from ..model.record import (
 from ..model.schema import SchemaError
 from ..probe.protocol import CRASH_SUFFIX
 from ..probe.protocol import first_line as probe_first_line
-from . import packages
 from .cells import cache_key, executable_nodes, page_cells
 from .mdast import walk
 
@@ -248,6 +247,8 @@ def page_record(tree: dict[str, Any], folder: Path | None = None, root: Path | N
         kept = Kept()
         warnings += _enrich(record, tree, page, kept)
         # kept in the sidecar too: a cache hit lists the packages of the run it reuses
+        from . import packages  # executed pages only: a cache hit's plugin call skips it
+
         record.packages = packages.kernel_packages(output.executable, folder)
         warnings += [f"in-kernel capture: {message}" for message in output.warnings]
         if output.errors:

@@ -14,35 +14,25 @@ file and fail a ``myst build --strict`` (:mod:`.warnings`, which says how: mystm
 gives a plugin no warning channel of its own). A page that ran on a GPU while
 ``--execute-parallel`` runs several pages at once with JAX's preallocation on is
 such a warning.
+
+Every call is a new process (mystmd runs the file once per call), so each imports
+only what it answers with: the modules a call needs are imported in the function
+that makes it (the figures: docs/performance.md, "the mystmd plugin's calls").
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..model.analysis import analyse
-from ..model.build_warnings import BuildWarning
-from ..model.device import backend_mismatch
-from ..model.findings import findings
 from ..model.formatting import one_line, safe_line
-from ..model.record import EXECUTED, NotebookRecord, StatusReport
-from ..render.finding_text import slow_cell_warning
-from ..render.junit import FailOn
-from ..render.labels import Labels
 from ..render.runtime_text import ROLES
-from . import (
-    build_options,
-    capture,
-    environment,
-    notice,
-    packages,
-    runtime,
-    settings,
-    status,
-    warnings,
-)
+
+if TYPE_CHECKING:
+    from ..model.build_warnings import BuildWarning
+    from ..model.record import NotebookRecord
+    from . import settings
 
 PLUGIN_SPEC: dict[str, Any] = {
     "name": "sphinx-gpu-admonition",
@@ -72,15 +62,23 @@ PLUGIN_SPEC: dict[str, Any] = {
 
 def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     if name == "gpu":
+        from . import notice, settings
+
         return notice.directive(data, settings.load()[0])
     if name == "execution-status":
+        from . import status
+
         return status.placeholder()
     if name == "execution-environment":
+        from . import environment
+
         return environment.placeholder(bool((data.get("options") or {}).get("packages")))
     raise SystemExit(safe_line(f"unknown directive {one_line(repr(name))}"))
 
 
 def _notice_line(tree: dict[str, Any]) -> int | None:
+    from . import notice
+
     found = notice.notices(tree)
     line = (found[0].get("position") or {}).get("start", {}).get("line") if found else None
     return line if isinstance(line, int) else None
@@ -90,6 +88,9 @@ def backend_warning(tree: dict[str, Any], record: NotebookRecord,
                     expected: str | None) -> BuildWarning | None:
     """A page with a ``{gpu}`` notice that ran on another backend than
     ``expected_backend`` (:func:`..model.device.backend_mismatch`, Sphinx's rule)."""
+    from ..model.device import backend_mismatch
+    from . import notice, warnings
+
     if not notice.notices(tree):
         return None
     message = backend_mismatch(record, expected, "expected_backend")
@@ -101,8 +102,16 @@ def slow_cell_warnings(record: NotebookRecord, options: settings.Settings
                        ) -> list[BuildWarning]:
     """``warn_slow_cells``: a warning per flagged cell of the page (as on Sphinx), so
     that ``--strict`` fails on them."""
+    from ..model.record import EXECUTED
+
     if not options.config.warn_slow_cells or record.provenance != EXECUTED:
         return []
+    from ..model.analysis import analyse
+    from ..model.findings import findings
+    from ..model.record import StatusReport
+    from ..render.finding_text import slow_cell_warning
+    from . import warnings
+
     analysis = analyse(StatusReport(notebooks=[record]), options.thresholds)
     return [warnings.warning("slow_cell", slow_cell_warning(finding), record.source,
                              finding.cell.line)
@@ -111,11 +120,15 @@ def slow_cell_warnings(record: NotebookRecord, options: settings.Settings
 
 def _page_warnings(subtype: str, messages: list[str], record: NotebookRecord | None
                    ) -> list[BuildWarning]:
+    from . import warnings
+
     source = record.source if record is not None else None
     return [warnings.warning(subtype, message, source) for message in messages]
 
 
 def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
+    from . import build_options, capture, runtime, settings, warnings
+
     arguments = build_options.parent_arguments()
     options, problems = settings.load()
     folder = capture.capture_folder()
@@ -123,6 +136,9 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
              for problem in problems if settings.once(problem, folder)]
     texts = runtime.Texts(options.translate, options.ngettext)
     if name == "gpu-capture":
+        from ..model.record import EXECUTED
+        from . import notice
+
         record, captured = capture.page_record(tree, since=build_options.build_started())
         found += _page_warnings("capture", captured, record)
         # the roles naming this page: its record is known now, after it ran
@@ -141,6 +157,10 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
             found += slow_cell_warnings(record, options)
         warnings.emit(found, arguments, folder, tree, project_stage=False)
     elif name == "gpu-status":
+        from ..render.junit import FailOn
+        from ..render.labels import Labels
+        from . import environment, packages, status
+
         # this build's kernels that no page took: pages that ran but have no record
         found += _page_warnings("capture", capture.leftover_kernels(
             folder, since=build_options.build_started())[1], None)
@@ -181,6 +201,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("usage: plugin [--directive NAME | --role NAME | --transform NAME] "
                          "< data.json")
     data = json.load(sys.stdin)
+    from . import runtime, warnings
+
     if args[0] == "--directive":
         json.dump(directive(args[1], data), sys.stdout)
     elif args[0] == "--transform":
