@@ -140,21 +140,34 @@ def _title(doctree: nodes.document) -> str:
     return ""
 
 
-def page_cells(rendered: list[_mystnb.RenderedCell], source: Path) -> list[PageCell]:
+def page_cells(rendered: list[_mystnb.RenderedCell], source: Path,
+               record: NotebookRecord | None = None) -> list[PageCell]:
     """The page's code cells for :func:`..model.enrich.enrich`: each one's position is
-    its place among the cells that ran, in the order of their execution counts (MyST-NB
-    keeps the count of the cell's run, also for a cache hit; a run nested in a cell takes
-    a count of its own, so the counts alone may skip), its line that of its fence in a
-    text notebook."""
+    that of the record's cell with its execution count (MyST-NB keeps the count of the
+    cell's run, also for a cache hit; a run nested in a cell takes a count of its own,
+    and a ``remove-cell`` cell runs but leaves no node, so neither the counts nor the
+    nodes can be ranked), else its place among the page's counts; its line that of its
+    fence in a text notebook."""
     lines = _mystnb.cell_start_lines(rendered, source)
-    ran = sorted(cell.execution_count for cell in rendered
-                 if isinstance(cell.execution_count, int) and cell.execution_count >= 1)
-    place = {count: position for position, count in enumerate(ran)}
+    place = _positions_by_count(record) if record is not None else {}
+    if not place:
+        ran = sorted(cell.execution_count for cell in rendered
+                     if isinstance(cell.execution_count, int) and cell.execution_count >= 1)
+        place = {count: position for position, count in enumerate(ran)}
     return [PageCell(position=place.get(cell.execution_count)
                      if isinstance(cell.execution_count, int) else None,
                      index=cell.index, source=cell.source, tags=cell.tags,
                      line=lines.get(cell.index), outputs=cell.outputs)
             for cell in rendered]
+
+
+def _positions_by_count(record: NotebookRecord) -> dict[int, int]:
+    """execution count -> position, from the record's cells (empty: the record does not
+    know both for every cell, so the page's counts are ranked instead)."""
+    pairs = [(cell.execution_count, cell.position) for cell in record.cells]
+    if not pairs or any(count is None or position is None for count, position in pairs):
+        return {}
+    return dict(pairs)
 
 
 def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
@@ -170,7 +183,7 @@ def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
     source = Path(env.doc2path(docname))
     record.source = repository_path(source, Path(env.srcdir))
     kept = hit.kept if hit is not None else Kept()
-    for message in enrich(record, page_cells(rendered, source), local_module_reader(
+    for message in enrich(record, page_cells(rendered, source, record), local_module_reader(
             source.parent), errors_allowed=_mystnb.allows_errors(env),
             traceback=execution.traceback, kept=kept):
         warn(logger, message, "capture", location=docname)
