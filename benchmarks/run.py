@@ -2,7 +2,7 @@
 
     python benchmarks/run.py [--quick | --full] [--repeats N] [--json FILE]
                              [--instructions] [--forced-only]
-                             [--page-only] [--page-reference FOLDER]
+                             [--page-only] [--page-reference FOLDER] [--hits-only]
 
 Each figure is a ratio against the same work without the extension (a book
 whose status page is MyST-NB's ``{nb-exec-table}``), or against the reference
@@ -17,8 +17,10 @@ spread (min-max).
   random with or without the extension (:class:`BuildTime`), and the CPU time of
   the build and its kernels (``--forced-only`` runs these alone);
 - cache-hit rebuild: the same book, every notebook a jupyter-cache hit, ``-E``
-  (re-read everything); the extra cost per notebook is printed too, and must
-  not grow with the book (``--full`` adds a 500-notebook book);
+  (re-read everything), its wall and CPU time; the extra cost per notebook is
+  printed too, and must not grow with the book (``--full`` adds a 500-notebook
+  book; ``--hits-only`` runs these rows alone, with a code-heavy book of 12
+  notebooks x 60 lecture-like cells of 14 lines);
 - ``-j 2``: the forced build with two processes against the serial one, and
   whether both write the same ``execution-status.json`` apart from times;
 - timing claims: the cache-hit rebuild of a book whose notebooks name cells for
@@ -127,6 +129,35 @@ kernelspec:
 """
 
 
+def trivial_cell(notebook: int, cell: int) -> str:
+    return f"x_{cell} = {notebook} * {cell} + 1"
+
+
+def lecture_cell(notebook: int, cell: int) -> str:
+    """A lecture-like cell: a function with a loop and a branch (14 lines), called."""
+    return (f"def step_{cell}(a, b, steps=10):\n"
+            f"    \"\"\"Cell {cell} of notebook {notebook}.\"\"\"\n"
+            "    total = 0.0\n"
+            "    values = []\n"
+            "    for i in range(steps):\n"
+            "        x = a * i + b\n"
+            "        if x > 0:\n"
+            "            total += x ** 0.5\n"
+            "        else:\n"
+            "            total -= x\n"
+            "        values.append(total)\n"
+            "    return total, values\n"
+            "\n"
+            f"result_{cell} = step_{cell}({notebook}, {cell})[0]")
+
+
+#: the books' kinds of code cell
+CELL_CODE: dict[str, Callable[[int, int], str]] = {"one-line": trivial_cell,
+                                                   "code-heavy": lecture_cell}
+#: notebooks and cells of the code-heavy cache-hit book (``--hits-only``)
+CODE_HEAVY = (12, 60)
+
+
 #: with ``claims``, each notebook's text after its cells: the three timing roles and an
 #: unmarked sentence about speed for the review list (the first two cells are named)
 CLAIMS_TEXT = ("\nThe first cell takes {timing}`c0`, {timing-ratio}`c0 / c1` the second. "
@@ -135,11 +166,12 @@ CLAIMS_TEXT = ("\nThe first cell takes {timing}`c0`, {timing-ratio}`c0 / c1` the
 
 
 def make_book(folder: Path, notebooks: int, cells: int, extension: bool,
+              cell_code: Callable[[int, int], str] = trivial_cell,
               claims: bool = False) -> Path:
-    """A book of ``notebooks`` MyST notebooks of ``cells`` trivial code cells and a
-    status page: ``{execution-status}`` with the extension, ``{nb-exec-table}`` without;
-    with ``claims``, each notebook names two cells for timing and has a claim
-    (:data:`CLAIMS_TEXT`)."""
+    """A book of ``notebooks`` MyST notebooks of ``cells`` code cells (``cell_code``'s,
+    trivial ones by default) and a status page: ``{execution-status}`` with the
+    extension, ``{nb-exec-table}`` without; with ``claims``, each notebook names two
+    cells for timing and has a claim (:data:`CLAIMS_TEXT`)."""
     src = folder / "src"
     src.mkdir(parents=True)
     names = [f"nb{n:04d}" for n in range(notebooks)]
@@ -155,7 +187,7 @@ def make_book(folder: Path, notebooks: int, cells: int, extension: bool,
     for n, name in enumerate(names):
         body = "".join(f"\n```{{code-cell}} ipython3\n"
                        f"{f':tags: [time:c{c}]' + chr(10) if claims and c < 2 else ''}"
-                       f"x_{c} = {n} * {c} + 1\n```\n" for c in range(cells))
+                       f"{cell_code(n, c)}\n```\n" for c in range(cells))
         body += CLAIMS_TEXT if claims else ""
         (src / f"{name}.md").write_text(f"{NOTEBOOK_HEADER}# Notebook {n}\n{body}",
                                         encoding="utf-8")
@@ -247,12 +279,6 @@ def sphinx_build(src: Path, build: Path, mode: str, *options: str,
             break
         print(f"a kernel could not bind its port; building again: {src}", file=sys.stderr)
     raise SystemExit(f"build failed: {' '.join(command)}\n{done.stderr[-3000:]}")
-
-
-def sphinx(src: Path, build: Path, mode: str, *options: str,
-           own_time: Path | None = None) -> float:
-    """Seconds of one build of :func:`sphinx_command`."""
-    return sphinx_build(src, build, mode, *options, own_time=own_time).wall
 
 
 def interleaved(runs: dict[str, Callable[[], float]], repeats: int) -> dict[str, list[float]]:
@@ -368,21 +394,23 @@ class CacheHitBooks:
     folder: Path
     notebooks: int
     cells: int
+    code: str = "one-line"  # a key of CELL_CODE
 
     def arguments(self, name: str) -> tuple[Path, Path, str, str, str, str]:
         """:func:`sphinx_command`'s arguments for the rebuild of the book ``name``."""
         return (self.folder / name / "src", self.folder / name / "_build", "cache",
                 "-D", f"nb_execution_cache_path={self.folder / name / 'cache'}", "-E")
 
-    def build(self, name: str, own_time: Path | None = None) -> float:
-        """Seconds of one rebuild of the book ``name`` ("with" or "without")."""
-        return sphinx(*self.arguments(name), own_time=own_time)
+    def build(self, name: str, own_time: Path | None = None) -> BuildTime:
+        """One rebuild of the book ``name`` ("with" or "without")."""
+        return sphinx_build(*self.arguments(name), own_time=own_time)
 
 
-def cache_hit_books(folder: Path, notebooks: int, cells: int) -> CacheHitBooks:
-    make_book(folder / "with", notebooks, cells, True)
-    make_book(folder / "without", notebooks, cells, False)
-    books = CacheHitBooks(folder, notebooks, cells)
+def cache_hit_books(folder: Path, notebooks: int, cells: int,
+                    code: str = "one-line") -> CacheHitBooks:
+    make_book(folder / "with", notebooks, cells, True, CELL_CODE[code])
+    make_book(folder / "without", notebooks, cells, False, CELL_CODE[code])
+    books = CacheHitBooks(folder, notebooks, cells, code)
     # fill the cache once (with the extension, so that its capture is saved beside
     # the cache); the outputs and hashes are the same, so the book without it
     # gets a copy of the same cache.  Serially: two processes adding records race
@@ -443,34 +471,47 @@ def cache_hit_rebuilds(books: CacheHitBooks, repeats: int) -> list[Row]:
     time does not, and says whether the cost per notebook grows with the book)."""
     folder, notebooks, cells = books.folder, books.notebooks, books.cells
     own: list[dict[str, Any]] = []
+    cpu: dict[str, list[float]] = {"with": [], "without": []}
+
+    def timed(name: str, own_time: Path) -> float:
+        build = books.build(name, own_time=own_time)
+        cpu[name].append(build.cpu)
+        return build.wall
 
     def with_extension() -> float:
         # both books are built by timed_sphinx.py (the same start-up); this one's
         # file says how much of the build was the extension's own code
-        seconds = books.build("with", own_time=folder / "own.json")
+        seconds = timed("with", folder / "own.json")
         own.append(json.loads((folder / "own.json").read_text(encoding="utf-8")))
         return seconds
 
     times = interleaved(
         {"with": with_extension,
-         "without": lambda: books.build("without", own_time=folder / "reference.json")},
-        repeats)
+         "without": lambda: timed("without", folder / "reference.json")}, repeats)
     per_notebook = (median(times["with"]) - median(times["without"])) / notebooks * 1e3
-    label = f"{notebooks} nb x {cells} cells"
+    label = f"{notebooks} nb x {cells} {books.code} cells"
     own_per_notebook = [(run["total"] - run["by"].get(SET_UP, 0.0)) / notebooks * 1e3
                         for run in own]
     # the ratio the extension's own time alone would make
     own_ratio = [1 + run["total"] / seconds for run, seconds in zip(own, times["without"],
                                                                     strict=True)]
+    # the same from the CPU time of its code against the reference build's CPU time
+    # (what other load on the machine moves less)
+    own_cpu_ratio = [1 + run.get("cpu_total", 0.0) / seconds
+                     for run, seconds in zip(own, cpu["without"], strict=True)]
     return [
         Row(f"all-cache-hit -E rebuild, {label}",
             f"{median(times['with']):.2f} s", f"{median(times['without']):.2f} s",
             spread(ratios(times["with"], times["without"]), 3) +
-            f"; {per_notebook:+.1f} ms/nb", "<= 1.02; same ms/nb at any size"),
+            f"; {per_notebook:+.1f} ms/nb", "<= 1.01; same ms/nb at any size"),
+        Row(f"all-cache-hit -E rebuild, {label}, CPU time of the build",
+            f"{median(cpu['with']):.2f} s", f"{median(cpu['without']):.2f} s",
+            spread(ratios(cpu["with"], cpu["without"]), 3), "<= 1.01"),
         Row(f"its own code in that rebuild, {label}",
             f"{spread(own_per_notebook, 2)} ms/nb",
             f"+ {median([run['by'].get(SET_UP, 0.0) for run in own]) * 1e3:.0f} ms "
-            "import and set-up", spread(own_ratio, 3), "same ms/nb at any size"),
+            "import and set-up", spread(own_ratio, 3) + "; CPU " + spread(own_cpu_ratio, 3),
+            "same ms/nb at any size"),
     ]
 
 
@@ -774,6 +815,9 @@ def main(argv: list[str] | None = None) -> int:
                              "most, to run again with more rounds)")
     parser.add_argument("--page-only", action="store_true",
                         help="only the status page rows")
+    parser.add_argument("--hits-only", action="store_true",
+                        help="only the all-cache-hit rebuilds, of the one-line book and "
+                             "of the code-heavy one (12 nb x 60 lecture-like cells)")
     parser.add_argument("--page-reference", type=Path, metavar="FOLDER",
                         help="compare the status page with the one in FOLDER (written by "
                              "another checkout's bench_status_page.py --cells 100 --write "
@@ -800,7 +844,7 @@ def main(argv: list[str] | None = None) -> int:
             print(machine())
             print(table(rows))
             return 0
-        if not args.page_only:
+        if not (args.page_only or args.hits_only):
             forced, builds = forced_builds(folder / "forced", sizes)
             rows += forced
             rows.append(environment_bytes_per_cell(builds, sizes))
@@ -811,17 +855,21 @@ def main(argv: list[str] | None = None) -> int:
                                     max(sizes.repeats, 3 if not args.quick else 1))
             if args.instructions:
                 rows.append(cache_hit_instructions(books, sizes.repeats))
+            if args.hits_only:
+                heavy = cache_hit_books(folder / "hits-heavy", *CODE_HEAVY, "code-heavy")
+                rows += cache_hit_rebuilds(heavy, max(sizes.repeats, 3 if not args.quick else 1))
+        if not (args.forced_only or args.page_only or args.hits_only):
             for records in (sizes.notebooks, sizes.big_cache):
                 rows.append(hit_lookups(folder / f"lookups-{records}", records))
             if sizes.big_book:
                 big = cache_hit_books(folder / "hits-big", sizes.big_book, sizes.cells)
                 rows += cache_hit_rebuilds(big, sizes.repeats)
-        if not args.forced_only:
+        if not (args.forced_only or args.hits_only):
             rows += status_page_rows(folder / "page", sizes, max(sizes.repeats, 1),
                                      args.page_reference)
     print(machine())
     print(table(rows))
-    if not (args.forced_only or args.page_only):
+    if not (args.forced_only or args.page_only or args.hits_only):
         print(probe_benchmark(args.quick))
     if args.json:
         args.json.write_text(json.dumps([dataclasses.asdict(r) for r in rows], indent=1),

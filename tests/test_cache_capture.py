@@ -150,3 +150,42 @@ def test_cached_outputs_without_a_package_list_say_why(tmp_path: Path, cache: Pa
     missing = page.select_one(".gpu-environment-packages-missing").get_text()
     assert missing.startswith("No package list: these outputs come from the jupyter-cache")
     assert result.warning_lines == []
+
+
+def test_a_cache_hit_takes_the_page_facts_kept_with_its_sidecar(
+        tmp_path: Path, cache: Path, hits: ProjectBuild, monkeypatch: pytest.MonkeyPatch):
+    """What the builder derives from a page (its code's parse, the cells' marks and lines)
+    is kept in the sidecar: a rebuild of the same page parses nothing and makes the same
+    record; Markdown that moves the cells (no cache miss: jupyter-cache hashes only the
+    code) derives them again once, with the new lines, and keeps them."""
+    from sphinx_gpu_admonition.model import enrich
+
+    parses: list[int] = []
+    original = enrich.read_code
+    monkeypatch.setattr(enrich, "read_code",
+                        lambda *args: parses.append(1) or original(*args))
+    derived: list[int] = []  # every derivation from the page, the parse's included
+    original_facts = enrich.page_facts
+    monkeypatch.setattr(enrich, "page_facts",
+                        lambda *args: derived.append(1) or original_facts(*args))
+    copied = tmp_path / "jupyter_cache"
+    shutil.copytree(cache, copied)
+    same = build(copy_root(tmp_path / "same", copied))
+    assert parses == [] and derived == []
+    expected = lecture(hits)
+    assert lecture(same)["cells"] == expected["cells"]
+    assert lecture(same)["user_functions"] == expected["user_functions"]
+
+    srcdir = copy_root(tmp_path / "moved", copied)
+    source = srcdir / "lecture.md"
+    source.write_text(source.read_text(encoding="utf-8").replace(
+        "# A lecture\n", "# A lecture\n\nTwo lines\nmore.\n"), encoding="utf-8")
+    moved = build(srcdir)
+    assert parses == [1] and derived == [1] and lecture(moved)["provenance"] == "cache"
+    assert [cell["line"] for cell in lecture(moved)["cells"]] == [
+        cell["line"] + 3 for cell in expected["cells"]]
+    shutil.rmtree(srcdir.parent / "_build")
+    again = build(srcdir)
+    assert parses == [1] and derived == [1]
+    assert lecture(again)["cells"] == lecture(moved)["cells"]
+    assert again.warning_lines == []

@@ -92,8 +92,13 @@ def test_the_gpu_directive_is_a_standard_admonition_with_the_sphinx_texts():
 
 
 def test_the_mystmd_package_imports_no_sphinx():
-    script = ("import sys\n"
-              "import sphinx_gpu_admonition.mystmd.plugin, sphinx_gpu_admonition.mystmd.__main__\n"
+    """Every module of the package, also those the plugin imports only in the call that
+    needs them."""
+    script = ("import importlib, pkgutil, sys\n"
+              "import sphinx_gpu_admonition.mystmd as package\n"
+              "for module in pkgutil.iter_modules(package.__path__):\n"
+              "    if module.name != 'kernel_startup':  # a kernel's PYTHONSTARTUP\n"
+              "        importlib.import_module(f'{package.__name__}.{module.name}')\n"
               "print(sorted(m for m in sys.modules if m.split('.')[0] in "
               "('sphinx', 'docutils', 'myst_nb')))")
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
@@ -865,6 +870,34 @@ def test_a_page_finds_its_kernel_by_its_code_and_a_cache_hit_keeps_the_record(
     assert hit.provenance == "cache"
     assert [c.seconds for c in hit.cells] == [0.5, 0.25]
     assert [r.docname for r in capture.build_records(folder, tmp_path)] == ["lectures/intro"]
+
+
+def test_a_cache_hit_takes_the_page_facts_kept_with_its_sidecar(tmp_path, monkeypatch):
+    """As on Sphinx (tests/test_cache_capture.py): a cache hit of the same page parses
+    nothing and builds the same record; moved cells (Markdown added above them, which
+    mystmd's cache key leaves out) derive the facts again once, and keep them."""
+    from sphinx_gpu_admonition.model import enrich
+
+    parses: list[int] = []
+    original = enrich.read_code
+    monkeypatch.setattr(enrich, "read_code", lambda *args: parses.append(1) or original(*args))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    folder, page = tmp_path / "capture", tmp_path / "intro.md"
+    text = "# Intro\n\n```{code-cell} python\nimport jax\nx = 1\n```\n"
+    page.write_text(text)
+    tree = page_tree(code_block("import jax\nx = 1"))
+    write_kernel(folder, page, [{"seconds": 0.5, "first_line": "import jax"}])
+    executed, _ = capture.page_record(tree, folder, tmp_path)
+    assert parses == [1]
+    hit, warnings = capture.page_record(tree, folder, tmp_path)
+    assert parses == [1] and warnings == []
+    assert hit.cells == executed.cells and hit.provenance == "cache"
+    page.write_text(text.replace("# Intro\n", "# Intro\n\nMore\nwords.\n"))
+    moved, _ = capture.page_record(tree, folder, tmp_path)
+    assert parses == [1, 1] and moved.cells[0].line == executed.cells[0].line + 3
+    again, _ = capture.page_record(tree, folder, tmp_path)
+    assert parses == [1, 1] and again.cells == moved.cells
 
 
 def test_cells_nested_in_a_gated_solution_are_found_in_mystmds_order(tmp_path):

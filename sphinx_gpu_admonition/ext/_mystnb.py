@@ -88,25 +88,59 @@ def cell_source(node: nodes.Element) -> str:
     return block.astext() if block is not None else ""
 
 
-def code_cells(doctree: nodes.document) -> list[tuple[int, int | None, str]]:
-    """(cell index, execution count, source) of the code cells rendered on the page."""
+class RenderedCell(NamedTuple):
+    """A code cell rendered on the page, as MyST-NB's nodes give it."""
+
+    index: int
+    execution_count: int | None
+    source: str
+    tags: tuple[str, ...]
+    #: the text the cell printed and returned (its ``stream`` and ``text/plain``
+    #: outputs as MyST-NB rendered them, joined by newlines)
+    outputs: str
+    #: the node's line: MyST-NB gives a cell's last line (its closing fence)
+    end_line: int | None
+
+
+#: the classes of MyST-NB's literal blocks of a cell's standard output and
+#: ``text/plain`` results (``render_stdout``, ``render_text_plain``)
+_TEXT_OUTPUT_CLASSES = ("stream", "text_plain")
+
+
+def rendered_cells(doctree: nodes.document) -> list[RenderedCell]:
+    """The code cells rendered on the page, in order, read in one walk of the doctree
+    (each walk of a page's doctree costs about as much as the rest of a cache hit's
+    record): MyST-NB's ``nb_element``, ``cell_index``, ``exec_count`` and
+    ``cell_metadata`` node attributes, its cell's literal blocks (the first is the
+    source), read here only."""
     cells = []
     for node in doctree.findall(nodes.container):
         if node.get("nb_element") != "cell_code":
             continue
-        source = ""
-        for child in node.findall(nodes.literal_block):
-            source = child.astext()
-            break
-        cells.append((node["cell_index"], node.get("exec_count"), source))
+        blocks = list(node.findall(nodes.literal_block))
+        metadata = node.get("cell_metadata") or {}
+        found = metadata.get("tags") if isinstance(metadata, dict) else None
+        outputs = [block.astext() for block in blocks
+                   if "output" in block["classes"]
+                   and any(name in block["classes"] for name in _TEXT_OUTPUT_CLASSES)]
+        cells.append(RenderedCell(
+            node["cell_index"], node.get("exec_count"),
+            blocks[0].astext() if blocks else "",
+            tuple(tag for tag in found or () if isinstance(tag, str)),
+            "\n".join(outputs), node.line))
     return cells
+
+
+def code_cells(doctree: nodes.document) -> list[tuple[int, int | None, str]]:
+    """(cell index, execution count, source) of the code cells rendered on the page."""
+    return [(cell.index, cell.execution_count, cell.source) for cell in rendered_cells(doctree)]
 
 
 #: the opening fence of a MyST code cell: ```{code-cell}, ~~~{code-cell}, :::{code-cell}
 _CODE_CELL_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*\{code-cell\}")
 
 
-def cell_start_lines(doctree: nodes.document, source_path: Path
+def cell_start_lines(cells: list[RenderedCell], source_path: Path
                      ) -> dict[int, tuple[int, int | None]]:
     """Cell index -> (the line of the source file where the code cell starts, the line
     of its code's first line), for a text notebook (a line of an ``.ipynb`` file's
@@ -120,16 +154,15 @@ def cell_start_lines(doctree: nodes.document, source_path: Path
         return {}
     lines: dict[int, tuple[int, int | None]] = {}
     source: list[str] | None = None
-    for node in doctree.findall(nodes.container):
-        if node.get("nb_element") == "cell_code" and node.line is not None:
+    for cell in cells:
+        if cell.end_line is not None:
             if source is None:
                 try:
                     source = source_path.read_text(encoding="utf-8").splitlines()
                 except (OSError, UnicodeDecodeError):
                     source = []
-            fence = cell_start(source, node.line)
-            lines[node["cell_index"]] = fence, code_start_line(source, fence,
-                                                               cell_source(node))
+            fence = cell_start(source, cell.end_line)
+            lines[cell.index] = fence, code_start_line(source, fence, cell.source)
     return lines
 
 
@@ -157,35 +190,6 @@ def executed_code_cell_count(env: BuildEnvironment, docname: str) -> int | None:
                    and "".join(cell.get("source") or "").strip())
     except (OSError, ValueError, AttributeError, TypeError):
         return None
-
-
-def cell_tags(doctree: nodes.document) -> dict[int, list[str]]:
-    """Cell index -> the tags of each code cell rendered on the page."""
-    tags = {}
-    for node in doctree.findall(nodes.container):
-        if node.get("nb_element") == "cell_code":
-            metadata = node.get("cell_metadata") or {}
-            found = metadata.get("tags") if isinstance(metadata, dict) else None
-            tags[node["cell_index"]] = [t for t in found or [] if isinstance(t, str)]
-    return tags
-
-
-#: the classes of MyST-NB's literal blocks of a cell's standard output and
-#: ``text/plain`` results (``render_stdout``, ``render_text_plain``)
-_TEXT_OUTPUT_CLASSES = ("stream", "text_plain")
-
-
-def cell_outputs(doctree: nodes.document) -> dict[int, str]:
-    """Cell index -> the text the cell printed and returned (its ``stream`` and
-    ``text/plain`` outputs as MyST-NB rendered them, joined by newlines)."""
-    outputs: dict[int, str] = {}
-    for node, index in code_cell_nodes(doctree):
-        texts = [block.astext() for block in node.findall(nodes.literal_block)
-                 if "output" in block["classes"]
-                 and any(name in block["classes"] for name in _TEXT_OUTPUT_CLASSES)]
-        if texts:
-            outputs[index] = "\n".join(texts)
-    return outputs
 
 
 def allows_errors(env: BuildEnvironment) -> bool:

@@ -16,8 +16,8 @@ Flow for one notebook page:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -28,14 +28,18 @@ from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 
+from ..model.derivations import Kept
 from ..model.enrich import PageCell, enrich
 from ..model.files import (
     SIDECAR_FOLDER,
+    Sidecar,
     atomic_write,
+    kept_again,
+    load_sidecar,
     local_module_reader,
-    read_sidecar,
     repository_path,
     sidecar_dict,
+    sidecar_text,
 )
 from ..model.formatting import error_message
 from ..model.probe_output import (
@@ -138,7 +142,7 @@ def _title(doctree: nodes.document) -> str:
     return ""
 
 
-def page_cells(doctree: nodes.document, source: Path,
+def page_cells(rendered: list[_mystnb.RenderedCell], source: Path,
                record: NotebookRecord | None = None) -> list[PageCell]:
     """The page's code cells for :func:`..model.enrich.enrich`: each one's position is
     that of the record's cell with its execution count (MyST-NB keeps the count of the
@@ -146,20 +150,18 @@ def page_cells(doctree: nodes.document, source: Path,
     and a ``remove-cell`` cell runs but leaves no node, so neither the counts nor the
     nodes can be ranked), else its place among the page's counts; its line that of its
     fence in a text notebook."""
-    tags = _mystnb.cell_tags(doctree)
-    lines = _mystnb.cell_start_lines(doctree, source)
-    outputs = _mystnb.cell_outputs(doctree)
-    cells = _mystnb.code_cells(doctree)
+    lines = _mystnb.cell_start_lines(rendered, source)
     place = _positions_by_count(record) if record is not None else {}
     if not place:
-        ran = sorted(count for _, count, _ in cells if isinstance(count, int) and count >= 1)
+        ran = sorted(cell.execution_count for cell in rendered
+                     if isinstance(cell.execution_count, int) and cell.execution_count >= 1)
         place = {count: position for position, count in enumerate(ran)}
-    return [PageCell(position=place.get(count) if isinstance(count, int) else None,
-                     index=index, source=code, tags=tuple(tags.get(index, ())),
-                     line=lines.get(index, (None, None))[0],
-                     code_line=lines.get(index, (None, None))[1],
-                     outputs=outputs.get(index, ""))
-            for index, count, code in cells]
+    return [PageCell(position=place.get(cell.execution_count)
+                     if isinstance(cell.execution_count, int) else None,
+                     index=cell.index, source=cell.source, tags=cell.tags,
+                     line=lines.get(cell.index, (None, None))[0],
+                     code_line=lines.get(cell.index, (None, None))[1], outputs=cell.outputs)
+            for cell in rendered]
 
 
 def _positions_by_count(record: NotebookRecord) -> dict[int, int]:
@@ -172,23 +174,31 @@ def _positions_by_count(record: NotebookRecord) -> dict[int, int]:
 
 
 def build_record(app: Sphinx, env: BuildEnvironment, docname: str,
-                 doctree: nodes.document) -> NotebookRecord:
+                 doctree: nodes.document,
+                 rendered: list[_mystnb.RenderedCell] | None = None) -> NotebookRecord:
     """The page's record: the execution's (MyST-NB's result, the probe's cells, or a
     cache hit's sidecar), then what this build's page says about its cells (a cache
-    hit's saved marks and lines may have changed since)."""
-    record, traceback, sidecar = _build_record(app, env, docname, doctree)
+    hit's saved marks and lines may have changed since; its page facts are taken as
+    kept in the sidecar when the page is the same)."""
+    rendered = _mystnb.rendered_cells(doctree) if rendered is None else rendered
+    execution = _build_record(app, env, docname, doctree, rendered)
+    record, hit = execution.record, execution.hit
     source = Path(env.doc2path(docname))
     record.source = repository_path(source, Path(env.srcdir))
-    cells = page_cells(doctree, source, record)
+    kept = hit.kept if hit is not None else Kept()
+    cells = page_cells(rendered, source, record)
     for message in enrich(record, cells, local_module_reader(source.parent),
-                          errors_allowed=_mystnb.allows_errors(env), traceback=traceback):
+                          errors_allowed=_mystnb.allows_errors(env),
+                          traceback=execution.traceback, kept=kept):
         warn(logger, message, "capture", location=docname)
     for problem in tag_problems(cells):  # a time:NAME tag that names nothing
         warn(logger, tag_problem_text(problem), "claim",
              location=(docname, problem.line) if problem.line else docname)
     record.budget_seconds = page_budget(app, docname)
-    if sidecar is not None:
-        _save_sidecar(sidecar, docname, record)
+    if execution.sidecar is not None:
+        _save_sidecar(execution.sidecar, docname, sidecar_dict(record, kept))
+    elif hit is not None:
+        _keep_page_facts(execution.hit_path, hit)
     return record
 
 
@@ -200,10 +210,14 @@ class _Execution(NamedTuple):
     traceback: str | None = None
     #: where the record is saved beside the jupyter-cache once enriched (a cache miss)
     sidecar: Path | None = None
+    #: the sidecar a cache hit's record was read from, and its file
+    hit: Sidecar | None = None
+    hit_path: Path | None = None
 
 
 def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
-                  doctree: nodes.document) -> _Execution:
+                  doctree: nodes.document, rendered: list[_mystnb.RenderedCell]
+                  ) -> _Execution:
     result = _mystnb.execution_result(env, docname)
     record = NotebookRecord(docname=docname, status=OK, title=_title(doctree))
     if result is None:
@@ -229,9 +243,10 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
     if not hit_key:  # a cache hit keeps the calibration of the build that executed it
         record.calibration_seconds = calibration.around_notebook(app, docname)
 
+    hit, hit_path = None, None
     if hit_key:
-        _restore_from_sidecar(cache_path / SIDECAR_FOLDER / f"{hit_key}.json", docname, record,
-                              doctree, env)
+        hit_path = cache_path / SIDECAR_FOLDER / f"{hit_key}.json"
+        hit = _restore_from_sidecar(hit_path, docname, record, rendered, env)
     else:
         fill_from_probe(probe, doctree, record, finished=result.succeeded)
         if probe.errors:
@@ -260,7 +275,8 @@ def _build_record(app: Sphinx, env: BuildEnvironment, docname: str,
             sidecar = cache_path / SIDECAR_FOLDER / f"{key}.json"
     if cache_path is not None and not hit_key and not result.succeeded:
         _note_cache_miss(env, docname, cache_path, None, record)  # not cached: no sidecar
-    return _Execution(record, result.traceback if not result.succeeded else None, sidecar)
+    return _Execution(record, result.traceback if not result.succeeded else None, sidecar,
+                      hit, hit_path)
 
 
 def _note_cache_miss(env: BuildEnvironment, docname: str, cache_path: Path,
@@ -278,7 +294,7 @@ def _note_cache_miss(env: BuildEnvironment, docname: str, cache_path: Path,
 
 
 def fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
-                     record: NotebookRecord, *, finished: bool = True) -> None:
+                    record: NotebookRecord, *, finished: bool = True) -> None:
     """``record``'s capture from the probe's lines; ``finished``: the notebook's
     execution ran to its end (else its last cell may not have finished)."""
     if not probe.seen:
@@ -298,41 +314,56 @@ def fill_from_probe(probe: ProbeOutput, doctree: nodes.document,
 
 
 # -- the sidecar beside the jupyter-cache ---------------------------------------------
-def _save_sidecar(path: Path, docname: str, record: NotebookRecord) -> None:
+def _save_sidecar(path: Path, docname: str, data: dict[str, Any]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps(sidecar_dict(record), sort_keys=True, allow_nan=False))
+        atomic_write(path, sidecar_text(data))
     except (OSError, ValueError) as error:  # ValueError: a NaN that would not load again
         warn(logger, f"could not save the capture beside the jupyter-cache: {error}",
              "capture", location=docname)
 
 
+def _keep_page_facts(path: Path | None, hit: Sidecar) -> None:
+    """A cache hit whose page facts were derived again (its Markdown moved its cells,
+    a local module or this release changed): kept in its sidecar for the next build.
+    Nothing is lost when it cannot be written (a read-only cache): the next build
+    derives them again, so no warning."""
+    text = kept_again(hit)
+    if text is not None and path is not None:
+        with contextlib.suppress(OSError):
+            atomic_write(path, text)
+
+
 def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord,
-                          doctree: nodes.document, env: BuildEnvironment) -> None:
+                          rendered: list[_mystnb.RenderedCell], env: BuildEnvironment
+                          ) -> Sidecar | None:
+    """The cache hit's record from its sidecar (set on ``record``); the sidecar read,
+    None when it is missing, unreadable or not this page's."""
     record.capture = "missing"
     record.capture_message = "cached outputs without capture data (executed before the " \
                              "extension was enabled, or the cache was moved)"
     if not path.is_file():
-        return
+        return None
     try:
-        saved = read_sidecar(path)
+        sidecar = load_sidecar(path)
     except (OSError, SchemaError) as error:
         warn(logger, f"unreadable capture data for the cached notebook, ignored: {error}",
              "capture", location=docname)
-        return
-    if saved is None:
+        return None
+    if sidecar is None:
         # Not a warning: after an upgrade every cached notebook would warn (and fail
         # -W builds) though its outputs are fine; the status page shows this message.
         record.capture_message = ("cached outputs with capture data of another version of "
                                   "sphinx-gpu-admonition (re-execute to measure them again)")
-        return
-    mismatch = _reconcile(saved, docname, doctree, env)
+        return None
+    saved = sidecar.record
+    mismatch = _reconcile(saved, docname, rendered, env)
     if mismatch is not None:
         warn(logger, f"the capture data saved for the cached notebook is not this page's, "
                      f"ignored: {mismatch}", "capture", location=docname)
         record.capture_message = f"the capture data saved for the cached notebook is not " \
                                  f"this page's ({mismatch})"
-        return
+        return None
     record.capture = saved.capture
     record.capture_message = saved.capture_message
     record.environment = saved.environment
@@ -342,6 +373,7 @@ def _restore_from_sidecar(path: Path, docname: str, record: NotebookRecord,
     record.executed_at = saved.executed_at or record.executed_at
     record.calibration_seconds = saved.calibration_seconds  # the machine that ran it
     record.packages = saved.packages  # the kernel environment of the run that made them
+    return sidecar
 
 
 _FIRST_LINE_LENGTH = 120
@@ -355,7 +387,7 @@ def _first_line(source: str) -> str:
     return recorded_text(line)
 
 
-def _reconcile(saved: NotebookRecord, docname: str, doctree: nodes.document,
+def _reconcile(saved: NotebookRecord, docname: str, rendered: list[_mystnb.RenderedCell],
                env: BuildEnvironment) -> str | None:
     """Why ``saved`` (a cache hit's sidecar) cannot be the record of this page, else None
     after giving each saved cell its index on this page.
@@ -368,16 +400,16 @@ def _reconcile(saved: NotebookRecord, docname: str, doctree: nodes.document,
     notebook's code cells. jupyter-cache gives identical notebooks one record, so the
     sidecar of another page with this page's code is this page's execution too.
     """
-    reason = _cells_mismatch(saved.cells, doctree, env, docname)
+    reason = _cells_mismatch(saved.cells, rendered, env, docname)
     if reason is not None and saved.docname != docname:
         reason = f"saved for {saved.docname!r}: {reason}"
     return reason
 
 
-def _cells_mismatch(cells: list[CellRecord], doctree: nodes.document, env: BuildEnvironment,
-                    docname: str) -> str | None:
-    page = {count: (index, source) for index, count, source in _mystnb.code_cells(doctree)
-            if count is not None}
+def _cells_mismatch(cells: list[CellRecord], rendered: list[_mystnb.RenderedCell],
+                    env: BuildEnvironment, docname: str) -> str | None:
+    page = {cell.execution_count: (cell.index, cell.source) for cell in rendered
+            if cell.execution_count is not None}
     seen_counts: set[int] = set()
     unplaced = 0
     for cell in cells:
@@ -424,13 +456,14 @@ class ExecutionRecordCollector(EnvironmentCollector):
         docname = env.docname
         if not _mystnb.is_notebook(env, docname, doctree):
             return
+        rendered = _mystnb.rendered_cells(doctree)
         try:
-            record = build_record(app, env, docname, doctree)
+            record = build_record(app, env, docname, doctree, rendered)
         except Exception as error:  # the build must go on without the record
             warn(logger, f"could not read the execution data: {type(error).__name__}: {error}",
                  "capture", location=docname)
             return
-        if not record.cells and not _mystnb.code_cells(doctree):
+        if not record.cells and not rendered:
             return  # executed, but without code (a status page with notebook front matter)
         stored_records(env)[docname] = record
         env.metadata[docname].update(page_metadata(record))

@@ -9,17 +9,25 @@ notebook defines, the errors a cell may raise, the failing cell with its message
 and the named timings (``time:NAME`` tags, the timers the cells printed:
 :mod:`.timings`). A rule added here is on every engine at once.
 
-Every derived value is a field of the record (none is kept aside), so that a record
-restored for a cache hit can be enriched again from this build's page.
+It works in two steps. :func:`page_facts` derives everything the page says, from the
+page alone, into :class:`PageFacts` (plain model data): the expensive part, the parse
+of the notebook's code included. The engines keep it with the page's sidecar
+(:mod:`.derivations`, keyed by a digest of the page's cells, the local modules read and
+this code), so that a rebuild of an unchanged page derives nothing again. Then
+:func:`enrich` sets the facts on the record by their names and applies the rules that
+need the execution too (which cells' errors were expected, the failing cell); it sees
+no page cell but for the named timings, which are the execution's times (cheap: no
+parse), so whatever else it takes from the page is kept by construction.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .analysis import is_imports_only, is_shell_or_magic
-from .code import read_code
+from .derivations import Kept, kept_or_derived
 from .exceptions import exception_line
 from .record import (
     ERROR,
@@ -28,11 +36,19 @@ from .record import (
     SLOW_OK_TAG,
     TIMEOUT,
     CellRecord,
+    DispatchLoop,
     ErrorInfo,
+    JitCall,
+    LoopCall,
     NotebookRecord,
+    WorkLine,
     cell_positions,
 )
+from .schema import Loadable
 from .timings import page_timings
+
+if TYPE_CHECKING:
+    from .code import NotebookCode
 
 #: the cell tag (MyST-NB's and mystmd's) of a cell that may raise
 RAISES_EXCEPTION_TAG = "raises-exception"
@@ -87,9 +103,76 @@ class PageCell(NamedTuple):
         return RAISES_EXCEPTION_TAG in self.tags
 
 
+@dataclasses.dataclass
+class CellFacts(Loadable):
+    """What the page says about one of its code cells (a :class:`PageCell`), derived
+    once per version of the page (:func:`page_facts`). A field named as a field of
+    :class:`~.record.CellRecord` (but ``position``) is set on the executed cell at the
+    same position; the others are what the record's own rules need (:func:`enrich`)."""
+
+    #: its place among the cells that ran (:attr:`PageCell.position`), never copied:
+    #: the executed cell has its own, by which the facts are found
+    position: int | None = dataclasses.field(default=None, metadata={"minimum": 0})
+    index: int | None = None
+    line: int | None = None
+    code_line: int | None = None
+    slow_ok: bool = False
+    imports_only: bool = False
+    shell: bool = False
+    device_twins: list[str] = dataclasses.field(default_factory=list)
+    runs: list[LoopCall] = dataclasses.field(default_factory=list)
+    dispatch_loops: list[DispatchLoop] = dataclasses.field(default_factory=list)
+    jit_calls: list[JitCall] = dataclasses.field(default_factory=list)
+    work: WorkLine | None = None
+    #: tagged ``raises-exception`` (:attr:`PageCell.raises`)
+    raises: bool = False
+    #: the cell has code (an empty one does not run)
+    has_code: bool = False
+    traceback: str | None = None
+
+
+@dataclasses.dataclass
+class PageFacts(Loadable):
+    """Everything :func:`enrich` takes from the page: each code cell's facts in page
+    order, and the notebook's (a field named as a field of
+    :class:`~.record.NotebookRecord` is set on the record)."""
+
+    code_cells: list[CellFacts] = dataclasses.field(default_factory=list)
+    #: the functions the notebook's code defines (None: no cell ran)
+    user_functions: list[str] | None = None
+    #: what could not be derived (a hint less; the record stands)
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+
+def _copied(facts: type, model: type, left_out: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    names = {field.name for field in dataclasses.fields(model)}
+    return tuple(field.name for field in dataclasses.fields(facts)
+                 if field.name in names and field.name not in left_out)
+
+
+#: the facts set on an executed cell and on the record, by their names
+_CELL_FIELDS = _copied(CellFacts, CellRecord, frozenset({"position"}))
+_RECORD_FIELDS = _copied(PageFacts, NotebookRecord)
+#: the facts of an executed cell that the page does not show
+_NO_FACTS = CellFacts()
+
+
+def page_facts(cells: Sequence[PageCell],
+               module_source: Callable[[str], str | None] | None = None) -> PageFacts:
+    """What the page ``cells`` say, with ``module_source`` as for :func:`enrich`."""
+    facts = PageFacts(code_cells=[CellFacts(
+        position=cell.position, index=cell.index, line=cell.line, code_line=cell.code_line,
+        slow_ok=SLOW_OK_TAG in cell.tags, imports_only=is_imports_only(cell.source),
+        shell=is_shell_or_magic(cell.source), raises=cell.raises,
+        has_code=bool(cell.source.strip()), traceback=cell.traceback) for cell in cells])
+    _link(facts, cells, module_source)
+    return facts
+
+
 def enrich(record: NotebookRecord, cells: Sequence[PageCell],
            module_source: Callable[[str], str | None] | None = None, *,
-           errors_allowed: bool = False, traceback: str | None = None) -> list[str]:
+           errors_allowed: bool = False, traceback: str | None = None,
+           kept: Kept | None = None) -> list[str]:
     """Set on ``record`` (its cells as the kernel ran them) what the page ``cells``
     say; returns warnings (a hint that could not be derived: the record stands).
 
@@ -98,20 +181,29 @@ def enrich(record: NotebookRecord, cells: Sequence[PageCell],
     (MyST-NB's ``nb_execution_allow_errors``); ``traceback``: the engine's text of the
     execution's failure (else the failing cell's error output on the page is read).
     The status of a record whose engine gave none (``ok``) becomes ``error`` when a
-    cell raised unexpectedly.
+    cell raised unexpectedly. ``kept``: the page's facts saved with the sidecar
+    (:mod:`.derivations`), taken when the page, its local modules and this code are
+    those they were derived from, else derived again and kept there.
     """
-    by_position = {cell.position: cell for cell in cells if cell.position is not None}
+    if not record.cells and record.status not in (ERROR, TIMEOUT, KERNEL_DIED):
+        return []  # nothing ran that the page could describe, and nothing failed
+    facts = kept_or_derived(PageFacts, cells,
+                            lambda source: page_facts(cells, source), module_source, kept)
+    by_position = {cell.position: cell for cell in facts.code_cells
+                   if cell.position is not None}
     # the positions the probe's reader gave (a cell it could not record shifts none), or
     # for a record without them (an older sidecar) its cells' order
     positions = ([cell.position for cell in record.cells]
                  if all(cell.position is not None for cell in record.cells)
                  else cell_positions(record.cells))
     for cell, position in zip(record.cells, positions, strict=True):
-        _mark(cell, position, by_position.get(position), errors_allowed)
-    warnings = _link(record, cells, module_source)
-    _set_failure(record, cells, by_position, traceback)
+        _mark(cell, position, by_position.get(position, _NO_FACTS), errors_allowed)
+    if record.cells:
+        for name in _RECORD_FIELDS:
+            setattr(record, name, _copy(getattr(facts, name)))
+    _set_failure(record, facts.code_cells, by_position, traceback)
     record.timings = page_timings(_in_page_order(cells), record)[0]
-    return warnings
+    return list(facts.warnings) if record.cells else []
 
 
 def _in_page_order(cells: Sequence[PageCell]) -> list[PageCell]:
@@ -122,37 +214,49 @@ def _in_page_order(cells: Sequence[PageCell]) -> list[PageCell]:
     return [cell._replace(position=cell.index) for cell in cells]
 
 
-def _mark(cell: CellRecord, position: int, page: PageCell | None,
-          errors_allowed: bool) -> None:
+def _copy(value: Any) -> Any:
+    return list(value) if isinstance(value, list) else value
+
+
+def _mark(cell: CellRecord, position: int, facts: CellFacts, errors_allowed: bool) -> None:
     cell.position = position
-    source = page.source if page is not None else ""
-    cell.index = page.index if page is not None else None
-    cell.line = page.line if page is not None else None
-    cell.code_line = page.code_line if page is not None else None
-    cell.slow_ok = page is not None and SLOW_OK_TAG in page.tags
-    cell.imports_only = is_imports_only(source)
-    cell.shell = is_shell_or_magic(source)
-    cell.error_expected = cell.error is not None and (
-        errors_allowed or (page is not None and page.raises))
+    for name in _CELL_FIELDS:
+        setattr(cell, name, _copy(getattr(facts, name)))
+    cell.error_expected = cell.error is not None and (errors_allowed or facts.raises)
 
 
-def _link(record: NotebookRecord, cells: Sequence[PageCell],
-          module_source: Callable[[str], str | None] | None) -> list[str]:
+def read_code(cells: Sequence[tuple[int, str]],
+              module_source: Callable[[str], str | None] | None) -> NotebookCode:
+    """:func:`.code.read_code`, imported when a page's facts are derived: a cache hit
+    whose facts are kept (a mystmd plugin call per page) never loads the code reader."""
+    from .code import read_code as read
+
+    return read(cells, module_source)
+
+
+def _link(facts: PageFacts, cells: Sequence[PageCell],
+          module_source: Callable[[str], str | None] | None) -> None:
     """What each cell's code runs (:func:`.code.read_code`: the JAX loops through the
     functions it calls, its Python loops around JAX, its jitted functions, its device
     twins, the statement doing its work) and the notebook's functions, from the code of
     the cells that ran, in their order."""
     ran = sorted(((cell.position, cell.source) for cell in cells if cell.position is not None),
                  key=lambda item: item[0])
-    if not ran or not record.cells:  # nothing ran in this build's record: nothing to link
-        return []
+    if not ran:  # nothing ran: nothing to link
+        return
     try:
         code = read_code(ran, module_source)
     except Exception as error:  # a hint less; the record (its times, failure) is kept
-        return [f"could not follow the notebook's calls to its loops: "
-                f"{type(error).__name__}: {error}"]
-    code.fill(record)
-    return []
+        facts.warnings.append(f"could not follow the notebook's calls to its loops: "
+                              f"{type(error).__name__}: {error}")
+        return
+    facts.user_functions = list(code.user_functions)
+    for cell in facts.code_cells:
+        found = code.cells.get(cell.position) if cell.position is not None else None
+        if found is not None:
+            cell.runs, cell.dispatch_loops, cell.jit_calls = (
+                list(found.runs), list(found.dispatch_loops), list(found.jit_calls))
+            cell.work, cell.device_twins = found.work, list(found.device_twins)
 
 
 def failing_cell(record: NotebookRecord) -> CellRecord | None:
@@ -161,8 +265,8 @@ def failing_cell(record: NotebookRecord) -> CellRecord | None:
     return next((cell for cell in record.cells if cell.error and not cell.error_expected), None)
 
 
-def _set_failure(record: NotebookRecord, cells: Sequence[PageCell],
-                 by_position: dict[int, PageCell], traceback: str | None) -> None:
+def _set_failure(record: NotebookRecord, cells: Sequence[CellFacts],
+                 by_position: dict[int, CellFacts], traceback: str | None) -> None:
     failing = failing_cell(record)
     if record.status == OK and failing is not None:
         record.status = ERROR  # an engine that reports no failure of its own (mystmd)
@@ -188,7 +292,7 @@ def _set_failure(record: NotebookRecord, cells: Sequence[PageCell],
         error.execution_count = failing.execution_count
 
 
-def _next_cell(record: NotebookRecord, cells: Sequence[PageCell],
+def _next_cell(record: NotebookRecord, cells: Sequence[CellFacts],
                failing: CellRecord | None) -> int | None:
     """The index of the page's first code cell with code after the last cell that
     finished: the cell the kernel was running when it died or timed out."""
@@ -196,5 +300,5 @@ def _next_cell(record: NotebookRecord, cells: Sequence[PageCell],
             and cell is not failing}
     last = max(done, default=-1)
     return next((cell.index for cell in cells if cell.index is not None
-                 and cell.index > last and cell.index not in done and cell.source.strip()),
+                 and cell.index > last and cell.index not in done and cell.has_code),
                 None)

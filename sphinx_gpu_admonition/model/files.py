@@ -14,9 +14,10 @@ import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .build_warnings import build_warnings
+from .derivations import Kept
 from .record import NotebookRecord, StatusReport
 from .schema import MAX_FILE_BYTES, SchemaError
 
@@ -279,9 +280,41 @@ SIDECAR_VERSION = 11  # 11: cells' code lines; 10: capture partial, compiled inp
 READABLE_SIDECAR_VERSIONS = frozenset({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, SIDECAR_VERSION})
 
 
-def sidecar_dict(record: NotebookRecord) -> dict[str, Any]:
-    return {"sidecar": SIDECAR_ID, "sidecar_version": SIDECAR_VERSION,
+#: the sidecar's entry of what the record builder derived from the page
+#: (:class:`.derivations.Kept`): read back when the page is the same
+SIDECAR_PAGE_FACTS = "page_facts"
+
+
+class Sidecar(NamedTuple):
+    """A sidecar read back: its record, the page's facts kept with it, and its data
+    (to write back with other facts)."""
+
+    record: NotebookRecord
+    kept: Kept
+    data: dict[str, Any]
+
+
+def sidecar_dict(record: NotebookRecord, kept: Kept | None = None) -> dict[str, Any]:
+    data = {"sidecar": SIDECAR_ID, "sidecar_version": SIDECAR_VERSION,
             "record": record.to_dict()}
+    if kept is not None and kept.entry is not None:
+        data[SIDECAR_PAGE_FACTS] = kept.entry
+    return data
+
+
+def sidecar_text(data: dict[str, Any]) -> str:
+    """The text of a sidecar (:func:`sidecar_dict`, or a :class:`Sidecar`'s data);
+    ValueError for a NaN, which would not load again."""
+    return json.dumps(data, sort_keys=True, allow_nan=False)
+
+
+def kept_again(sidecar: Sidecar) -> str | None:
+    """The text of ``sidecar`` with its page facts as derived in this build, when they
+    were (the page, a local module or this code changed since they were kept); None
+    when the kept ones were taken."""
+    if not sidecar.kept.changed or sidecar.kept.entry is None:
+        return None
+    return sidecar_text({**sidecar.data, SIDECAR_PAGE_FACTS: sidecar.kept.entry})
 
 
 def read_sidecar(path: Path) -> NotebookRecord | None:
@@ -290,6 +323,13 @@ def read_sidecar(path: Path) -> NotebookRecord | None:
     Raises :class:`SchemaError` naming the file and field for bad data (and
     :class:`OSError` when the file cannot be read).
     """
+    sidecar = load_sidecar(path)
+    return sidecar.record if sidecar is not None else None
+
+
+def load_sidecar(path: Path) -> Sidecar | None:
+    """:func:`read_sidecar`, with the page facts kept beside the record (unread until
+    the builder asks: :func:`.derivations.kept_or_derived`)."""
     data = read_json(path)
     if not isinstance(data, dict):
         raise SchemaError(f"{path}: not a capture sidecar (no JSON object)")
@@ -297,6 +337,7 @@ def read_sidecar(path: Path) -> NotebookRecord | None:
             data.get("sidecar_version") not in READABLE_SIDECAR_VERSIONS:
         return None  # an unversioned sidecar (0.1.0 and earlier) or a later release's
     try:
-        return NotebookRecord.from_dict(data.get("record"), where="record")
+        record = NotebookRecord.from_dict(data.get("record"), where="record")
     except SchemaError as error:
         raise SchemaError(f"{path}: {error}") from error
+    return Sidecar(record, Kept(data.get(SIDECAR_PAGE_FACTS)), data)

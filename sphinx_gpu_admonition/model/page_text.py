@@ -282,6 +282,8 @@ def _line_at(paragraph: _Paragraph, offset: int) -> int | None:
 #: the timing roles, the same on every engine: a claim (a mark after its sentence), a
 #: named timing's value, the ratio of two
 CLAIM_ROLE, TIMING_ROLE, RATIO_ROLE = "timing-claim", "timing", "timing-ratio"
+#: the three roles of the timing claims, as the mystmd plugin declares them
+CLAIM_ROLES = (TIMING_ROLE, RATIO_ROLE, CLAIM_ROLE)
 #: roles that render as no words
 SILENT_ROLES = frozenset({CLAIM_ROLE})
 

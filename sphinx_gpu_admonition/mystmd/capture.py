@@ -27,13 +27,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..model.derivations import Kept
 from ..model.enrich import PageCell, enrich
 from ..model.files import (
+    Sidecar,
+    kept_again,
+    load_sidecar,
     local_module_reader,
     read_json,
-    read_sidecar,
     repository_path,
     sidecar_dict,
+    sidecar_text,
     write_or_warn,
 )
 from ..model.probe_output import ProbeOutput, device_peak, probe_lines, recorded_text
@@ -47,7 +51,6 @@ from ..model.record import (
 from ..model.schema import SchemaError
 from ..probe.protocol import CRASH_SUFFIX
 from ..probe.protocol import first_line as probe_first_line
-from . import packages
 from .cells import cache_key, executable_nodes, page_cells
 from .mdast import walk
 from .pages import source_file
@@ -242,16 +245,18 @@ def page_record(tree: dict[str, Any], folder: Path | None = None, root: Path | N
     if output is not None:
         record = record_from_kernel(output, root, _title(tree))
         page = Path(output.page) if output.page else None
-        warnings += _enrich(record, tree, page)
+        kept = Kept()
+        warnings += _enrich(record, tree, page, kept)
         # kept in the sidecar too: a cache hit lists the packages of the run it reuses
+        from . import packages  # executed pages only: a cache hit's plugin call skips it
+
         record.packages = packages.kernel_packages(output.executable, folder)
         warnings += [f"in-kernel capture: {message}" for message in output.warnings]
         if output.errors:
             warnings.append(f"the in-kernel capture failed: {output.errors[0]} "
                             "(the notebook ran normally)")
         if record.status == OK:  # mystmd caches only pages that ran without error
-            warnings += _save(sidecar, json.dumps(sidecar_dict(record), sort_keys=True,
-                                                  allow_nan=False))
+            warnings += _save(sidecar, sidecar_text(sidecar_dict(record, kept)))
         output.remove()
     elif (unmatched := own_unmatched_kernel(folder, found, since)) is not None:
         output, reason = unmatched
@@ -259,22 +264,29 @@ def page_record(tree: dict[str, Any], folder: Path | None = None, root: Path | N
         warnings.append(unmatched_warning(record))
         output.remove()
     else:
-        record, problem = _from_sidecar(sidecar)
+        hit, problem = _from_sidecar(sidecar)
         if problem:
             warnings.append(problem)
-        if record is None:
+        if hit is None:
             return None, warnings  # no data: not executed with capture on (or code only)
+        record = hit.record
         record.title = _title(tree) or record.title
-        warnings += _enrich(record, tree, source_file(record, root))
+        warnings += _enrich(record, tree, source_file(record, root), hit.kept)
+        # facts derived again (the page's lines, a local module or this release changed)
+        # are kept for the next build; a sidecar that cannot be written loses nothing
+        if (text := kept_again(hit)) is not None:
+            write_or_warn(sidecar, text)
     warnings += _save_record(folder, record)
     return record, warnings
 
 
-def _enrich(record: NotebookRecord, tree: dict[str, Any], page: Path | None) -> list[str]:
+def _enrich(record: NotebookRecord, tree: dict[str, Any], page: Path | None,
+            kept: Kept) -> list[str]:
     """What this build's page says about the record's cells (for a cache hit too: the
-    page's tags are no part of mystmd's cache key, its lines may have moved)."""
+    page's tags are no part of mystmd's cache key, its lines may have moved), with the
+    page facts ``kept`` in its sidecar when the page is the same."""
     reader = local_module_reader(page.parent) if page is not None else None
-    return enrich(record, page_cells(tree, page), reader)
+    return enrich(record, page_cells(tree, page), reader, kept=kept)
 
 
 def _save_record(folder: Path, record: NotebookRecord) -> list[str]:
@@ -308,16 +320,16 @@ def leftover_kernels(folder: Path | None = None, root: Path | None = None,
     return records, warnings
 
 
-def _from_sidecar(path: Path) -> tuple[NotebookRecord | None, str | None]:
+def _from_sidecar(path: Path) -> tuple[Sidecar | None, str | None]:
     if not path.is_file():
         return None, None
     try:
-        saved = read_sidecar(path)
+        saved = load_sidecar(path)
     except (OSError, SchemaError) as error:
         return None, f"unreadable capture data for the cached page, ignored: {error}"
     if saved is None:
         return None, None
-    saved.provenance = CACHE
+    saved.record.provenance = CACHE
     return saved, None
 
 

@@ -39,7 +39,7 @@ from ..model.page_claims import (
     placed,
     wanted_text,
 )
-from ..model.page_text import CLAIM_ROLE, RATIO_ROLE, TIMING_ROLE
+from ..model.page_text import CLAIM_ROLE, CLAIM_ROLES, TIMING_ROLE
 from ..model.record import EXECUTION_OFF, NotebookRecord
 from ..model.schema import SchemaError, dumper
 from ..model.timing_quotes import quote_problem, ratio_checks, timing_values
@@ -54,7 +54,7 @@ from .cells import page_cells
 from .pages import source_file
 from .warnings import warning
 
-ROLES = (TIMING_ROLE, RATIO_ROLE, CLAIM_ROLE)
+ROLES = CLAIM_ROLES
 TIMING_CLASS = "gpu-timing"
 PLACEHOLDER_CLASS = "gpu-timing-placeholder"
 #: the capture folder's folders: this build's pages, the texts' readings

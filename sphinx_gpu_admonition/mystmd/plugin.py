@@ -14,38 +14,25 @@ file and fail a ``myst build --strict`` (:mod:`.warnings`, which says how: mystm
 gives a plugin no warning channel of its own). A page that ran on a GPU while
 ``--execute-parallel`` runs several pages at once with JAX's preallocation on is
 such a warning.
+
+Every call is a new process (mystmd runs the file once per call), so each imports
+only what it answers with: the modules a call needs are imported in the function
+that makes it (the figures: docs/performance.md, "the mystmd plugin's calls").
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..model.build_warnings import BuildWarning
-from ..model.device import backend_mismatch
 from ..model.formatting import one_line, safe_line
-from ..model.record import EXECUTED, NotebookRecord
-from ..render.junit import fail_on
-from ..render.labels import Labels
+from ..model.page_text import CLAIM_ROLES
 from ..render.runtime_text import ROLES
-from . import (
-    badges,
-    build_options,
-    capture,
-    claims,
-    environment,
-    notice,
-    packages,
-    page_links,
-    project,
-    runtime,
-    settings,
-    status,
-    warnings,
-)
-from .cells import executable_nodes
+
+if TYPE_CHECKING:
+    from ..model.build_warnings import BuildWarning
+    from ..model.record import NotebookRecord
 
 PLUGIN_SPEC: dict[str, Any] = {
     "name": "sphinx-gpu-admonition",
@@ -74,7 +61,7 @@ PLUGIN_SPEC: dict[str, Any] = {
                 for name in ROLES),
               *({"name": name, "body": {"type": "string"},
                  "doc": "A named timing, the ratio of two, or a timing claim"}
-                for name in claims.ROLES)],
+                for name in CLAIM_ROLES)],
     "transforms": [
         {"name": "gpu-capture", "stage": "document",
          "doc": "The page's execution record, from the in-kernel probe."},
@@ -86,15 +73,23 @@ PLUGIN_SPEC: dict[str, Any] = {
 
 def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     if name == "gpu":
+        from . import notice, settings
+
         return notice.directive(data, settings.load()[0])
     if name == "execution-status":
+        from . import status
+
         return status.placeholder(data)
     if name == "execution-environment":
+        from . import environment
+
         return environment.placeholder(bool((data.get("options") or {}).get("packages")))
     raise SystemExit(safe_line(f"unknown directive {one_line(repr(name))}"))
 
 
 def _notice_line(tree: dict[str, Any]) -> int | None:
+    from . import notice
+
     found = notice.notices(tree)
     line = (found[0].get("position") or {}).get("start", {}).get("line") if found else None
     return line if isinstance(line, int) else None
@@ -104,6 +99,9 @@ def backend_warning(tree: dict[str, Any], record: NotebookRecord,
                     expected: str | None) -> BuildWarning | None:
     """A page with a ``{gpu}`` notice that ran on another backend than
     ``expected_backend`` (:func:`..model.device.backend_mismatch`, Sphinx's rule)."""
+    from ..model.device import backend_mismatch
+    from . import notice, warnings
+
     if not notice.notices(tree):
         return None
     message = backend_mismatch(record, expected, "expected_backend")
@@ -113,11 +111,17 @@ def backend_warning(tree: dict[str, Any], record: NotebookRecord,
 
 def _page_warnings(subtype: str, messages: list[str], record: NotebookRecord | None
                    ) -> list[BuildWarning]:
+    from . import warnings
+
     source = record.source if record is not None else None
     return [warnings.warning(subtype, message, source) for message in messages]
 
 
 def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
+    from pathlib import Path
+
+    from . import build_options, capture, page_links, runtime, settings, warnings
+
     arguments = build_options.parent_arguments()
     options, problems = settings.load()
     folder = capture.capture_folder()
@@ -128,6 +132,10 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
     builds, unread = runtime.other_builds(options, folder)
     found += _page_warnings("runtime", unread, None)
     if name == "gpu-capture":
+        from ..model.record import EXECUTED
+        from . import badges, claims, notice, status
+        from .cells import executable_nodes
+
         record, captured = capture.page_record(tree, since=build_options.build_started())
         found += _page_warnings("capture", captured, record)
         held = warnings.adopt(tree, record.source if record is not None else None, folder)
@@ -159,6 +167,10 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
                 found.append(backend)
         warnings.emit(found, arguments, folder, tree, project_stage=False, held=held)
     elif name == "gpu-status":
+        from ..render.junit import fail_on
+        from ..render.labels import Labels
+        from . import badges, claims, environment, packages, project, status
+
         # this build's kernels that no page took: pages that ran but have no record
         found += _page_warnings("capture", capture.leftover_kernels(
             folder, since=build_options.build_started())[1], None)
@@ -209,6 +221,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("usage: plugin [--directive NAME | --role NAME | --transform NAME] "
                          "< data.json")
     data = json.load(sys.stdin)
+    from . import warnings
+
     if args[0] == "--directive":
         json.dump(directive(args[1], data), sys.stdout)
     elif args[0] == "--transform":
@@ -217,8 +231,12 @@ def main(argv: list[str] | None = None) -> None:
         except warnings.StrictFailure:
             raise SystemExit(1) from None  # the warnings are on stderr already
     elif args[1] in ROLES:
+        from . import runtime
+
         json.dump(runtime.role(args[1], data), sys.stdout)
-    elif args[1] in claims.ROLES:
+    elif args[1] in CLAIM_ROLES:
+        from . import claims
+
         json.dump(claims.role(args[1], data), sys.stdout)
     else:
         raise SystemExit(safe_line(f"unknown role {one_line(repr(args[1]))}"))
