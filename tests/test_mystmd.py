@@ -64,7 +64,8 @@ def test_the_plugin_declares_its_directives_and_transforms():
     assert {t["name"]: t["stage"] for t in spec["transforms"]} == {
         "gpu-capture": "document", "gpu-status": "project"}
     assert [r["name"] for r in spec["roles"]] == [
-        "runtime", "runtime-time", "runtime-device", "runtime-all"]
+        "runtime", "runtime-time", "runtime-device", "runtime-all",
+        "timing", "timing-ratio", "timing-claim"]
 
 
 def test_a_runtime_role_of_an_unknown_page_says_so_and_warns():
@@ -1143,7 +1144,8 @@ def test_wrong_settings_warn_and_their_defaults_apply(tmp_path):
                 "recompile_threshold, warn_slow_cells, explain_recompilations, "
                 "publish_interpreter_path, status_baseline, regression_ratio, "
                 "warn_regressions, runtime_sources, admonition_runtime, "
-                "notebook_budget_seconds, cell_badges, language)",
+                "notebook_budget_seconds, cell_badges, claim_much_factor, "
+                "claim_similar_factor, claim_margin, language)",
         where + "invalid value -1 for slow_cell_seconds: must be a finite number >= 0; using "
                 f"the default {settings.DEFAULTS.thresholds.slow_cell_seconds!r}",
         where + "no translation for language 'xx' (there are: en, zh_CN); the texts are "

@@ -303,8 +303,9 @@ def test_the_loop_and_new_shape_findings_are_the_same_on_both_engines(sphinx_sta
 def test_both_engines_give_a_named_timing_and_a_claim_the_same_verdict(sphinx_status,
                                                                         mystmd_status):
     """Issue 31: the same ``time:NAME`` tags give the same named timings (by name, cell
-    and source: no timer printed, so the cells' run times), and the claim the same
-    sentence, line and verdict, checked against each engine's own build."""
+    and source: no timer printed, so the cells' run times), the ``%%time`` cell an
+    unnamed one from its timer, and the claim the same sentence, line and verdict,
+    checked against each engine's own build and the GPU runner's file."""
     sphinx, mystmd = read_status(sphinx_status), read_status(mystmd_status)
     lines = (ROOT / "lecture.md").read_text(encoding="utf-8").splitlines()
 
@@ -315,7 +316,8 @@ def test_both_engines_give_a_named_timing_and_a_claim_the_same_verdict(sphinx_st
         timings = report.by_docname()["lecture"].timings
         assert [(t.name, t.status, t.source, t.line) for t in timings] == [
             ("sleep", "ok", "cell", line_of("[slow-ok, time:sleep]") - 1),
-            ("print", "ok", "cell", line_of("[time:print]") - 1)], report.build["engine"]
+            ("print", "ok", "cell", line_of("[time:print]") - 1),
+            (None, "ok", "timer", line_of("%%time") - 1)], report.build["engine"]
         assert all(t.seconds > 0 for t in timings)
 
     def claims_of(report: StatusReport) -> list[tuple[Any, ...]]:
@@ -325,7 +327,9 @@ def test_both_engines_give_a_named_timing_and_a_claim_the_same_verdict(sphinx_st
 
     assert claims_of(sphinx) == claims_of(mystmd) == [(
         "lecture", line_of("{timing-claim}"), "print << sleep",
-        "Printing the sum is much faster than the pause.", "holds", [(None, "holds")])]
+        "Printing the sum is much faster than the pause.", "holds",
+        # this build, then the GPU runner's of runtime_sources, named as configured
+        [(None, "holds"), ("_static/gpu-runner-status.json", "holds")])]
 
 
 @pytest.mark.mystmd
