@@ -190,6 +190,22 @@ def with_times_of(report: StatusReport, timed: StatusReport) -> StatusReport:
     return copy
 
 
+#: the note on an import cell that took long (``imports``): each engine measured its own
+#: run, and on a loaded machine the import cell falls on either side of the limit
+IMPORT_NOTE = "imports"
+
+
+def timed_rules(flags: list[dict[str, Any]]) -> list[str]:
+    """A flagged cell's rules as a status file's analysis lists them, but the import note
+    (:data:`IMPORT_NOTE`), whose cell's time decides it on each engine's own run."""
+    return sorted(flag["rule"] for flag in flags if flag["rule"] != IMPORT_NOTE)
+
+
+def is_import_note(badge: str) -> bool:
+    """A badge of an import cell that is only that note (see :data:`IMPORT_NOTE`)."""
+    return badge.split(" — ", 1)[-1].startswith("imports (")
+
+
 def flags_of(report: StatusReport) -> dict[str, list[list[tuple[str, str]]]]:
     """Each notebook's cells' flags (rule, reason without numbers), as each build's
     status file says it judged them."""
@@ -383,8 +399,8 @@ def test_both_engines_judge_against_the_baseline_and_the_budget_alike(sphinx_bui
     assert used[0].digest == used[1].digest and used[0].path.endswith(str(BASELINE))
 
     def verdicts(report: StatusReport) -> dict[str, Any]:
-        return {docname: ([(cell["cell"], sorted(flag["rule"] for flag in cell["flags"]))
-                           for cell in data["flagged_cells"]],
+        return {docname: ([(cell["cell"], rules) for cell in data["flagged_cells"]
+                           if (rules := timed_rules(cell["flags"]))],
                           (data.get("baseline") or {}).get("state"),
                           (data.get("baseline") or {}).get("regression"),
                           "budget" in data)
@@ -437,8 +453,10 @@ def test_both_engines_badge_the_same_cells_and_title_the_notebooks(sphinx_build,
     """``gpu_cell_badges`` / ``cell_badges``: the same cells badged, in the same words; the
     records' titles are the pages' on both engines."""
     for page in EXECUTED:
-        assert [masked(text) for text in sphinx_build.texts(page, "gpu-cell-badge")] == [
-            masked(text) for text in mystmd_build.texts(page, "gpu-cell-badge")], page
+        assert [masked(text) for text in sphinx_build.texts(page, "gpu-cell-badge")
+                if not is_import_note(text)] == [
+            masked(text) for text in mystmd_build.texts(page, "gpu-cell-badge")
+            if not is_import_note(text)], page
     [badge] = mystmd_build.texts("timing", "gpu-cell-badge")
     assert badge.endswith("slow, large share, regression (on the status page)"), badge
     sphinx, mystmd = read_status(sphinx_build.status), read_status(mystmd_build.status)
