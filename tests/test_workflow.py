@@ -327,9 +327,10 @@ def test_the_build_annotates_failed_and_flagged_cells_at_file_and_line(
     file, line = _annotated_line(slow_loop)
     assert line in _code_cells(BOOK / "lectures" / "loops.md")[0]
     assert ",title=Slow cell 1 of loops (" in slow_loop
-    # the reasons (a regression too, where the machine was slower), then the code line
+    # the reasons (a regression too, where the machine was slower), then the statement
+    # doing the cell's work (its loop, not its first line)
     assert "of the notebook's cell time" in slow_loop and slow_loop.endswith(
-        "%0Acode: total = 0")
+        "%0Acode: for i in range(12_000_000):")
 
 
 def test_the_build_writes_the_job_summary_and_outputs(scenario: Scenario) -> None:
