@@ -430,6 +430,9 @@ _INTEGRATION_CALLS = re.compile(r"\b(sphinx_build|build_project|subprocess\.|Ker
                                 r"NotebookClient|run_notebook|\[\"check\")")
 
 
+#: the suite's helper modules beside conftest.py, whose functions a test may call
+_HELPER_MODULES = ("conftest", "quantecon_book", "capture_builds", "mystmd_builds",
+                   "status_documents", "runner_commands", "lecture_text")
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
 
 
@@ -456,7 +459,7 @@ def _sources_called(functions: list[Any], depth: int = 3) -> str:
             for name in set(_CALLED.findall(source)):
                 called = namespace.get(name)
                 if inspect.isfunction(called) and \
-                        called.__module__.split(".")[0] in ("conftest", "quantecon_book") or \
+                        called.__module__.split(".")[0] in _HELPER_MODULES or \
                         inspect.isfunction(called) and called.__module__.startswith("test_"):
                     pending.append((called, level + 1))
     return text

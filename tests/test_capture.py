@@ -15,37 +15,10 @@ from typing import Any
 import jsonschema
 import pytest
 from bs4 import BeautifulSoup
-from conftest import MYST_HEADER, ProjectBuild, build_project, myst_header, sphinx_build
+from capture_builds import SCHEMA, build_again, forget_environment, notebooks, only, status_json
+from conftest import MYST_HEADER, ProjectBuild, build_project, myst_header
 
 from sphinx_gpu_admonition.model.record import StatusReport
-
-SCHEMA = json.loads(
-    (Path(__file__).parents[1] / "sphinx_gpu_admonition" / "schema"
-     / "execution-status.schema.json").read_text(encoding="utf-8"))
-
-
-def status_json(build: ProjectBuild) -> dict[str, Any]:
-    data = json.loads(build.read("execution-status.json"))
-    jsonschema.validate(data, SCHEMA)
-    return data
-
-
-def notebooks(build: ProjectBuild) -> dict[str, Any]:
-    return {nb["docname"]: nb for nb in status_json(build)["notebooks"]}
-
-
-def build_again(build: ProjectBuild, parallel: int = 0,
-                confoverrides: dict[str, Any] | None = None) -> ProjectBuild:
-    """Build the same source folder again, incrementally (the environment is kept)."""
-    return sphinx_build(build.srcdir, build.srcdir.parent / "_build", "html", confoverrides,
-                        parallel=parallel, show_warning_types=False)
-
-
-def forget_environment(build_folder: Path) -> None:
-    """Remove the pickled environment and doctrees: the next build reads everything,
-    as a clean CI build does with a restored jupyter-cache."""
-    for doctrees in (*build_folder.rglob("doctrees"), *build_folder.rglob(".doctrees")):
-        shutil.rmtree(doctrees, ignore_errors=True)
 
 
 def comparable(record: dict[str, Any]) -> dict[str, Any]:
@@ -184,19 +157,6 @@ def test_capture_does_not_change_outputs(tmp_path: Path, force_build: ProjectBui
     assert plain.app.env.metadata["timing"]["gpu_execution_device"] is None
 
 
-# -- modes -------------------------------------------------------------------------
-ALL_PAGES = ("timing", "jax_compile", "jax_unused", "fails", "nested/deeper/page", "excluded",
-             "prefilled")
-
-
-def only(*pages: str) -> dict[str, Any]:
-    """build_project arguments that build just these notebook pages of the capture root."""
-    toctree = "\n".join(pages)
-    skipped = [f"{p}.*" for p in ALL_PAGES if p not in pages]
-    return {"files": {"index.md": f"# Pages\n\n```{{toctree}}\n{toctree}\n```\n"},
-            "conf_append": f"exclude_patterns = ['_build', *{skipped!r}]"}
-
-
 def _small_project(tmp_path: Path, **kwargs: Any) -> ProjectBuild:
     return build_project("capture", tmp_path, **only("timing", "nested/deeper/page"), **kwargs)
 
@@ -290,8 +250,6 @@ def test_incremental_rebuild_reexecutes_only_changed_and_forgets_deleted(
         before["nested/deeper/page"]["runtime_seconds"]
     pickled = second.app.env.gpu_execution_records
     assert set(pickled) == {"timing", "nested/deeper/page"}
-
-
 
 
 def test_a_cell_that_times_out(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from xml.etree import ElementTree
 
 import pytest
 from conftest import ROOTS, ProjectBuild, sphinx_build
-from test_mystmd import myst_build, requires_mystmd, text_of, walk
+from mystmd_builds import myst_build, requires_mystmd, text_of, walk
 
 from sphinx_gpu_admonition.cli import main as cli_main
 from sphinx_gpu_admonition.model import page_claims

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_validation import BAD_DOCUMENTS, valid_document
+from status_documents import BAD_DOCUMENTS, valid_document
 
 from sphinx_gpu_admonition import cli
 from sphinx_gpu_admonition.model.record import ErrorInfo, NotebookRecord, StatusReport

@@ -13,24 +13,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from conftest import pythonpath
+from mystmd_builds import PROJECT, ROOT, myst_build, requires_mystmd, servers_of, text_of, walk
 
 from sphinx_gpu_admonition.model.files import read_status
 from sphinx_gpu_admonition.mystmd import __main__ as mystmd_cli
 from sphinx_gpu_admonition.mystmd import capture, cells, plugin
 
-PROJECT = Path(__file__).resolve().parents[1]
-ROOT = Path(__file__).parent / "roots" / "mystmd"
-MYST = PROJECT / ".mystmd" / "node_modules" / ".bin" / "myst"
 #: Jupyter Book 2 from PyPI (its own bundled mystmd), installed by scripts/test
 JUPYTER_BOOK_2 = PROJECT / ".venv-jupyter-book2" / "bin" / "jupyter-book"
 PAGE = "jax_page"
@@ -43,17 +37,6 @@ def run_plugin(*args: str, data: Any = None) -> Any:
         env={**os.environ, "PYTHONPATH": str(PROJECT),
              "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
     return json.loads(completed.stdout)
-
-
-def walk(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield node
-    for child in node.get("children") or []:
-        yield from walk(child)
-
-
-def text_of(node: dict[str, Any]) -> str:
-    return "".join(n.get("value", "") for n in walk(node) if n.get("type") in ("text",
-                                                                                 "inlineCode"))
 
 
 # -- the plugin's protocol, without mystmd --------------------------------------------
@@ -139,70 +122,6 @@ def test_init_writes_the_plugin_file(tmp_path):
     assert written.read_text() == (ROOT / "gpu_admonition.py").read_text()
 
 
-# -- a real mystmd build ----------------------------------------------------------------
-def _servers_of(book: Path) -> list[int]:
-    """The Jupyter servers mystmd started for ``book`` (it leaves them running)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"jupyter_server" in args and str(book).encode() in args \
-                and _running(int(entry.name)):
-            found.append(int(entry.name))
-    return found
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"  # a zombie has exited (its parent, mystmd, is gone)
-
-
-def stop_servers(book: Path) -> None:
-    """Stop the servers mystmd left running for ``book``: SIGTERM (the server shuts its
-    kernels down), then SIGKILL after 20 s."""
-    pids = _servers_of(book)
-    for pid in pids:
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 20
-    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    for pid in pids:
-        if _running(pid):
-            os.kill(pid, signal.SIGKILL)
-
-
-def myst_build(book: Path, *options: str, user_startup: str | None = None,
-               command: tuple[str, ...] = (str(MYST), "build")
-               ) -> subprocess.CompletedProcess[str]:
-    config = book / "jupyter-config"
-    config.mkdir(exist_ok=True)
-    # mystmd starts `jupyter server`, which refuses to run as root without this
-    (config / "jupyter_server_config.py").write_text("c.ServerApp.allow_root = True\n")
-    # the kernels' provisioner too (conftest.pythonpath): the server starts them
-    environment = {**os.environ, "PYTHONPATH": pythonpath(PROJECT),
-                   "JUPYTER_CONFIG_DIR": str(config),
-                   # mystmd runs `python -m jupyter_server` and the plugin's `python3`
-                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    if user_startup:
-        environment["PYTHONSTARTUP"] = user_startup
-    for line in mystmd_cli.env_lines(book, environment):  # what the docs tell CI to export
-        name, _, value = line.removeprefix("export ").partition("=")
-        environment[name] = value.strip("'")
-    try:
-        return subprocess.run([*command, "--execute", "--site", *options], cwd=book,
-                              env=environment, capture_output=True, text=True, timeout=300,
-                              check=False)
-    finally:
-        stop_servers(book)
-
-
 class Build:
     def __init__(self, book: Path, completed: subprocess.CompletedProcess[str],
                  name: str = "build"):
@@ -225,12 +144,6 @@ class Build:
     def notice(self) -> dict[str, Any]:
         return next(n for n in walk(self.page("jax-page"))
                     if n.get("type") == "admonition" and "gpu-admonition" in n.get("class", ""))
-
-
-def requires_mystmd() -> None:
-    if not MYST.exists():
-        pytest.skip("mystmd is not installed in .mystmd/ (scripts/test installs it with npm)")
-    pytest.importorskip("jupyter_server", reason="myst build --execute needs jupyter_server")
 
 
 class Builds(NamedTuple):
@@ -292,7 +205,6 @@ def builds(tmp_path_factory) -> Builds:
     second = Build(book, myst_build(book, user_startup=missing), "second")
     strict = myst_build(book, "--strict", user_startup=missing)
     return Builds(first, second, strict, missing)
-
 
 
 def status_table(page: dict[str, Any], css: str = "gpu-status-table") -> list[list[str]]:
@@ -522,7 +434,7 @@ def test_the_sidecar_is_named_like_mystmds_cache_entry(builds):
     sidecars = {path.stem for path in (book / "_build" / capture.DEFAULT_CAPTURE.name
                                        / capture.SIDECARS_FOLDER).glob("*.json")}
     assert sidecars and sidecars <= cached
-    assert not _servers_of(book)  # the tests stopped the servers mystmd left running
+    assert not servers_of(book)  # the tests stopped the servers mystmd left running
 
 
 @pytest.mark.mystmd
@@ -759,7 +671,7 @@ def test_jupyter_book_2_builds_the_book_with_the_plugin(tmp_path):
     nb, cell = max(((nb, cell) for nb in built.report.notebooks if nb.executed
                     for cell in nb.cells), key=lambda item: item[1].seconds)
     assert f"Slowest cell: {nb.cell_name(cell).full}" in text_of(built.page("status"))
-    assert not _servers_of(book)
+    assert not servers_of(book)
 
 
 #: a page that puts its own file on the probe's descriptor, then makes the probe's file

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from test_fuzz import forged_commands
-from test_mystmd import ROOT, myst_build, requires_mystmd
+from mystmd_builds import ROOT, myst_build, requires_mystmd
+from runner_commands import forged_commands
 
 HEADER = "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
 HOSTILE = (HEADER + "# Hostile \u202eTITLE ##[error]T\n\n"

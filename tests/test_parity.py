@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import quantecon_book
 from conftest import ROOTS
-from test_mystmd import myst_build, requires_mystmd, text_of, walk
+from mystmd_builds import myst_build, requires_mystmd, text_of, walk
 
 from sphinx_gpu_admonition.cli import main as cli_main
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse

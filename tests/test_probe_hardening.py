@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
+from capture_builds import notebooks, only
 from conftest import MYST_HEADER, ProjectBuild, build_project
-from test_capture import notebooks, only
 
 from sphinx_gpu_admonition.ext import capture
 from sphinx_gpu_admonition.model import probe_output

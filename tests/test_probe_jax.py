@@ -11,9 +11,9 @@ import json
 from typing import Any
 
 import pytest
+from capture_builds import notebooks, only
 from conftest import MYST_HEADER, ProjectBuild, build_project
 from docutils import nodes
-from test_capture import notebooks, only
 
 pytest.importorskip("jax")
 

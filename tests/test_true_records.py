@@ -15,8 +15,8 @@ from xml.etree import ElementTree
 
 import pytest
 from bs4 import BeautifulSoup
+from capture_builds import build_again, forget_environment, notebooks
 from conftest import MYST_HEADER, ProjectBuild, build_project
-from test_capture import build_again, forget_environment, notebooks
 
 
 def notebook(title: str, *cells: str) -> str:

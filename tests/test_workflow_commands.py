@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_fuzz import BASE, forged_commands, run, runner_lines
+from runner_commands import forged_commands, run, runner_lines
+from status_documents import BASE
 
 from sphinx_gpu_admonition.cli import main as cli_main
 from sphinx_gpu_admonition.cli.check import render_check_text

@@ -1,0 +1,109 @@
+"""Building a MyST book with mystmd (from .mystmd/, skipped where it is not installed) and
+reading its pages' mdast: the mystmd adapter's root (ROOT), myst_build, requires_mystmd,
+walk and text_of; used by the mystmd adapter's tests, the claims books' and the parity
+book's."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import pythonpath
+
+from sphinx_gpu_admonition.mystmd import __main__ as mystmd_cli
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+ROOT = Path(__file__).parent / "roots" / "mystmd"
+
+
+MYST = PROJECT / ".mystmd" / "node_modules" / ".bin" / "myst"
+
+
+def walk(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("children") or []:
+        yield from walk(child)
+
+
+def text_of(node: dict[str, Any]) -> str:
+    return "".join(n.get("value", "") for n in walk(node) if n.get("type") in ("text",
+                                                                                 "inlineCode"))
+
+
+# -- a real mystmd build ----------------------------------------------------------------
+def servers_of(book: Path) -> list[int]:
+    """The Jupyter servers mystmd started for ``book`` (it leaves them running)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"jupyter_server" in args and str(book).encode() in args \
+                and _running(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"  # a zombie has exited (its parent, mystmd, is gone)
+
+
+def stop_servers(book: Path) -> None:
+    """Stop the servers mystmd left running for ``book``: SIGTERM (the server shuts its
+    kernels down), then SIGKILL after 20 s."""
+    pids = servers_of(book)
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in pids:
+        if _running(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def myst_build(book: Path, *options: str, user_startup: str | None = None,
+               command: tuple[str, ...] = (str(MYST), "build")
+               ) -> subprocess.CompletedProcess[str]:
+    config = book / "jupyter-config"
+    config.mkdir(exist_ok=True)
+    # mystmd starts `jupyter server`, which refuses to run as root without this
+    (config / "jupyter_server_config.py").write_text("c.ServerApp.allow_root = True\n")
+    # the kernels' provisioner too (conftest.pythonpath): the server starts them
+    environment = {**os.environ, "PYTHONPATH": pythonpath(PROJECT),
+                   "JUPYTER_CONFIG_DIR": str(config),
+                   # mystmd runs `python -m jupyter_server` and the plugin's `python3`
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    if user_startup:
+        environment["PYTHONSTARTUP"] = user_startup
+    for line in mystmd_cli.env_lines(book, environment):  # what the docs tell CI to export
+        name, _, value = line.removeprefix("export ").partition("=")
+        environment[name] = value.strip("'")
+    try:
+        return subprocess.run([*command, "--execute", "--site", *options], cwd=book,
+                              env=environment, capture_output=True, text=True, timeout=300,
+                              check=False)
+    finally:
+        stop_servers(book)
+
+
+def requires_mystmd() -> None:
+    if not MYST.exists():
+        pytest.skip("mystmd is not installed in .mystmd/ (scripts/test installs it with npm)")
+    pytest.importorskip("jupyter_server", reason="myst build --execute needs jupyter_server")
