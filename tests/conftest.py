@@ -47,11 +47,15 @@ from typing import Any
 
 import pytest
 
-ROOTS = Path(__file__).resolve().parent / "roots"
-REGRESSIONS = Path(__file__).resolve().parent / "regressions"
+#: this folder (tests/) and the project's root: test modules name files by these, not by
+#: their own ``__file__``, which depends on where in tests/ they lie
+TESTS = Path(__file__).resolve().parent
+PROJECT = TESTS.parent
+ROOTS = TESTS / "roots"
+REGRESSIONS = TESTS / "regressions"
 #: the kernel provisioner that starts the suite's kernels on Unix sockets: its folder,
 #: and its name (its entry point there, in sga_test_kernels-0.dist-info)
-KERNEL_TRANSPORT = Path(__file__).resolve().parent / "kernel_transport"
+KERNEL_TRANSPORT = TESTS / "kernel_transport"
 KERNEL_PROVISIONER = "sga-ipc-provisioner"
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -458,9 +462,10 @@ def _sources_called(functions: list[Any], depth: int = 3) -> str:
             namespace = getattr(function, "__globals__", {})
             for name in set(_CALLED.findall(source)):
                 called = namespace.get(name)
-                if inspect.isfunction(called) and \
-                        called.__module__.split(".")[0] in _HELPER_MODULES or \
-                        inspect.isfunction(called) and called.__module__.startswith("test_"):
+                module = getattr(called, "__module__", "") or ""
+                if inspect.isfunction(called) and (
+                        module.split(".")[0] in _HELPER_MODULES
+                        or module.rpartition(".")[2].startswith("test_")):
                     pending.append((called, level + 1))
     return text
 

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from xml.etree import ElementTree
 
 import pytest
-from conftest import ROOTS, ProjectBuild, sphinx_build
+from conftest import ROOTS, TESTS, ProjectBuild, sphinx_build
 from mystmd_builds import myst_build, requires_mystmd, text_of, walk
 
 from sphinx_gpu_admonition.cli import main as cli_main
@@ -39,7 +39,7 @@ from sphinx_gpu_admonition.render.github import annotations
 bs4 = pytest.importorskip("bs4")
 
 ROOT = ROOTS / "claims"
-GPU_FILE = Path(__file__).parent / "data" / "claims-gpu-t4-status.json"
+GPU_FILE = TESTS / "data" / "claims-gpu-t4-status.json"
 SOURCE = "_static/claims-gpu-t4-status.json"
 LECTURE = (ROOT / "lecture.md").read_text(encoding="utf-8").splitlines()
 PROBLEMS = (ROOT / "problems.md").read_text(encoding="utf-8").splitlines()

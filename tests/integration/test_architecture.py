@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import PROJECT
 
-PROJECT = Path(__file__).resolve().parents[1]
 PACKAGE = PROJECT / "sphinx_gpu_admonition"
 NAME = PACKAGE.name
 ARCHITECTURE = PROJECT / "docs" / "architecture.md"

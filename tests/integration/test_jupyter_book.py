@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from conftest import TESTS
 
 pytest.importorskip("jupyter_book")
 
-ROOT = Path(__file__).resolve().parent / "roots" / "jupyter_book"
+ROOT = TESTS / "roots" / "jupyter_book"
 BOOK_TITLE = "Tiny lecture book"  # _config.yml's title
 
 

@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import PROJECT
 
-RUN = Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"
+RUN = PROJECT / "benchmarks" / "run.py"
 
 pytestmark = [pytest.mark.slow, pytest.mark.tooling]
 

@@ -16,13 +16,13 @@ from xml.etree import ElementTree
 
 import jsonschema
 import pytest
-from conftest import MYST_HEADER, ProjectBuild, build_project, sphinx_build
+from conftest import MYST_HEADER, PROJECT, ProjectBuild, build_project, sphinx_build
 
 from sphinx_gpu_admonition.model.record import SCHEMA_ID
 from sphinx_gpu_admonition.probe import ENV_OUTPUT, ENV_PROBE, STARTUP_FILE
 
 SCHEMA = json.loads(
-    (Path(__file__).parents[1] / "sphinx_gpu_admonition" / "schema"
+    (PROJECT / "sphinx_gpu_admonition" / "schema"
      / "execution-status.schema.json").read_text(encoding="utf-8"))
 
 def notebook(title: str, *cells: str) -> str:

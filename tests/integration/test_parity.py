@@ -18,10 +18,10 @@ import io
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
+import make_gpu_fixture
 import pytest
 import quantecon_book
 from conftest import ROOTS
@@ -35,9 +35,6 @@ from sphinx_gpu_admonition.model.findings import findings
 from sphinx_gpu_admonition.model.judging import judged_by
 from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
 from sphinx_gpu_admonition.render.finding_text import ENGLISH
-
-sys.path.insert(0, str(Path(__file__).parent))
-import make_gpu_fixture  # noqa: E402
 
 ROOT = ROOTS / "parity"
 EXECUTED = ["failing", "lecture", "timing"]

@@ -7,10 +7,10 @@ HTML table and the plain docutils table show the same text for every value.
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from conftest import TESTS
 
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse, is_shell_or_magic
 from sphinx_gpu_admonition.model.files import read_status
@@ -27,7 +27,7 @@ from sphinx_gpu_admonition.render.status_rows import (
     value,
 )
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = TESTS / "data"
 STATUS_FILES = sorted(DATA.glob("*.json"))
 ALL_COLUMNS = StatusOptions(columns=COLUMNS)
 

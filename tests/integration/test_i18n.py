@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import gettext
 import re
-from pathlib import Path
 
 import pytest
 from babel.messages.mofile import read_mo
 from babel.messages.pofile import read_po
+from conftest import TESTS
 
 from sphinx_gpu_admonition.ext import i18n
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
@@ -164,7 +164,7 @@ def test_chinese_status_page_and_page_line(build_root):
     status = ("# 状态\n\n```{execution-status}\n```\n\n```{execution-environment}\n```\n\n"
               "运行：{runtime}`notebook`\n\n"
               "```{execution-status}\n:status-file: gpu.json\n:baseline-file: cpu.json\n```\n")
-    incident = Path(__file__).parent / "data"
+    incident = TESTS / "data"
     build = build_root("admonition", files={
         "status.md": status,
         "gpu.json": (incident / "incident-gpu-t4-status.json").read_text(encoding="utf-8"),

@@ -33,14 +33,15 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import PROJECT, TESTS
 
 from sphinx_gpu_admonition import cli
 
 # the documented shell workflow: run with the newest Sphinx only (scripts/test)
 pytestmark = pytest.mark.tooling
 
-DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "workflow.md"
-BOOK = Path(__file__).resolve().parent / "roots" / "workflow"
+DOCS_PAGE = PROJECT / "docs" / "workflow.md"
+BOOK = TESTS / "roots" / "workflow"
 BIN = Path(sys.executable).parent
 #: steps that need the network or a package index
 NETWORK_STEPS = {"Install", "Comment on the pull request"}

@@ -24,12 +24,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import PROJECT
 
 pytest.importorskip("build")
 
 pytestmark = pytest.mark.slow
 
-PROJECT = Path(__file__).resolve().parents[1]
 PROJECT_FILES = ("pyproject.toml", "README.md", "LICENSE", "LICENSE.txt", "MANIFEST.in",
                  "CHANGELOG.md", "setup.cfg")
 

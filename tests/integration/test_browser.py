@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import StatusBook, serve
+from conftest import PROJECT, TESTS, StatusBook, serve
 
 pytestmark = pytest.mark.browser
 
@@ -225,7 +225,7 @@ def test_badge_link_opens_the_row(browser, server):
 
 
 def _benchmark_module():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_status_page.py"
+    path = PROJECT / "benchmarks" / "bench_status_page.py"
     spec = importlib.util.spec_from_file_location("bench_status_page", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -433,7 +433,7 @@ def test_each_findings_code_and_time_split_fit_the_screen(browser, server, width
 
 
 # -- accessibility: axe-core (vendored, tests/vendor/axe-core) ------------------------
-AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
+AXE = TESTS / "vendor" / "axe-core" / "axe.min.js"
 #: the extension's markup: the status page, the badges, the {gpu} notice
 OURS = (".gpu-status", ".gpu-cell-badge", ".gpu-admonition", ".gpu-execution-environment")
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import make_gpu_fixture
 import pytest
-from conftest import ROOTS, ProjectBuild, sphinx_build
+from conftest import PROJECT, ROOTS, ProjectBuild, sphinx_build
 
 from sphinx_gpu_admonition import cli
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
@@ -29,11 +29,8 @@ from sphinx_gpu_admonition.model.findings import Finding, findings
 from sphinx_gpu_admonition.model.record import StatusReport
 from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
-sys.path.insert(0, str(Path(__file__).parent))
-import make_gpu_fixture  # noqa: E402
-
 SCHEMA = json.loads(
-    (Path(__file__).parents[1] / "sphinx_gpu_admonition" / "schema"
+    (PROJECT / "sphinx_gpu_admonition" / "schema"
      / "execution-status.schema.json").read_text(encoding="utf-8"))
 #: every cell is "slow": the CPU times are small, the rules under test are the hints
 EVERY_CELL = Thresholds(slow_cell_seconds=0.0, slow_cell_min_seconds=0.0)

@@ -24,7 +24,7 @@ from typing import Any
 import jsonschema
 import pytest
 from bs4 import BeautifulSoup
-from conftest import MYST_HEADER, ProjectBuild, build_project, gpu_baseline
+from conftest import MYST_HEADER, TESTS, ProjectBuild, build_project, gpu_baseline
 from status_documents import BAD_DOCUMENTS, DATA, SCHEMA, _set, valid_document
 
 from sphinx_gpu_admonition.model import files, record, schema
@@ -267,7 +267,7 @@ def test_plain_data_is_what_asdict_makes() -> None:
     (any value; the free-form fallback) for the recorded incident data and for the
     values the model never holds (tuples, named tuples, sets), and ``to_dict`` (the
     converter specialised from the field types) for the incident data."""
-    data = Path(__file__).parent / "data"
+    data = TESTS / "data"
     for name in ("incident-gpu-t4-status.json", "incident-cpu-status.json"):
         for notebook in files.read_status(data / name).notebooks:
             assert schema.plain_data(notebook) == dataclasses.asdict(notebook)

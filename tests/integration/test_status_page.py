@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import ROOTS, STATUS_BOOK_CONFIG, StatusBook, gpu_baseline, sphinx_build
+from conftest import ROOTS, STATUS_BOOK_CONFIG, TESTS, StatusBook, gpu_baseline, sphinx_build
 
 from sphinx_gpu_admonition.ext.support import html_tree_may_hold
 from sphinx_gpu_admonition.model.analysis import HINT_RULES, NOTE_RULES, Thresholds, analyse
@@ -777,7 +777,7 @@ def test_bad_baseline_warns_once_and_renders(tmp_path, content):
 
 
 # -- GPU rows: the incident's status files (tests/data, hand-made from its report) --
-DATA = Path(__file__).resolve().parent / "data"
+DATA = TESTS / "data"
 
 
 def test_gpu_incident_against_the_cpu_build():

@@ -47,8 +47,7 @@ from conftest import _ANSI, ROOTS
 pytest.importorskip("jupyter_book")
 pytest.importorskip("sphinx_tojupyter")
 
-from test_builders import READER_SENTENCE, markdown_tables  # noqa: E402
-
+from integration.test_builders import READER_SENTENCE, markdown_tables  # noqa: E402
 from sphinx_gpu_admonition.cli import main as cli_main  # noqa: E402
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse  # noqa: E402
 from sphinx_gpu_admonition.model.files import read_status  # noqa: E402

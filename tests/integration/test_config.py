@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import PROJECT
 
 from sphinx_gpu_admonition.ext.config import GpuConfig, options, validate
 
@@ -156,7 +157,7 @@ def setup(app):
 
 
 def _project(folder: Path) -> Path:
-    baseline = Path(__file__).resolve().parents[1] / "docs" / "_static" / "baseline-status.json"
+    baseline = PROJECT / "docs" / "_static" / "baseline-status.json"
     folder.mkdir()
     (folder / "conf.py").write_text(CONF, encoding="utf-8")
     (folder / "index.rst").write_text("Lectures\n========\n\nText.\n", encoding="utf-8")

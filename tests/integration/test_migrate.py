@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from bs4 import BeautifulSoup
-from conftest import ROOTS, QuantEconBook
+from conftest import PROJECT, ROOTS, QuantEconBook
 
 from sphinx_gpu_admonition.cli import main
 from sphinx_gpu_admonition.cli.migrate_rules import add_extension, rewrite_source
@@ -417,7 +417,7 @@ def test_default_settings_warn_only_that_the_gpu_lecture_ran_without_a_gpu(
 
 # -- a mystmd (Jupyter Book 2) book: myst.yml ------------------------------------------------
 QUANTECON_MYSTMD = ROOTS / "quantecon_mystmd" / "lectures"
-DOCS_MYSTMD = Path(__file__).resolve().parents[1] / "docs" / "mystmd.md"
+DOCS_MYSTMD = PROJECT / "docs" / "mystmd.md"
 
 
 def fenced_blocks(text: str, info: str) -> list[str]:

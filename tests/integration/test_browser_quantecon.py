@@ -29,7 +29,7 @@ pytest.importorskip("playwright.sync_api")
 
 # the same tests, fixtures and helpers, collected again in this module with its
 # status_book (pytest resolves a fixture from the module of the test that asks)
-from test_browser import (  # noqa: E402, F401
+from integration.test_browser import (  # noqa: E402, F401
     OURS,
     Page,
     _axe_violations,

@@ -25,16 +25,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import TESTS
 from status_documents import BAD_DOCUMENTS, valid_document
 
 from sphinx_gpu_admonition import cli
 from sphinx_gpu_admonition.model.record import ErrorInfo, NotebookRecord, StatusReport
 
-ROOT = Path(__file__).resolve().parent / "roots" / "cli"
+ROOT = TESTS / "roots" / "cli"
 PREFIX = "sphinx-gpu-admonition: error: "
 SCRIPT = Path(sys.executable).with_name("sphinx-gpu-admonition")
 STATUS_JSON = "execution-status.json"
-DATA = Path(__file__).resolve().parent / "data"
+DATA = TESTS / "data"
 
 
 @pytest.fixture

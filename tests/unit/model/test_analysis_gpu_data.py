@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from conftest import TESTS
 
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.model.files import read_status
 from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = TESTS / "data"
 
 
 def test_gpu_environment_is_labelled_with_the_device() -> None:

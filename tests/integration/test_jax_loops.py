@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
-from pathlib import Path
 from typing import Any
 
 import jsonschema
+import make_gpu_fixture
 import pytest
-from conftest import ROOTS, ProjectBuild, sphinx_build
+from conftest import PROJECT, ROOTS, ProjectBuild, sphinx_build
 
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.model.findings import Finding, findings
@@ -29,11 +28,8 @@ from sphinx_gpu_admonition.model.record import CellRecord, NotebookRecord, Statu
 from sphinx_gpu_admonition.model.rules import Flag
 from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 
-sys.path.insert(0, str(Path(__file__).parent))
-import make_gpu_fixture  # noqa: E402
-
 SCHEMA = json.loads(
-    (Path(__file__).parents[1] / "sphinx_gpu_admonition" / "schema"
+    (PROJECT / "sphinx_gpu_admonition" / "schema"
      / "execution-status.schema.json").read_text(encoding="utf-8"))
 
 

@@ -2,10 +2,12 @@
 
 from pathlib import Path
 
+from conftest import PROJECT
+
 from sphinx_gpu_admonition.ext.config import PREFIX, options
 from sphinx_gpu_admonition.ext.warnings import SUBTYPES
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = PROJECT / "docs"
 
 
 def test_every_option_has_a_section_and_an_example() -> None:

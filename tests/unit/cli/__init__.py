@@ -1,0 +1,1 @@
+"""Unit tests of ``sphinx_gpu_admonition.cli``."""
