@@ -203,6 +203,25 @@ def normalise_pseudoxml() -> Callable[[str], str]:
     return _normalise_pseudoxml
 
 
+@pytest.fixture
+def language() -> Iterator[Callable[[str | None], None]]:
+    """Switch the extension's catalog to a language for in-process wording tests
+    (``language("zh_CN")``; tests/unit/ext/test_runtime.py and
+    tests/integration/test_runtime.py)."""
+    import sphinx.locale
+    from sphinx.locale import translators
+
+    from sphinx_gpu_admonition.ext import i18n
+
+    def use(name: str | None) -> None:
+        translators.pop(("general", i18n.CATALOG), None)
+        sphinx.locale.init([str(i18n.LOCALE_DIR)], name, i18n.CATALOG)
+
+    use(None)
+    yield use
+    translators.pop(("general", i18n.CATALOG), None)
+
+
 #: ``REGENERATE_REGRESSIONS=1 pytest ...`` writes the regression files anew
 REGENERATE = "REGENERATE_REGRESSIONS"
 

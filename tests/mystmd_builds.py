@@ -5,6 +5,7 @@ book's."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ import pytest
 from conftest import pythonpath
 
 from sphinx_gpu_admonition.mystmd import __main__ as mystmd_cli
+from sphinx_gpu_admonition.mystmd import capture
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -107,3 +109,48 @@ def requires_mystmd() -> None:
     if not MYST.exists():
         pytest.skip("mystmd is not installed in .mystmd/ (scripts/test installs it with npm)")
     pytest.importorskip("jupyter_server", reason="myst build --execute needs jupyter_server")
+
+
+def status_table(page: dict[str, Any], css: str = "gpu-status-table") -> list[list[str]]:
+    table = next(n for n in walk(page) if n.get("type") == "table"
+                 and css in n.get("class", "").split())
+    return [[text_of(cell) for cell in row["children"]] for row in table["children"]]
+
+
+# -- the capture's reading, without mystmd ----------------------------------------------
+def code_block(code: str, tags: list[str] | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "block", "kind": "notebook-code", "children": [
+        {"type": "code", "executable": True, "value": code}, {"type": "outputs", "children": []}]}
+    if tags:
+        block["data"] = {"tags": tags}
+    return block
+
+
+def page_tree(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "root", "children": [{"type": "block", "children": [
+        {"type": "paragraph", "children": [{"type": "text", "value": "intro"}]}]}, *blocks]}
+
+
+def write_kernel(folder: Path, page: Path, cells: list[dict[str, Any]],
+                 backend: str | None = "cpu") -> Path:
+    from sphinx_gpu_admonition.probe import protocol
+
+    path = folder / capture.KERNELS_FOLDER / capture.page_file_name(str(page))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [{"kind": capture.KIND_PAGE, "page": str(page), "pid": 7},
+             {"kind": "start", "probe_version": protocol.PROBE_VERSION, "pid": 7,
+              "time": 1_780_000_000.0, "python": "3.11.7", "gpus": [],
+              "host": {"cpu": "Test CPU", "cores": 2}}]
+    if backend:
+        lines.append({"kind": "jax", "pid": 7, "jax": {"backend": backend, "version": "0.10.2",
+                      "devices": [{"platform": backend, "kind": "Test device"}]}})
+    lines += [{"kind": "cell", "pid": 7, "execution_count": n, **cell}
+              for n, cell in enumerate(cells, 1)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+# -- settings: project: options: gpu_admonition: in myst.yml ---------------------------------
+def write_settings(folder: Path, text: str) -> None:
+    (folder / "myst.yml").write_text("version: 1\nproject:\n  title: T\n  options:\n"
+                                     "    gpu_admonition:\n" + text)

@@ -1,27 +1,12 @@
-"""The docs document every option and every warning subtype."""
+"""The docs' pages that are built: the GPU case page shows the timed call cell first (that
+the docs document every option and warning subtype: tests/unit/ext/test_config_docs.py and
+test_warnings.py)."""
 
 from pathlib import Path
 
 from conftest import PROJECT
 
-from sphinx_gpu_admonition.ext.config import PREFIX, options
-from sphinx_gpu_admonition.ext.warnings import SUBTYPES
-
 DOCS = PROJECT / "docs"
-
-
-def test_every_option_has_a_section_and_an_example() -> None:
-    text = (DOCS / "configuration.md").read_text(encoding="utf-8")
-    for name in options():
-        assert f"## `{PREFIX}{name}`" in text, name
-        assert f"\n{PREFIX}{name} = " in text, name  # the conf.py example
-        assert f"    {PREFIX}{name}: " in text, name  # the _config.yml example
-
-
-def test_every_warning_subtype_is_documented() -> None:
-    text = (DOCS / "warnings.md").read_text(encoding="utf-8")
-    for subtype in SUBTYPES:
-        assert f"`gpu_admonition.{subtype}`" in text, subtype
 
 
 def test_the_gpu_case_page_shows_the_timed_call_cell_first(tmp_path: Path) -> None:

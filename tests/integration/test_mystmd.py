@@ -1,6 +1,7 @@
 """The mystmd engine (Jupyter Book 2): the executable plugin and the capture.
 
-The plugin's own protocol is tested without mystmd. The book in
+The plugin's own protocol is tested without mystmd (the executable, in a subprocess;
+its transforms and the capture in-process are in tests/unit/mystmd/). The book in
 ``tests/roots/mystmd/`` is built for real with the pinned mystmd that
 ``scripts/test`` installs into ``.mystmd/`` (``myst build --execute --site``,
 offline with a local template folder), executing JAX on the CPU in real kernels;
@@ -19,11 +20,23 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from mystmd_builds import PROJECT, ROOT, myst_build, requires_mystmd, servers_of, text_of, walk
+from mystmd_builds import (
+    PROJECT,
+    ROOT,
+    code_block,
+    myst_build,
+    page_tree,
+    requires_mystmd,
+    servers_of,
+    status_table,
+    text_of,
+    walk,
+    write_kernel,
+)
 
 from sphinx_gpu_admonition.model.files import read_status
 from sphinx_gpu_admonition.mystmd import __main__ as mystmd_cli
-from sphinx_gpu_admonition.mystmd import capture, cells, plugin
+from sphinx_gpu_admonition.mystmd import capture
 
 #: Jupyter Book 2 from PyPI (its own bundled mystmd), installed by scripts/test
 JUPYTER_BOOK_2 = PROJECT / ".venv-jupyter-book2" / "bin" / "jupyter-book"
@@ -89,37 +102,6 @@ def test_the_mystmd_package_imports_no_sphinx():
                                check=True, cwd=PROJECT, timeout=60,
                                env={**os.environ, "PYTHONPATH": str(PROJECT)})
     assert completed.stdout.strip() == "[]"
-
-
-def test_env_prints_the_kernel_environment(tmp_path):
-    lines = mystmd_cli.env_lines(tmp_path)
-    assert f"export PYTHONSTARTUP={mystmd_cli.KERNEL_STARTUP}" in lines
-    assert any(line.startswith(f"export {capture.ENV_CAPTURE}=") for line in lines)
-    assert mystmd_cli.main(["env", str(tmp_path / "missing")]) == 2
-
-
-def test_env_asks_the_kernels_for_jaxs_explanations_when_the_book_does(tmp_path):
-    from sphinx_gpu_admonition.probe import ENV_EXPLAIN_RECOMPILATIONS
-
-    assert not any(ENV_EXPLAIN_RECOMPILATIONS in line for line in mystmd_cli.env_lines(tmp_path))
-    write_settings(tmp_path, "      explain_recompilations: true\n")
-    assert f"export {ENV_EXPLAIN_RECOMPILATIONS}=1" in mystmd_cli.env_lines(tmp_path)
-
-
-def test_env_chains_the_users_own_pythonstartup(tmp_path, monkeypatch):
-    from sphinx_gpu_admonition.probe import ENV_USER_STARTUP
-
-    monkeypatch.setenv("PYTHONSTARTUP", "/home/me/startup.py")
-    lines = mystmd_cli.env_lines(tmp_path)
-    assert f"export {ENV_USER_STARTUP}=/home/me/startup.py" in lines
-    assert f"export PYTHONSTARTUP={mystmd_cli.KERNEL_STARTUP}" in lines
-
-
-def test_init_writes_the_plugin_file(tmp_path):
-    assert mystmd_cli.main(["init", str(tmp_path)]) == 0
-    written = tmp_path / mystmd_cli.PLUGIN_FILE
-    assert os.access(written, os.X_OK)
-    assert written.read_text() == (ROOT / "gpu_admonition.py").read_text()
 
 
 class Build:
@@ -205,12 +187,6 @@ def builds(tmp_path_factory) -> Builds:
     second = Build(book, myst_build(book, user_startup=missing), "second")
     strict = myst_build(book, "--strict", user_startup=missing)
     return Builds(first, second, strict, missing)
-
-
-def status_table(page: dict[str, Any], css: str = "gpu-status-table") -> list[list[str]]:
-    table = next(n for n in walk(page) if n.get("type") == "table"
-                 and css in n.get("class", "").split())
-    return [[text_of(cell) for cell in row["children"]] for row in table["children"]]
 
 
 def status_row(page: dict[str, Any], docname: str) -> list[str]:
@@ -402,19 +378,6 @@ def test_the_environment_lists_the_kernels_packages_and_a_cache_hit_keeps_them(b
     listings = list((first.book / "_build" / capture.DEFAULT_CAPTURE.name
                      / "packages").glob("*.json"))
     assert len(listings) == 1
-
-
-def test_packages_that_cannot_be_listed_say_why():
-    from sphinx_gpu_admonition.model.record import NotebookRecord
-    from sphinx_gpu_admonition.mystmd import environment
-
-    executed = NotebookRecord(docname="a", status="ok", provenance="executed")
-    cached = NotebookRecord(docname="b", status="ok", provenance="cache")
-    assert environment.machine_packages([executed], ["/x/python exited with 1"]) == (
-        "No package list: /x/python exited with 1.")
-    assert "mystmd's execution cache" in environment.machine_packages([cached], [])
-    [note] = environment.packages_nodes(environment.machine_packages([cached], []))
-    assert note["type"] == "paragraph"
 
 
 @pytest.mark.mystmd
@@ -719,130 +682,6 @@ def test_a_page_that_takes_the_probes_file_says_partial_and_keeps_its_own_file(t
     assert record.environment.backend is None and record.environment.host.cores
 
 
-def test_plugin_main_without_arguments_prints_the_spec(capsys):
-    plugin.main([])
-    assert json.loads(capsys.readouterr().out)["name"] == "sphinx-gpu-admonition"
-
-
-# -- the capture's reading, without mystmd ----------------------------------------------
-def code_block(code: str, tags: list[str] | None = None) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "block", "kind": "notebook-code", "children": [
-        {"type": "code", "executable": True, "value": code}, {"type": "outputs", "children": []}]}
-    if tags:
-        block["data"] = {"tags": tags}
-    return block
-
-
-def page_tree(*blocks: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "root", "children": [{"type": "block", "children": [
-        {"type": "paragraph", "children": [{"type": "text", "value": "intro"}]}]}, *blocks]}
-
-
-def write_kernel(folder: Path, page: Path, cells: list[dict[str, Any]],
-                 backend: str | None = "cpu") -> Path:
-    from sphinx_gpu_admonition.probe import protocol
-
-    path = folder / capture.KERNELS_FOLDER / capture.page_file_name(str(page))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lines = [{"kind": capture.KIND_PAGE, "page": str(page), "pid": 7},
-             {"kind": "start", "probe_version": protocol.PROBE_VERSION, "pid": 7,
-              "time": 1_780_000_000.0, "python": "3.11.7", "gpus": [],
-              "host": {"cpu": "Test CPU", "cores": 2}}]
-    if backend:
-        lines.append({"kind": "jax", "pid": 7, "jax": {"backend": backend, "version": "0.10.2",
-                      "devices": [{"platform": backend, "kind": "Test device"}]}})
-    lines += [{"kind": "cell", "pid": 7, "execution_count": n, **cell}
-              for n, cell in enumerate(cells, 1)]
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return path
-
-
-def test_a_page_finds_its_kernel_by_its_code_and_a_cache_hit_keeps_the_record(
-        tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the repository: sources are named relative to it
-    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
-    folder, page = tmp_path / "capture", tmp_path / "lectures" / "intro.md"
-    page.parent.mkdir()
-    page.write_text("# Intro\n\n```{code-cell} python\nimport jax\nx = 1\n```\n\n"
-                    "```{code-cell} python\ny = 2\n```\n")
-    tree = page_tree(code_block("import jax\nx = 1"), code_block("y = 2"))
-    other = write_kernel(folder, tmp_path / "other.md", [{"seconds": 1.0, "first_line": "z"}])
-    mine = write_kernel(folder, page, [{"seconds": 0.5, "first_line": "import jax"},
-                                       {"seconds": 0.25, "first_line": "y = 2"}])
-    record, warnings = capture.page_record(tree, folder, tmp_path)
-    assert warnings == []
-    assert (record.docname, record.provenance, record.status) == ("lectures/intro", "executed",
-                                                                  "ok")
-    assert [(c.index, c.seconds, c.line) for c in record.cells] == [(1, 0.5, 3), (2, 0.25, 8)]
-    assert record.cell_name(record.cells[1]).location == "lectures/intro.md:8"
-    assert not mine.exists() and other.exists()  # read once; the other page's is left
-    assert (folder / capture.SIDECARS_FOLDER
-            / f"{cells.cache_key(cells.executable_nodes(tree))}.json").is_file()
-
-    hit, _ = capture.page_record(tree, folder, tmp_path)  # no kernel ran: a cache hit
-    assert hit.provenance == "cache"
-    assert [c.seconds for c in hit.cells] == [0.5, 0.25]
-    assert [r.docname for r in capture.build_records(folder, tmp_path)] == ["lectures/intro"]
-
-
-def test_a_cache_hit_takes_the_page_facts_kept_with_its_sidecar(tmp_path, monkeypatch):
-    """As on Sphinx (tests/test_cache_capture.py): a cache hit of the same page parses
-    nothing and builds the same record; moved cells (Markdown added above them, which
-    mystmd's cache key leaves out) derive the facts again once, and keep them."""
-    from sphinx_gpu_admonition.model import enrich
-
-    parses: list[int] = []
-    original = enrich.read_code
-    monkeypatch.setattr(enrich, "read_code", lambda *args: parses.append(1) or original(*args))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
-    folder, page = tmp_path / "capture", tmp_path / "intro.md"
-    text = "# Intro\n\n```{code-cell} python\nimport jax\nx = 1\n```\n"
-    page.write_text(text)
-    tree = page_tree(code_block("import jax\nx = 1"))
-    write_kernel(folder, page, [{"seconds": 0.5, "first_line": "import jax"}])
-    executed, _ = capture.page_record(tree, folder, tmp_path)
-    assert parses == [1]
-    hit, warnings = capture.page_record(tree, folder, tmp_path)
-    assert parses == [1] and warnings == []
-    assert hit.cells == executed.cells and hit.provenance == "cache"
-    page.write_text(text.replace("# Intro\n", "# Intro\n\nMore\nwords.\n"))
-    moved, _ = capture.page_record(tree, folder, tmp_path)
-    assert parses == [1, 1] and moved.cells[0].line == executed.cells[0].line + 3
-    again, _ = capture.page_record(tree, folder, tmp_path)
-    assert parses == [1, 1] and again.cells == moved.cells
-
-
-def test_cells_nested_in_a_gated_solution_are_found_in_mystmds_order(tmp_path):
-    """mystmd nests the cells of {solution-start} ... {solution-end} in the solution
-    node and executes them with the page, inline expressions too (which the probe does
-    not see: IPython runs no cell for them), skipping skip-execution blocks."""
-    solution = {"type": "solution", "children": [code_block("b = 2"), code_block("c = 3")]}
-    tree = page_tree(code_block("a = 1"),
-                     {"type": "block", "children": [
-                         {"type": "paragraph", "children": [
-                             {"type": "inlineExpression", "value": "a + 1"}]}, solution]},
-                     code_block("never = 1", ["skip-execution"]), code_block(""),
-                     code_block("d = 4"))
-    nodes = cells.executable_nodes(tree)
-    assert [(n.kind, n.content) for n in nodes] == [
-        ("block", "a = 1"), ("inlineExpression", "a + 1"), ("block", "b = 2"),
-        ("block", "c = 3"), ("block", ""), ("block", "d = 4")]
-    page = tmp_path / "a.md"
-    page.write_text("".join(f"```{{code-cell}} python\n{code}\n```\n\n" for code in
-                            ("a = 1", "b = 2", "c = 3", "never = 1", "", "d = 4")))
-    found = cells.page_cells(tree, page)
-    assert [(c.position, c.source, c.line) for c in found] == [
-        (0, "a = 1", 1), (1, "b = 2", 5), (2, "c = 3", 9), (None, "", 17), (3, "d = 4", 21)]
-    folder = tmp_path / "capture"
-    write_kernel(folder, page, [{"seconds": 0.1, "first_line": line}
-                                for line in ("a = 1", "b = 2", "c = 3", "d = 4")])
-    record, warnings = capture.page_record(tree, folder, tmp_path)
-    assert warnings == [] and [c.first_line for c in record.cells] == [
-        "a = 1", "b = 2", "c = 3", "d = 4"]
-    assert [n.label for n in record.cell_names()] == ["cell 1", "cell 2", "cell 3", "cell 4"]
-
-
 def test_a_page_whose_kernel_ran_other_cells_is_never_silent(tmp_path):
     """The page's source holds its code, its kernel (this build's) ran something else:
     a record that says capture failed, a warning naming the page and why, and the
@@ -887,59 +726,6 @@ def test_a_page_whose_kernel_ran_other_cells_is_never_silent(tmp_path):
     # a kernel of an earlier build (older than this build's start) is not this page's
     write_kernel(folder, page, [{"seconds": 0.5, "first_line": "hidden()"}])
     assert capture.page_record(tree, folder, tmp_path, since=1_780_000_001.0) == (None, [])
-
-
-def test_the_kernels_no_page_took_are_reported_and_every_file_removed(tmp_path):
-    folder = tmp_path / "capture"
-    (tmp_path / "mine.md").write_text("# A page whose tree the plugin never matched\n")
-    mine = write_kernel(folder, tmp_path / "mine.md", [{"seconds": 0.5, "first_line": "x"}])
-    old = write_kernel(folder, tmp_path / "old.md", [{"seconds": 0.5, "first_line": "y"}])
-    data = [json.loads(line) for line in old.read_text().splitlines()]
-    data[1]["time"] = 1_000.0  # an earlier build's kernel
-    old.write_text("".join(json.dumps(line) + "\n" for line in data))
-    crash = mine.with_name(mine.name + ".crash")
-    crash.write_text("")
-    records, warnings = capture.leftover_kernels(folder, tmp_path, since=1_700_000_000.0)
-    assert [(r.docname, r.capture) for r in records] == [("mine", "failed")]
-    assert warnings == [f"mine: capture failed: {records[0].capture_message} (the page ran; "
-                        "its record has no cells)"]
-    assert "no page of the build matched the 1 code cells its kernel ran" in warnings[0]
-    assert not list((folder / capture.KERNELS_FOLDER).iterdir())
-    assert [r.docname for r in capture.build_records(folder, tmp_path)] == ["mine"]
-
-
-def test_changed_code_is_not_matched_with_an_old_kernel(tmp_path):
-    folder = tmp_path / "capture"
-    write_kernel(folder, tmp_path / "a.md", [{"seconds": 0.5, "first_line": "x = 1"}])
-    record, _ = capture.page_record(page_tree(code_block("x = 2")), folder, tmp_path)
-    assert record is None  # no data for this code: nothing is claimed
-
-
-def test_an_unexpected_error_fails_the_page_and_a_tagged_one_does_not(tmp_path):
-    folder, page = tmp_path / "capture", tmp_path / "a.md"
-    cells = [{"seconds": 0.1, "first_line": "1 / 0", "error": "ZeroDivisionError"}]
-    write_kernel(folder, page, cells)
-    failed, _ = capture.page_record(page_tree(code_block("1 / 0")), folder, tmp_path)
-    assert failed.status == "error" and failed.error.type == "ZeroDivisionError"
-    assert failed.error.cell_index == 1
-    write_kernel(folder, page, cells)
-    tagged, _ = capture.page_record(page_tree(code_block("1 / 0", ["raises-exception"])),
-                                    folder, tmp_path)
-    assert tagged.status == "ok" and tagged.cells[0].error_expected
-
-
-def test_a_notice_of_a_page_that_ran_on_a_gpu_keeps_its_claim(tmp_path):
-    from sphinx_gpu_admonition.mystmd import notice
-
-    folder, page = tmp_path / "capture", tmp_path / "a.md"
-    write_kernel(folder, page, [{"seconds": 0.1, "first_line": "x = 1"}], backend="gpu")
-    [admonition] = notice.directive({"options": {}})
-    tree = page_tree(admonition, code_block("x = 1"))
-    record, _ = capture.page_record(tree, folder, tmp_path)
-    notice.make_truthful(tree, record)
-    text = text_of(tree["children"][1])
-    assert "built using a machine with access to a GPU" in text
-    assert text.endswith("This page was executed on GPU: Test device (JAX 0.10.2).")
 
 
 @pytest.mark.mystmd
@@ -992,150 +778,6 @@ def test_the_kernel_startup_names_the_pages_file_and_leaves_no_trace(tmp_path):
     assert output.errors == []
 
 
-def test_the_build_options_come_from_mysts_command_line():
-    from sphinx_gpu_admonition.mystmd import build_options
-
-    myst = ["node", "/x/myst", "build", "--execute", "--execute-parallel", "3", "--strict"]
-    assert build_options.strict(myst)
-    assert build_options.execute_parallel(myst) == 3
-    assert build_options.execute_parallel(["myst", "--execute-parallel=2"]) == 2
-    assert build_options.execute_parallel(["myst", "build"]) == 1
-    if Path("/proc/self/cmdline").exists():  # this process's own arguments, read back
-        assert build_options.parent_arguments(os.getpid())[:1] == [
-            Path("/proc/self/cmdline").read_bytes().split(b"\0")[0].decode()]
-
-
-def test_parallel_pages_on_one_gpu_with_preallocation_warn(tmp_path):
-    from sphinx_gpu_admonition.mystmd import build_options
-
-    folder, page = tmp_path / "capture", tmp_path / "a.md"
-    write_kernel(folder, page, [{"seconds": 0.1, "first_line": "x = 1"}], backend="gpu")
-    record, _ = capture.page_record(page_tree(code_block("x = 1")), folder, tmp_path)
-    message = build_options.preallocation_warning(record, 3, {})
-    assert "3 pages at once" in message and "XLA_PYTHON_CLIENT_PREALLOCATE=false" in message
-    assert build_options.preallocation_warning(record, 1, {}) is None
-    off = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
-    assert build_options.preallocation_warning(record, 3, off) is None
-    record.environment.jax.backend = "cpu"
-    assert build_options.preallocation_warning(record, 3, {}) is None
-
-
-# -- settings: project: options: gpu_admonition: in myst.yml ---------------------------------
-def write_settings(folder: Path, text: str) -> None:
-    (folder / "myst.yml").write_text("version: 1\nproject:\n  title: T\n  options:\n"
-                                     "    gpu_admonition:\n" + text)
-
-
-def test_settings_are_the_sphinx_options_read_from_myst_yml(tmp_path):
-    from sphinx_gpu_admonition.mystmd import settings
-
-    assert settings.load(tmp_path) == (settings.DEFAULTS, [])  # no myst.yml: the defaults
-    write_settings(tmp_path, "      expected_backend: cpu\n      slow_cell_seconds: 30\n"
-                             "      colab_url: https://colab.example/{path}.ipynb\n")
-    loaded, warnings = settings.load(tmp_path)
-    assert warnings == []
-    assert loaded.expected_backend == "cpu" and loaded.thresholds.slow_cell_seconds == 30
-    assert loaded.colab_url == "https://colab.example/{path}.ipynb"
-
-
-def test_wrong_settings_warn_and_their_defaults_apply(tmp_path):
-    from sphinx_gpu_admonition.mystmd import settings
-
-    write_settings(tmp_path, "      slow_cell_seconds: -1\n      gpu_expected_backend: cpu\n"
-                             "      status_console: true\n      colour: red\n      language: xx\n")
-    loaded, warnings = settings.load(tmp_path)
-    assert loaded.thresholds.slow_cell_seconds == settings.DEFAULTS.thresholds.slow_cell_seconds
-    assert loaded.expected_backend == "gpu" and loaded.language is None
-    where = "myst.yml project: options: gpu_admonition: "
-    assert warnings == [
-        where + "'gpu_expected_backend' is written without the 'gpu_' prefix here "
-                "('expected_backend'); ignored",
-        where + "'status_console' does nothing on mystmd; ignored",
-        where + "unknown setting 'colour'; ignored (known: expected_backend, colab_url, "
-                "slow_cell_seconds, slow_cell_share, slow_cell_min_seconds, compile_share, "
-                "recompile_threshold, warn_slow_cells, explain_recompilations, "
-                "publish_interpreter_path, status_baseline, regression_ratio, "
-                "warn_regressions, runtime_sources, admonition_runtime, "
-                "notebook_budget_seconds, cell_badges, claim_much_factor, "
-                "claim_similar_factor, claim_margin, language)",
-        where + "invalid value -1 for slow_cell_seconds: must be a finite number >= 0; using "
-                f"the default {settings.DEFAULTS.thresholds.slow_cell_seconds!r}",
-        where + "no translation for language 'xx' (there are: en, zh_CN); the texts are "
-                "English"]
-    write_settings(tmp_path, "      - a list\n")
-    assert settings.load(tmp_path)[1] == [where + "not a mapping (list), default "
-                                          "settings apply"]
-
-
-def test_the_notice_and_the_roles_speak_the_books_language(tmp_path, monkeypatch):
-    """``language: zh_CN``: the package's catalog, as the Sphinx notice uses it."""
-    from sphinx_gpu_admonition.mystmd import notice, runtime, settings
-
-    write_settings(tmp_path, "      language: zh_CN\n")
-    monkeypatch.chdir(tmp_path)
-    [admonition] = plugin.directive("gpu", {"options": {}})
-    assert "不过没有 GPU 也可以运行" in text_of(admonition)
-    assert "Google Colab 提供可使用 GPU 的免费套餐" in text_of(admonition)
-    folder, page = tmp_path / "capture", tmp_path / "a.md"
-    write_kernel(folder, page, [{"seconds": 125.0, "first_line": "x = 1"}])
-    [role] = runtime.role("runtime-time", {"body": "this page"})
-    tree = page_tree(admonition, {"type": "paragraph", "children": [role]}, code_block("x = 1"))
-    record, _ = capture.page_record(tree, folder, tmp_path)
-    loaded = settings.load()[0]
-    notice.make_truthful(tree, record, loaded)
-    runtime.resolve(tree, lambda _target: record, lambda _target: [],
-                    runtime.Texts(loaded.translate, loaded.ngettext), this_page_only=True)
-    assert "本讲座为 GPU 编写" in text_of(tree) and "而非 GPU" in text_of(tree)
-    assert text_of(tree["children"][2]) == "约 2 分钟"
-
-
-def test_a_gpu_page_on_another_backend_warns_as_on_sphinx(tmp_path):
-    folder, page = tmp_path / "capture", tmp_path / "a.md"
-    write_kernel(folder, page, [{"seconds": 0.1, "first_line": "x = 1"}])
-    from sphinx_gpu_admonition.mystmd import notice
-
-    tree = page_tree(*notice.directive({"options": {}}), code_block("x = 1"))
-    record, _ = capture.page_record(tree, folder, tmp_path)
-    warning = plugin.backend_warning(tree, record, "gpu")
-    assert (warning.subtype, warning.message, warning.file) == (
-        "backend", "page with a gpu directive executed on the 'cpu' backend, but "
-        "expected_backend is 'gpu' (CPU: Test CPU, 2 cores)", record.source)
-    assert plugin.backend_warning(tree, record, "cpu") is None
-    assert plugin.backend_warning(page_tree(code_block("x = 1")), record, "gpu") is None
-
-
-def test_warn_slow_cells_warns_per_flagged_cell_and_fails_its_junit_case_when_strict(tmp_path):
-    """The warnings of the build's one analysis, made at the project stage (Sphinx's
-    rule: render/analysis_warnings.py), each at its page and cell's line."""
-    from xml.etree import ElementTree
-
-    from sphinx_gpu_admonition.mystmd import project, settings, status
-    from sphinx_gpu_admonition.render.junit import FailOn
-
-    folder, page = tmp_path / "capture", tmp_path / "a.md"
-    page.write_text("```{code-cell} python\nslow()\n```\n\n```{code-cell} python\nx = 1\n```\n")
-    write_kernel(folder, page, [{"seconds": 60.0, "first_line": "slow()"},
-                                {"seconds": 0.5, "first_line": "x = 1"}])
-    record, _ = capture.page_record(page_tree(code_block("slow()"), code_block("x = 1")),
-                                    folder, tmp_path)
-    # opt-in, as on Sphinx
-    assert project.project_build(settings.DEFAULTS, folder, root=tmp_path).of_page("a") == []
-    write_settings(tmp_path, "      warn_slow_cells: true\n")
-    opted_in = settings.load(tmp_path)[0]
-    build = project.project_build(opted_in, folder, root=tmp_path)
-    [warning] = build.of_page("a")
-    assert build.of_page("other") == []
-    # the Sphinx warning's words; where it points is mystmd's own: the page and line
-    assert warning.message.startswith("slow cell 1 (60.0 s): slow: took 60.0 s")
-    assert (warning.subtype, warning.file, warning.line) == (
-        "slow_cell", record.source, record.cells[0].line) and warning.line == 1
-    report, analysis = status.build_report([record], thresholds=opted_in.thresholds)
-    for fail_on, failures in ((FailOn(), "0"), (FailOn(slow_cells=True), "1")):
-        assert status.write_reports(report, analysis, tmp_path, fail_on) == []
-        path = tmp_path / status.JUNIT_FILE
-        assert ElementTree.parse(path).getroot().get("failures") == failures
-
-
 @pytest.mark.mystmd
 def test_a_warning_shows_in_a_normal_build_and_report_repeats_it(builds):
     """mystmd shows a plugin's stderr only with ``--debug``: the warning reaches its
@@ -1171,180 +813,3 @@ def test_a_warning_shows_in_a_normal_build_and_report_repeats_it(builds):
         item.message for item in build_warnings(second.report)]
 
 
-def test_the_plugin_writes_the_findings_in_the_books_language_and_keeps_its_warnings(
-        tmp_path, monkeypatch):
-    """The plugin's own path, in process: ``language: zh_CN`` from myst.yml, a page's
-    record at the document stage, the status page at the project stage: the reasons and
-    actions are translated; the warnings stay English, are held on their page until its
-    project stage shows them to mystmd, and are in the status file."""
-    from sphinx_gpu_admonition.model.build_warnings import build_warnings
-    from sphinx_gpu_admonition.mystmd import build_options, status, warnings
-
-    # in process, the plugin's parent is no myst build: every kernel file is this build's
-    monkeypatch.setattr(build_options, "build_started", lambda pid=None: None)
-    write_settings(tmp_path, "      language: zh_CN\n      slow_cell_seconds: 1\n"
-                             "      warn_slow_cells: true\n")
-    monkeypatch.chdir(tmp_path)
-    folder = tmp_path / "_build" / "sphinx-gpu-admonition"
-    monkeypatch.setenv(capture.ENV_CAPTURE, str(folder))
-    page = tmp_path / "a.md"
-    page.write_text("# A\n\n```{code-cell} python\nslow()\n```\n\n```{code-cell} python\n"
-                    "x = 1\n```\n")
-    write_kernel(folder, page, [{"seconds": 12.0, "first_line": "slow()"},
-                                {"seconds": 0.5, "first_line": "x = 1"}])
-    tree = page_tree(code_block("slow()"), code_block("x = 1"))
-    plugin.transform("gpu-capture", tree)  # the document stage
-    status_page = {"type": "root", "children": status.placeholder()}
-    plugin.transform("gpu-status", status_page)  # the project stage, on the status page
-    text = text_of(status_page)
-    assert "用时 12.0 s（上限 1.00 s）" in text and "对该单元格进行性能分析" in text
-    assert "took" not in text and "profile the cell" not in text
-    # the page's warning: held at its document stage, shown at its project stage
-    assert not [n for n in walk(tree) if n.get("type") == "crossReference"]
-    plugin.transform("gpu-status", tree)
-    (shown,) = [n for n in walk(tree) if n.get("type") == "crossReference"]
-    assert shown["urlSource"].startswith(f"{warnings.NAME} [slow_cell]: slow cell 1 (12.0 s)")
-    assert shown["position"]["start"]["line"] == 3 and shown["children"] == []
-    kept = build_warnings(read_status(folder.parent / "execution-status.json"))
-    assert [(item.subtype, item.file, item.line) for item in kept] == [("slow_cell", "a.md", 3)]
-
-
-def test_a_bad_baseline_or_runtime_source_warns_once_and_the_build_goes_on(tmp_path,
-                                                                           monkeypatch):
-    """``status_baseline`` and ``runtime_sources`` files that are missing, not JSON or the
-    build's own output: one warning each per build (Sphinx's words, mystmd's setting
-    names), and the analysis goes on without them."""
-    from sphinx_gpu_admonition.mystmd import project, runtime, settings
-
-    monkeypatch.chdir(tmp_path)
-    folder = tmp_path / "_build" / "sphinx-gpu-admonition"
-    (tmp_path / "broken.json").write_text("{not json")
-    write_settings(tmp_path, "      status_baseline: broken.json\n"
-                             "      runtime_sources: [missing.json, broken.json]\n")
-    options = settings.load(tmp_path)[0]
-    build = project.project_build(options, folder, root=tmp_path)
-    [problem] = build.warnings
-    assert (problem.subtype, problem.message.split(": ", 1)[0]) == (
-        "baseline", "status_baseline ignored, the page renders without comparison")
-    assert "broken.json: not JSON" in problem.message
-    assert build.analysis.baseline is None and build.report.build["baseline"] is None
-    assert project.project_build(options, folder, root=tmp_path).warnings == []  # once
-    builds, problems = runtime.other_builds(options, folder)
-    assert builds == [] and [p.split(" ignored")[0] for p in problems] == [
-        "runtime_sources: 'missing.json'", "runtime_sources: 'broken.json'"]
-    assert runtime.other_builds(options, folder)[1] == []
-    # the build's own status file is never its baseline
-    write_settings(tmp_path, "      status_baseline: _build/execution-status.json\n")
-    (tmp_path / "_build" / "execution-status.json").write_text("{}")
-    [own] = project.project_build(settings.load(tmp_path)[0], folder, root=tmp_path).warnings
-    assert "is this build's own output" in own.message
-
-
-def test_a_pages_budget_comes_from_its_front_matter_options(tmp_path):
-    """``options: gpu_budget_seconds`` (mystmd's free mapping of a page's front matter; a
-    key of its own counts too), ``none`` switches the book's off, a bad value warns at
-    its line and the book's budget applies."""
-    from sphinx_gpu_admonition.model.record import NotebookRecord
-    from sphinx_gpu_admonition.mystmd import pages, settings
-
-    write_settings(tmp_path, "      notebook_budget_seconds: 60\n")
-    options = settings.load(tmp_path)[0]
-    texts = {"own": "---\noptions:\n  gpu_budget_seconds: 300\n---\n# Own\n",
-             "key": "---\ngpu_budget_seconds: '30'\n---\n\n# Key\n",
-             "off": "---\noptions:\n  gpu_budget_seconds: none\n---\n",
-             "bad": "---\ntitle: Bad budget\noptions:\n  gpu_budget_seconds: soon\n---\n",
-             "book": "# The book's budget\n"}
-    records = []
-    for name, text in texts.items():
-        (tmp_path / f"{name}.md").write_text(text)
-        records.append(NotebookRecord(docname=name, status="ok", source=f"{name}.md"))
-    [(record, message, line)] = pages.apply_front_matter(records, options, tmp_path)
-    assert {r.docname: r.budget_seconds for r in records} == {
-        "own": 300.0, "key": 30.0, "off": None, "bad": 60.0, "book": 60.0}
-    assert (record.docname, line) == ("bad", 4)
-    assert message.startswith("invalid gpu_budget_seconds 'soon': ") and message.endswith(
-        "using notebook_budget_seconds (60.0)")
-    assert [r.title for r in records] == ["Own", "Key", "", "Bad budget", "The book's budget"]
-
-
-def test_the_notices_runtime_option_states_the_run_time_or_warns(tmp_path, monkeypatch):
-    """``:runtime:`` (no value, on, off; ``admonition_runtime`` the book's default): the
-    Sphinx notice's sentence once the page ran; a bad value and a page without data
-    warn; the directive's warning is the page's, adopted at its document stage."""
-    from sphinx_gpu_admonition.mystmd import notice, runtime, warnings
-
-    monkeypatch.chdir(tmp_path)
-    folder = tmp_path / "capture"
-    [stated] = notice.directive({"options": {"runtime": ""}})
-    assert notice.directive({"options": {"runtime": "off"}})[0] == notice.directive(
-        {"options": {}})[0]
-    write_kernel(folder, tmp_path / "a.md", [{"seconds": 125.0, "first_line": "x = 1"}])
-    tree = page_tree(stated, code_block("x = 1"))
-    record, _ = capture.page_record(tree, folder, tmp_path)
-    assert runtime.resolve(tree, lambda _t: record, lambda _t: [], runtime.Texts(),
-                           this_page_only=True) == []
-    sentence = [n for n in walk(tree) if runtime.NOTICE_CLASS in str(n.get("class"))]
-    assert [text_of(n) for n in sentence] == [
-        "It runs in about 2 minutes on a CPU (Test CPU)."]
-    # no data: left out, and a notice that asked for it warns
-    empty = page_tree(*notice.directive({"options": {"runtime": "on"}}))
-    [why] = runtime.resolve(empty, lambda _t: None, lambda _t: [], runtime.Texts(), True)
-    assert why.startswith("the gpu notice cannot state the run time: not an executed page")
-    assert not [n for n in walk(empty) if runtime.NOTICE_CLASS in str(n.get("class"))]
-    # a bad value: held by the directive, adopted by the page's document stage
-    nodes = notice.directive({"options": {"runtime": "maybe"},
-                              "node": {"position": {"start": {"line": 7}}}})
-    page = {"type": "root", "children": nodes}
-    [adopted] = warnings.adopt(page, "a.md", folder)
-    assert (adopted.subtype, adopted.file, adopted.line) == ("directive", "a.md", 7)
-    assert adopted.message == ("gpu: invalid :runtime: 'maybe' (no value, on or off); using "
-                               "admonition_runtime (False)")
-    assert warnings.kept(folder) == [adopted] and warnings.adopt(page, "a.md", folder) == []
-    warnings.show(page, [])
-    [shown] = [n for n in walk(page) if n.get("type") == "crossReference"]
-    assert shown["position"]["start"]["line"] == 7
-
-
-def test_the_status_directives_options_shape_the_table_as_on_sphinx(tmp_path):
-    """``{execution-status}``'s ``:sort:``, ``:min-seconds:``, ``:cells:`` and ``:columns:``
-    on mystmd: the Sphinx directive's rule (render/status_rows.parse_options) kept in the
-    placeholder and applied at the project stage; a bad value warns at the directive's
-    line (adopted by the page's document stage) and its default applies."""
-    from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
-    from sphinx_gpu_admonition.mystmd import status, warnings
-
-    report = read_status(PROJECT / "tests" / "roots" / "parity" / "_static"
-                         / "gpu-runner-status.json")  # lecture (slower) and timing
-    report.by_docname()["lecture"].title = "Zeta"  # last by name, first by time
-    analysis = analyse(report, Thresholds())
-
-    def page(options: dict[str, Any]) -> dict[str, Any]:
-        tree = {"type": "root", "children": plugin.directive("execution-status", {
-            "options": options, "node": {"position": {"start": {"line": 5}}}})}
-        assert status.fill_placeholders(tree, report, analysis)
-        return tree
-
-    default = page({})
-    assert [row[0] for row in status_table(default)[1:-1]] == [
-        "Zetalecture", "Run times of other buildstiming"]  # the slowest first
-    assert [n for n in walk(default) if "gpu-status-cell-table" in str(n.get("class"))]
-    # a limit between the two notebooks' run times (the runner file's, as measured)
-    times = {nb.docname: nb.runtime_seconds for nb in report.notebooks}
-    between = (times["lecture"] + times["timing"]) / 2
-    shaped = page({"sort": "name", "columns": "time, cells", "cells": "no",
-                   "min-seconds": f"{between:.3f}"})
-    rows = status_table(shaped)
-    assert rows[0] == ["Notebook", "Time", "Code cells"]
-    assert [row[0] for row in rows[1:-1]] == ["Zetalecture"]  # timing is faster
-    assert not [n for n in walk(shaped) if "gpu-status-cell-table" in str(n.get("class"))]
-    by_name = page({"sort": "name"})
-    assert [row[0] for row in status_table(by_name)[1:-1]] == [
-        "Run times of other buildstiming", "Zetalecture"]
-    # a bad value: the default, and the Sphinx directive's warning at the line
-    bad = page({"sort": "fastest", "min-seconds": "soon"})
-    assert status_table(bad)[0] == status_table(default)[0]
-    adopted = warnings.adopt(bad, "status.md", tmp_path)
-    assert [(item.subtype, item.file, item.line) for item in adopted] == [
-        ("directive", "status.md", 5)] * 2
-    assert adopted[0].message.startswith("execution-status: invalid :sort: 'fastest'")
-    assert adopted[1].message.startswith("execution-status: invalid :min-seconds: 'soon'")

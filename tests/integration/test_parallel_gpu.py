@@ -16,8 +16,6 @@ from pathlib import Path
 import pytest
 from conftest import MYST_HEADER, ProjectBuild, sphinx_build
 
-from sphinx_gpu_admonition.model.device import parallel_preallocation_warning
-
 CONF = ('extensions = ["myst_nb", "sphinx_gpu_admonition"]\n'
         'nb_execution_mode = "force"\nexclude_patterns = ["_build"]\n')
 INDEX = "# Book\n\n```{toctree}\na\nb\n```\n"
@@ -85,14 +83,3 @@ def test_no_warning_where_the_kernels_cannot_collide(
     assert _warnings(build) == []
 
 
-def test_one_rule_and_text_for_both_engines() -> None:
-    text = parallel_preallocation_warning(3, "lecture ran on Tesla T4",
-                                          "mystmd executes 3 pages at once",
-                                          "--execute-parallel 1", {})
-    assert text is not None and text.startswith("lecture ran on Tesla T4 while mystmd")
-    assert "XLA_PYTHON_CLIENT_MEM_FRACTION=0.3," in text
-    assert parallel_preallocation_warning(
-        3, "x", "y", "z", {"XLA_PYTHON_CLIENT_PREALLOCATE": "0"}) is None
-    assert parallel_preallocation_warning(
-        3, "x", "y", "z", {"XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}) is None
-    assert parallel_preallocation_warning(1, "x", "y", "z", {}) is None

@@ -5,12 +5,11 @@ page without code) is executed once (jupyter-cache mode) and written with the
 html, text, latex and man builders from the same doctrees; then the notebook's
 prose changes and an incremental html build reads it again from the cache,
 and then the GPU runner's status file changes and html is built once more.
-The wording is tested in-process.
+The wording is tested in-process in tests/unit/ext/test_runtime.py.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import re
@@ -18,21 +17,18 @@ import shutil
 from pathlib import Path
 
 import pytest
-import sphinx.locale
 from bs4 import BeautifulSoup
-from conftest import GPU_ENVIRONMENT, ROOTS, ProjectBuild, _baseline_notebook, sphinx_build
-from sphinx.locale import translators
+from conftest import ROOTS, ProjectBuild, sphinx_build
+from unit.ext.test_runtime import (
+    LAPTOP,
+    gpu_runner,
+    old_laptop,
+)
 
-from sphinx_gpu_admonition.ext import i18n
-from sphinx_gpu_admonition.ext.config import GpuConfig, validate
 from sphinx_gpu_admonition.ext.runtime import (
-    Measurement,
     device_phrase,
-    is_stale,
     reader_time,
     references,
-    run_phrase,
-    usable,
 )
 from sphinx_gpu_admonition.model.files import read_status
 from sphinx_gpu_admonition.model.formatting import format_seconds
@@ -40,29 +36,11 @@ from sphinx_gpu_admonition.model.record import SCHEMA_ID, SCHEMA_VERSION, Notebo
 
 bs4 = pytest.importorskip("bs4")
 
-LAPTOP = "Laptop <CPU> & co"
-
 
 def _status(*notebooks: dict) -> str:
     return json.dumps({"schema": SCHEMA_ID, "schema_version": SCHEMA_VERSION,
                        "build": {"note": "hand-made for tests/test_runtime.py"},
                        "notebooks": list(notebooks), "analysis": {}})
-
-
-def gpu_runner() -> dict:
-    """The GPU runner's record of the same version of ``sleepy`` (same code cells)."""
-    return _baseline_notebook("sleepy", "A sleepy notebook", 130.0, [
-        (1, 0.5, "import time"), (2, 120.0, "time.sleep(0.3)")])
-
-
-def old_laptop() -> dict:
-    """A laptop's record of an earlier version of ``sleepy`` (other code)."""
-    environment = copy.deepcopy(GPU_ENVIRONMENT)
-    environment.update(gpus=[], host={**environment["host"], "cpu": LAPTOP})
-    environment["jax"].update(backend="cpu", devices=[{"platform": "cpu", "kind": "cpu"}])
-    notebook = _baseline_notebook("sleepy", "A sleepy notebook", 1500.0, [
-        (1, 0.5, "import time"), (2, 1490.0, "time.sleep(1500)")])
-    return {**notebook, "environment": environment}
 
 
 @dataclasses.dataclass
@@ -106,93 +84,12 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Book:
     return Book(srcdir, html, text, latex, man, singlehtml, executed, rebuilt, new_sources)
 
 
-@pytest.fixture
-def language():
-    """Switch the extension's catalog to a language for in-process wording tests."""
-    def use(name: str | None) -> None:
-        translators.pop(("general", i18n.CATALOG), None)
-        sphinx.locale.init([str(i18n.LOCALE_DIR)], name, i18n.CATALOG)
-
-    use(None)
-    yield use
-    translators.pop(("general", i18n.CATALOG), None)
-
-
 def squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
 def this_build(book: Book) -> NotebookRecord:
     return read_status(book.html.outdir / "execution-status.json").by_docname()["sleepy"]
-
-
-# -- wording, in-process ---------------------------------------------------------------
-@pytest.mark.parametrize(("seconds", "text"), [
-    (0.4, "a few seconds"), (9.9, "a few seconds"), (12, "about 10 seconds"),
-    (17, "about 15 seconds"), (38, "about 40 seconds"), (50, "under a minute"),
-    (65, "about 1 minute"), (90, "about 2 minutes"), (130, "about 2 minutes"),
-    (150, "about 3 minutes"), (1490, "about 25 minutes"),
-    (6000, "about 2 hours"), (3 * 3600 + 100, "about 3 hours"),
-])
-def test_reader_time_rounds_for_readers(language, seconds, text):
-    assert reader_time(seconds) == text
-
-
-def test_wording_is_translated_with_plural_forms(language):
-    language("zh_CN")
-    assert reader_time(65) == "约 1 分钟"
-    assert reader_time(130) == "约 2 分钟"
-    assert reader_time(38) == "约 40 秒"
-    assert reader_time(3) == "几秒钟"
-    gpu = NotebookRecord.from_dict(gpu_runner())
-    assert run_phrase(Measurement(gpu)) == "在 GPU（Tesla T4）上约 2 分钟"
-
-
-def test_device_phrase(language):
-    assert device_phrase(NotebookRecord.from_dict(gpu_runner())) == "a GPU (Tesla T4)"
-    laptop = NotebookRecord.from_dict(old_laptop())
-    assert device_phrase(laptop) == f"a CPU ({LAPTOP})"
-    laptop.environment.jax.backend = None  # JAX never initialised: still a CPU
-    assert device_phrase(laptop) == f"a CPU ({LAPTOP})"
-    stale = Measurement(laptop, "old.json", stale=True)
-    assert run_phrase(stale) == (f"about 25 minutes on a CPU ({LAPTOP}), "
-                                 "measured on an earlier version")
-
-
-def test_only_trustworthy_records_are_stated():
-    assert usable(NotebookRecord.from_dict(gpu_runner()))
-    for change in ({"status": "error"}, {"status": "execution_off"},
-                   {"runtime_seconds": "slow"}, {"runtime_seconds": float("nan")},
-                   {"runtime_seconds": -1.0}):
-        record = NotebookRecord.from_dict(gpu_runner())
-        for name, value in change.items():  # past the reader's checks: a hand-made file
-            setattr(record, name, value)
-        assert not usable(record), change
-
-
-def test_staleness_by_code_cells_then_by_source_time():
-    current = NotebookRecord.from_dict(gpu_runner())
-    same_code = NotebookRecord.from_dict(gpu_runner())
-    other_code = NotebookRecord.from_dict(old_laptop())
-    assert not is_stale(same_code, current, source_mtime=9e9)  # a fresh checkout's mtime
-    assert is_stale(other_code, current, source_mtime=0)
-    # without cells to compare: the execution must not be older than the source
-    executed = 1767582000.0  # 2026-01-05T03:00:00+00:00, as in gpu_runner()
-    assert not is_stale(same_code, None, source_mtime=executed - 60)
-    assert is_stale(same_code, None, source_mtime=executed + 60)
-    same_code.executed_at = None
-    assert is_stale(same_code, None, source_mtime=executed - 60)
-
-
-def test_runtime_options_validate():
-    reports: list[str] = []
-    assert validate({"runtime_sources": "gpu.json"}, reports.append).runtime_sources == (
-        "gpu.json",)
-    config = validate({"runtime_sources": ["a.json", 3], "admonition_runtime": "yes"},
-                      reports.append)
-    assert len(reports) == 2 and any("gpu_runtime_sources" in r for r in reports)
-    assert config.runtime_sources == GpuConfig().runtime_sources == ()
-    assert config.admonition_runtime is False
 
 
 # -- the book ----------------------------------------------------------------------------

@@ -14,68 +14,17 @@ import json
 import re
 import shutil
 from pathlib import Path
-from types import SimpleNamespace
 from urllib.parse import unquote
 
 import pytest
 from bs4 import BeautifulSoup
 from conftest import ROOTS, STATUS_BOOK_CONFIG, TESTS, StatusBook, gpu_baseline, sphinx_build
+from status_tables import cell, column, docname_of, fact, rows, soup_of
 
-from sphinx_gpu_admonition.ext.support import html_tree_may_hold
-from sphinx_gpu_admonition.model.analysis import HINT_RULES, NOTE_RULES, Thresholds, analyse
-from sphinx_gpu_admonition.model.findings import findings
-from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
-from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
-from sphinx_gpu_admonition.render.labels import Labels
-from sphinx_gpu_admonition.render.status_html import cells_data, render_html
+from sphinx_gpu_admonition.model.analysis import HINT_RULES, NOTE_RULES, analyse
 from sphinx_gpu_admonition.render.status_rows import (
-    MANY_ROWS,
-    StatusOptions,
-    column_label,
-    parse_options,
     row_id,
 )
-
-HOSTILE = 'hostile<b>&"x'
-NOTEBOOKS = {"fast", "slow", "failing", "jaxnb", HOSTILE, "gone"}
-EMOJI = re.compile("[\u2600-\u27bf\U0001f300-\U0001faff]")
-
-
-def soup_of(path: Path) -> BeautifulSoup:
-    return BeautifulSoup(path.read_text(encoding="utf-8"), "lxml")
-
-
-def rows(table) -> list:
-    return table.select("tbody.gpu-status-notebook")
-
-
-def docname_of(row) -> str:
-    return row.select_one(".gpu-status-docname").get_text()
-
-
-def row_by_docname(table, docname: str):
-    return next(r for r in rows(table) if docname_of(r) == docname)
-
-
-def column(table, key: str) -> int:
-    keys = [th["data-sort-key"] for th in table.select("thead th[data-sort-key]")]
-    return keys.index(key)
-
-
-def fact(row, key: str):
-    """The value of column ``key`` in a notebook's details (a column not shown): the
-    ``dd`` after the ``dt`` that names it."""
-    label = column_label(key, Labels.load())
-    term = next(dt for dt in row.select(".gpu-status-facts dt") if dt.get_text() == label)
-    return term.find_next_sibling("dd")
-
-
-def cell(row, key: str, table):
-    """A notebook's value of column ``key``: its table cell, or where the table does
-    not show that column, the value in the row's details."""
-    if key not in [th["data-sort-key"] for th in table.select("thead th[data-sort-key]")]:
-        return fact(row, key)
-    return row.tr.find_all(["th", "td"], recursive=False)[column(table, key)]
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +35,15 @@ def status_html(status_book: StatusBook) -> BeautifulSoup:
 @pytest.fixture(scope="module")
 def table(status_html: BeautifulSoup):
     return status_html.select_one("table.gpu-status-table")
+
+
+HOSTILE = 'hostile<b>&"x'
+NOTEBOOKS = {"fast", "slow", "failing", "jaxnb", HOSTILE, "gone"}
+EMOJI = re.compile("[\u2600-\u27bf\U0001f300-\U0001faff]")
+
+
+def row_by_docname(table, docname: str):
+    return next(r for r in rows(table) if docname_of(r) == docname)
 
 
 def cells_file(outdir: Path, page: BeautifulSoup) -> Path:
@@ -342,18 +300,6 @@ def test_single_page_html_renders_the_tables_of_the_pages_below_the_root(
     assert page.select("table.gpu-environment-table")
 
 
-def test_html_tree_may_hold_follows_the_toctrees_below_the_page():
-    """Which HTML pages the placeholder post-transforms walk: the page noted by a
-    directive, or one whose toctrees include it (singlehtml's root), never a sibling."""
-    env = SimpleNamespace(toctree_includes={"index": ["a", "b"], "a": ["a1"],
-                                            "a1": ["index"], "b": []})
-    assert html_tree_may_hold(env, "a1", {"a1"})
-    assert html_tree_may_hold(env, "index", {"a1"})  # two levels below
-    assert not html_tree_may_hold(env, "b", {"a1"})
-    assert not html_tree_may_hold(env, "index", set())
-    assert not html_tree_may_hold(env, "index", {"orphan"})  # ends despite the cycle
-
-
 def test_bad_options_warn_with_location(status_book: StatusBook):
     lines = [line for line in status_book.html.warning_lines
              if "gpu_admonition.directive" in line]
@@ -361,18 +307,6 @@ def test_bad_options_warn_with_location(status_book: StatusBook):
     assert all("options.rst:14" in line for line in lines)
     assert {re.search(r"invalid :(\S+):", line).group(1) for line in lines} == {
         "sort", "min-seconds", "cells"}
-
-
-def test_parse_options():
-    messages = []
-    assert parse_options({}, messages.append) == StatusOptions()
-    assert parse_options({"sort": "Name", "min-seconds": "2.5", "cells": "no"},
-                         messages.append) == StatusOptions("name", 2.5, False)
-    assert parse_options({"cells": None}, messages.append).cells is True  # bare flag
-    assert not messages
-    assert parse_options({"min-seconds": "-1"}, messages.append).min_seconds == 0
-    assert parse_options({"min-seconds": "nan"}, messages.append).min_seconds == 0
-    assert len(messages) == 2
 
 
 # -- notebook pages: anchors and badges -------------------------------------------
@@ -480,187 +414,6 @@ def test_latex_builder_plain_table(status_book: StatusBook):
     assert "Execution status of the notebooks" in tex
     assert r"\begin{tabulary}" in tex or r"\begin{longtable}" in tex
     assert "error: ValueError" in tex
-
-
-# -- pure rendering ------------------------------------------------------------------
-def test_render_html_escapes_everything():
-    hostile = "<script>alert(1)</script>"
-    record = NotebookRecord.from_dict({
-        "docname": f"a/{hostile}", "status": "error", "title": f"<b>{hostile}</b>",
-        "provenance": "executed", "executed_at": "2026-01-01T00:00:00+00:00",
-        "runtime_seconds": 2.0, "capture": "ok",
-        "error": {"type": "<i>Bad</i>", "message": hostile, "cell_index": 1},
-        "environment": {"host": {"cpu": hostile}, "jax": {"backend": "<gpu>",
-                        "devices": [{"platform": "gpu", "kind": hostile}]}},
-        "cells": [{"index": 1, "execution_count": 1, "seconds": 1.5, "first_line": hostile,
-                   "error": "<i>Bad</i>", "compilations": {hostile: 3},
-                   "compile_seconds": 1.0}],
-    })
-    analysis = analyse(StatusReport([record]), Thresholds(slow_cell_seconds=1.0),
-                       StatusReport([NotebookRecord.from_dict(
-                           {"docname": hostile, "status": "ok", "title": hostile})]))
-    markup = render_html(analysis, StatusOptions(), lambda d: f"{d}.html?x=1&y=2")
-    assert "<script" not in markup and "<b>" not in markup and "<i>" not in markup
-    assert "<gpu>" not in markup
-    soup = BeautifulSoup(markup, "lxml")
-    assert hostile in soup.get_text()
-    assert soup.select_one("th a")["href"] == f"a/{hostile}.html?x=1&y=2"
-    # the data file's URL and the script's texts are attributes, escaped
-    src = f'{hostile}.json?"x'
-    soup = BeautifulSoup(render_html(analysis, StatusOptions(), lambda d: None,
-                                     cells_src=src), "lxml")
-    root = soup.select_one(".gpu-status")
-    assert root["data-cells-src"] == src and soup.find("script") is None
-    assert json.loads(root["data-cell-labels"])["flag"]["slow"] == "slow"
-    (cell_entry,) = cells_data(analysis)["nb"][f"a/{hostile}"]["c"]
-    assert (cell_entry["l"], cell_entry["e"]) == (hostile, "<i>Bad</i>")
-    # the script takes the cell's name and anchor from the data, as the page names them
-    assert cell_entry["m"] == "cell 1"
-
-
-def test_a_finding_shows_its_code_and_compile_against_run():
-    """The findings box gives, for each cell, its code line (monospace, escaped, cut
-    when long) and the compile/run split with first call or warm, as the console."""
-    long_call = "x = run_everything(" + ", ".join(f"arg{i}" for i in range(60)) + ")"
-    record = NotebookRecord.from_dict({
-        "docname": "lecture", "status": "ok", "provenance": "executed",
-        "executed_at": "2026-01-01T00:00:00+00:00", "runtime_seconds": 30.0,
-        "capture": "ok",
-        "cells": [
-            {"index": 0, "execution_count": 1, "seconds": 12.0, "first_line": long_call,
-             "compilations": {"jit(step)": 1}, "compile_seconds": 4.0},
-            {"index": 1, "execution_count": 2, "seconds": 11.0, "first_line": "<b>y</b>"},
-        ]})
-    analysis = analyse(StatusReport([record]), Thresholds())
-    soup = BeautifulSoup(render_html(analysis, StatusOptions(), lambda d: None), "lxml")
-    first, second = soup.select("li.gpu-status-finding")
-    code = first.select_one(".gpu-status-finding-code code").get_text()
-    assert code.startswith("x = run_everything(arg0") and code.endswith("…")
-    assert len(code) < len(long_call)
-    timing = first.select_one(".gpu-status-finding-timing").get_text()
-    assert re.fullmatch(r"compile \S+ s, run \S+ s \(first call\)", timing)
-    assert timing == WORDS.timing(findings(analysis)[0])  # the console's words
-    # in the order of the console: where, facts, code and timing (one line), why, what to do
-    assert [p["class"][0] for p in first.find_all("p")] == [
-        "gpu-status-finding-where", "gpu-status-finding-facts", "gpu-status-finding-run",
-        "gpu-status-finding-reason", "gpu-status-finding-action"]
-    run = first.select_one(".gpu-status-finding-run")
-    assert [span["class"][0] for span in run.find_all("span", recursive=False)] == [
-        "gpu-status-finding-code", "gpu-status-finding-timing"]
-    # a cell that compiled nothing has no split; its code is text, not markup
-    assert second.select_one(".gpu-status-finding-timing") is None
-    assert second.select_one(".gpu-status-finding-code code").get_text() == "<b>y</b>"
-    assert second.find("b") is None
-
-
-@pytest.mark.parametrize("columns", [("name", "status", "time", "device", "flags"),
-                                     ("name", "time", "memory")])
-def test_a_long_table_gets_fixed_column_widths(columns):
-    """Past MANY_ROWS notebooks the table has fixed column widths (so that the
-    browser lays out only the rows on screen), one per shown column, adding up to
-    the whole table; a shorter table keeps widths that follow its content."""
-    def table(notebooks: int):
-        records = [NotebookRecord.from_dict({"docname": f"nb{n}", "status": "ok",
-                                             "runtime_seconds": n, "capture": "ok"})
-                   for n in range(notebooks)]
-        markup = render_html(analyse(StatusReport(records), Thresholds()),
-                             StatusOptions(columns=columns), lambda d: f"{d}.html")
-        return BeautifulSoup(markup, "lxml").select_one("table.gpu-status-table")
-
-    short = table(MANY_ROWS)
-    assert "gpu-status-many" not in short["class"] and short.find("colgroup") is None
-    long = table(MANY_ROWS + 1)
-    assert "gpu-status-many" in long["class"]
-    widths = [float(re.fullmatch(r"width:([\d.]+)%", col["style"]).group(1))
-              for col in long.select("colgroup > col")]
-    assert len(widths) == len(columns) == len(long.select("thead th"))
-    assert abs(sum(widths) - 100) < 0.5 and min(widths) > 5
-    style = long["style"].split(";")
-    assert re.fullmatch(r"--gpu-status-least-width:\d+em", style[-1])
-    # the phone's layout names each value by its column, from the table's style: one
-    # label per column (the nth cell of a row), not one per cell
-    labels = [th.get_text() for th in long.select("thead th")][1:]
-    assert style[:-1] == [f'--gpu-status-label-{position}:"{label}"'
-                          for position, label in enumerate(labels, start=2)]
-    assert short["style"] == ";".join(style[:-1])
-
-
-def test_cells_data_file_beside_the_page(tmp_path, caplog):
-    from types import SimpleNamespace
-
-    from sphinx_gpu_admonition.ext.status_page import write_cells_data
-
-    records = [NotebookRecord.from_dict({
-        "docname": "a", "status": "ok", "capture": "ok", "runtime_seconds": 1.0,
-        "cells": [{"index": 0, "execution_count": 1, "seconds": 0.5, "first_line": "</script>"}],
-    })]
-    analysis = analyse(StatusReport(records), Thresholds())
-    builder = SimpleNamespace(get_outfilename=lambda docname: str(tmp_path / f"{docname}.html"))
-    (src,) = write_cells_data(builder, "status", analysis)
-    data_file = tmp_path / "status.gpu-cells.json"
-    assert src.startswith("status.gpu-cells.json?v=")
-    assert json.loads(data_file.read_text("utf-8")) == json.loads(json.dumps(cells_data(analysis)))
-    written = data_file.stat().st_mtime_ns
-    assert write_cells_data(builder, "status", analysis) == [src]  # same: not rewritten
-    assert data_file.stat().st_mtime_ns == written
-    # a builder without a file per page, EPUB, a file that cannot be written: no details
-    assert write_cells_data(SimpleNamespace(), "status", analysis) is None
-    epub = SimpleNamespace(embedded=True, get_outfilename=builder.get_outfilename)
-    assert write_cells_data(epub, "other", analysis) is None
-    assert not (tmp_path / "other.gpu-cells.json").exists()
-    blocked = SimpleNamespace(get_outfilename=lambda d: str(tmp_path / "blocked" / "s.html"))
-    (tmp_path / "blocked" / "s.gpu-cells.json").mkdir(parents=True)
-    assert write_cells_data(blocked, "status", analysis) is None
-    assert "could not write the per-cell data" in caplog.text
-
-
-def test_cells_of_a_large_book_are_in_files_of_fifty_notebooks(tmp_path):
-    """Opening a row reads the file that holds its notebook only; every row names
-    that file, and a later build with fewer notebooks leaves no stale file."""
-    from types import SimpleNamespace
-
-    from sphinx_gpu_admonition.ext.status_page import write_cells_data
-    from sphinx_gpu_admonition.render.status_html import NOTEBOOKS_PER_CELLS_FILE
-
-    def analysis_of(notebooks: int):
-        return analyse(StatusReport([NotebookRecord.from_dict({
-            "docname": f"nb{n:03d}", "status": "ok", "capture": "ok", "runtime_seconds": 1.0,
-            "cells": [{"index": 0, "execution_count": 1, "seconds": 0.5, "first_line": f"x{n}"}],
-        }) for n in range(notebooks)]), Thresholds())
-
-    builder = SimpleNamespace(get_outfilename=lambda docname: str(tmp_path / f"{docname}.html"))
-    analysis = analysis_of(2 * NOTEBOOKS_PER_CELLS_FILE + 20)
-    sources = write_cells_data(builder, "status", analysis)
-    assert [src.split("?")[0] for src in sources] == [
-        "status.gpu-cells.json", "status.gpu-cells-1.json", "status.gpu-cells-2.json"]
-    files = [json.loads((tmp_path / src.split("?")[0]).read_text("utf-8")) for src in sources]
-    assert [len(data["nb"]) for data in files] == [50, 50, 20]
-    soup = BeautifulSoup(render_html(analysis, StatusOptions(), lambda d: f"{d}.html",
-                                     cells_src=sources), "lxml")
-    assert soup.select_one(".gpu-status")["data-cells-src"].split(" ") == sources
-    places = soup.select(".gpu-status-cells")
-    assert len(places) == 120
-    for place in places:
-        docname = place.find_parent("tbody").select_one(".gpu-status-docname").get_text()
-        cells = files[int(place["data-cells-file"])]["nb"][docname]["c"]
-        assert cells[0]["l"] == f"x{int(docname[2:])}"
-    # fewer notebooks: one file, no file attribute, no stale files
-    # (another page's file stays)
-    (tmp_path / "statusx.gpu-cells-7.json").write_text("{}", encoding="utf-8")
-    small = analysis_of(10)
-    sources = write_cells_data(builder, "status", small)
-    assert len(sources) == 1
-    assert sorted(p.name for p in tmp_path.glob("*.json")) == [
-        "status.gpu-cells.json", "statusx.gpu-cells-7.json"]
-    soup = BeautifulSoup(render_html(small, StatusOptions(), lambda d: f"{d}.html",
-                                     cells_src=sources), "lxml")
-    assert not soup.select(".gpu-status-cells[data-cells-file]")
-
-
-def test_empty_book():
-    markup = render_html(analyse(StatusReport([]), Thresholds()), StatusOptions(),
-                         lambda d: None)
-    assert "No notebooks have been executed yet." in markup
 
 
 # -- cache, deletion and a second machine ----------------------------------------
@@ -778,25 +531,6 @@ def test_bad_baseline_warns_once_and_renders(tmp_path, content):
 
 # -- GPU rows: the incident's status files (tests/data, hand-made from its report) --
 DATA = TESTS / "data"
-
-
-def test_gpu_incident_against_the_cpu_build():
-    from sphinx_gpu_admonition.model.files import read_status
-
-    gpu = read_status(DATA / "incident-gpu-t4-status.json")
-    cpu = read_status(DATA / "incident-cpu-status.json")
-    analysis = analyse(gpu, Thresholds(), cpu)
-    soup = BeautifulSoup(render_html(analysis, StatusOptions(), lambda d: f"{d}.html"), "lxml")
-    table = soup.select_one("table.gpu-status-table")
-    (row,) = rows(table)
-    assert cell(row, "device", table).get_text() == "JAX gpu — GPU: Tesla T4"
-    assert cell(row, "baseline_device", table).get_text().startswith("CPU")
-    assert "regression" in cell(row, "time", table).get_text()
-    assert "device changed" in cell(row, "time", table).get_text()
-    flagged = [c for c in cells_data(analysis)["nb"][docname_of(row)]["c"] if "f" in c]
-    scan = max(flagged, key=lambda c: c["s"])
-    assert {"slow", "regression", "sequential_loop"} <= {rule for rule, _ in scan["f"]}
-    assert any("lax.scan" in reason for rule, reason in scan["f"] if rule in HINT_RULES)
 
 
 def test_status_file_renders_the_gpu_case(tmp_path):

@@ -1,7 +1,8 @@
 """Records that cannot lie (issue 25, item 2), on real kernels and real Sphinx builds:
 an exception class not named ``...Error``, a type named across lines, a lone surrogate
-in a message, a forked child, a tracer that breaks the probe, a cache hit's sidecar
-that is not the page's, and a status file whose ``notebooks`` is null."""
+in a message, a forked child, a tracer that breaks the probe, and a cache hit's sidecar
+that is not the page's (a status file whose ``notebooks`` is null:
+tests/unit/cli/test_report.py)."""
 
 from __future__ import annotations
 
@@ -204,16 +205,3 @@ def test_a_sidecar_of_the_same_code_is_reconciled_with_the_page(
     assert not [w for w in hit.warnings.splitlines() if "gpu_admonition" in w]
 
 
-# -- a status file must list its notebooks -----------------------------------------------
-def test_a_status_file_with_null_notebooks_is_bad_input(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from sphinx_gpu_admonition.cli import main
-    from sphinx_gpu_admonition.model.record import SCHEMA_ID, SCHEMA_VERSION
-
-    path = tmp_path / "status.json"
-    path.write_text(json.dumps({"schema": SCHEMA_ID, "schema_version": SCHEMA_VERSION,
-                                "build": {}, "notebooks": None}), encoding="utf-8")
-    assert main(["report", str(path)]) == 2
-    assert main(["compare", str(path), str(path)]) == 2
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 2 and all("notebooks: not an array (got null)" in x for x in lines)

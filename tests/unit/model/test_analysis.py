@@ -42,12 +42,6 @@ def rules(nb: NotebookRecord, thresholds: Thresholds = DEFAULTS,
     return [flag.rule for flag in analysis.cell_flags[0]]
 
 
-def test_the_defaults_are_the_configuration_defaults():
-    from sphinx_gpu_admonition.ext.config import GpuConfig
-
-    assert Thresholds.from_config(GpuConfig()) == DEFAULTS
-
-
 @pytest.mark.parametrize(("seconds", "flagged"), [
     (DEFAULTS.slow_cell_seconds, True),  # exactly at the limit
     (DEFAULTS.slow_cell_seconds - 0.001, False),
@@ -253,3 +247,18 @@ def test_a_library_program_with_two_loops_gives_the_longest_ones_steps():
     assert WORDS.reason(hint).startswith(
         "runs 2 while loops compiled in `jit(sample)` (library code), the longest of "
         "1,000,000 steps — on the GPU")
+
+
+@pytest.mark.parametrize(("source", "shell_only"), [
+    ("!pip install quantecon", True),
+    ("# install\n!pip install -q jax\n%load_ext autoreload", True),
+    ("%%capture\n!pip install quantecon", True),
+    ("%%bash\npip install quantecon\nnvidia-smi", True),
+    ("%%time\nx = sum(range(10**7))", False),  # the lecture's own work, timed
+    ("import jax\n!nvidia-smi", False),
+    ("", False),
+])
+def test_no_badge_on_cells_that_only_run_shell_commands_or_magics(source, shell_only) -> None:
+    from sphinx_gpu_admonition.model.analysis import is_shell_or_magic
+
+    assert is_shell_or_magic(source) is shell_only

@@ -6,6 +6,7 @@ import pytest
 
 from sphinx_gpu_admonition.model import device
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
+from sphinx_gpu_admonition.model.device import parallel_preallocation_warning
 from sphinx_gpu_admonition.model.formatting import format_gib, format_mib
 from sphinx_gpu_admonition.model.record import (
     CellRecord,
@@ -40,13 +41,6 @@ def test_each_backend_has_one_family(backend, family, gpu, kind):
     assert device.device_kind(environment(backend)) == kind
 
 
-def test_every_configured_backend_is_known():
-    from sphinx_gpu_admonition.ext.config import BACKENDS
-
-    assert BACKENDS is device.BACKENDS
-    assert set(device.GPU_BACKENDS) < set(device.BACKENDS)
-
-
 def test_names_and_labels():
     assert device.device_name(environment("cuda", "Tesla T4")) == "Tesla T4"
     assert device.device_name(environment("cpu")) == "AMD EPYC 7763"
@@ -60,20 +54,6 @@ def test_names_and_labels():
     assert device.build_label({"cuda"}) == "CUDA build"
     assert device.build_label({"cuda", "cpu"}) == "mixed-backend build"
     assert device.build_label(set()) is None
-
-
-def test_a_metal_page_does_not_say_both_gpu_and_not_gpu():
-    """The runtime roles, the page line and the notice agree: metal is a GPU."""
-    from sphinx_gpu_admonition.ext.runtime import device_phrase
-    from sphinx_gpu_admonition.render.notice_text import executed_on_sentence, ran_on_gpu
-
-    metal = record("metal")
-    assert device_phrase(metal) == "a GPU (Apple M2)"
-    assert ran_on_gpu(metal)
-    assert "not on a GPU" not in executed_on_sentence(metal)
-    tpu = record("tpu")
-    assert device_phrase(tpu) == "a TPU (Apple M2)"
-    assert "not on a GPU" in executed_on_sentence(tpu)
 
 
 @pytest.mark.parametrize(("backend", "hinted"), [("metal", True), ("cuda", True),
@@ -91,3 +71,16 @@ def test_memory_is_labelled_in_binary_units():
     assert format_mib(512.4) == "512 MiB"
     assert format_gib(23.5) == "23.5 GiB"
     assert format_mib(None) == "–"
+
+
+def test_one_rule_and_text_for_both_engines() -> None:
+    text = parallel_preallocation_warning(3, "lecture ran on Tesla T4",
+                                          "mystmd executes 3 pages at once",
+                                          "--execute-parallel 1", {})
+    assert text is not None and text.startswith("lecture ran on Tesla T4 while mystmd")
+    assert "XLA_PYTHON_CLIENT_MEM_FRACTION=0.3," in text
+    assert parallel_preallocation_warning(
+        3, "x", "y", "z", {"XLA_PYTHON_CLIENT_PREALLOCATE": "0"}) is None
+    assert parallel_preallocation_warning(
+        3, "x", "y", "z", {"XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}) is None
+    assert parallel_preallocation_warning(1, "x", "y", "z", {}) is None

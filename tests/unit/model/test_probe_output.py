@@ -5,11 +5,15 @@ bounds what it writes (``protocol.bounded``); a real kernel: tests/test_probe_ja
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+from sphinx_gpu_admonition.model import probe_output
 from sphinx_gpu_admonition.model.probe_output import ProbeOutput, load_environment
 from sphinx_gpu_admonition.model.record import Environment, NotebookRecord, StatusReport
-from sphinx_gpu_admonition.probe import protocol
+from sphinx_gpu_admonition.probe import (
+    protocol,
+)
 
 HOST = {"cpu": "AMD EPYC 7763", "cores": 4, "memory_gb": 15.6, "os": "Linux 6.8",
         "machine": "x86_64"}
@@ -90,3 +94,25 @@ def test_the_probe_bounds_what_it_writes_and_says_what() -> None:
     assert notes == [f"jax.devices[0].kind: 1000 characters, cut to {protocol.TEXT_LENGTH}",
                      "jax.x64: nan, dropped", "jax.plugins.p: not a text or number (object), "
                      "dropped", f"libraries: 100 items, cut to {protocol.ITEMS}"]
+
+
+START = {"kind": "start", "pid": 10, "probe_version": protocol.PROBE_VERSION,
+         "time": 0.0, "python": "3.12.0", "host": {}, "gpus": []}
+
+
+def cell(count: int, seconds: Any, pid: int = 10) -> dict[str, Any]:
+    return {"kind": "cell", "pid": pid, "execution_count": count, "seconds": seconds,
+            "first_line": f"cell {count}"}
+
+
+def test_negative_and_non_finite_times_are_dropped_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "probe.jsonl"
+    lines = [json.dumps(START), json.dumps(cell(1, -1591.06)), json.dumps(cell(2, 0.25)),
+             '{"kind": "cell", "pid": 10, "execution_count": 3, "seconds": NaN}',
+             json.dumps(cell(4, "1.5"))]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    output = probe_output.ProbeOutput(probe_output.probe_lines(path))
+    assert [c.execution_count for c in output.cells] == [2]
+    assert len(output.warnings) == 2  # cells 1 and 4; the NaN line is not JSON at all
+    assert "cell 1" in output.warnings[0] and "-1591.06" in output.warnings[0]
+    assert not output.errors  # the capture still worked

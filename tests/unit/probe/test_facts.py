@@ -3,6 +3,7 @@ output (in the documented ``--format=csv,noheader,nounits`` form) and its time l
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import time
@@ -115,3 +116,17 @@ def test_the_device_sync_waits_on_one_tiny_computation_per_gpu() -> None:
     log.clear()
     sync()
     assert log == [("run", "gpu:0"), ("wait", "gpu:0"), ("run", "gpu:1"), ("wait", "gpu:1")]
+
+
+def test_the_probe_says_whether_a_persistent_compilation_cache_is_set(tmp_path: Path) -> None:
+    jax = pytest.importorskip("jax")
+    from sphinx_gpu_admonition.probe import facts
+
+    before = jax.config.jax_compilation_cache_dir
+    assert facts.jax_info()["compilation_cache"] is bool(before)
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path / "jax-cache"))
+    try:
+        info = facts.jax_info()
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
+    assert info["compilation_cache"] is True and str(tmp_path) not in json.dumps(info)

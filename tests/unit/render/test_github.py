@@ -130,7 +130,6 @@ def test_annotations_rank_regressions_before_slow_cells() -> None:
     assert lines[-1].startswith("::notice")
 
 
-
 def test_a_notebook_over_its_budget_is_annotated_before_the_slow_cells() -> None:
     """Its warning (gpu_admonition.budget) fails -W with no opt-in: it comes before
     the cells that are only advice, at the notebook's file."""
@@ -169,19 +168,6 @@ def test_outputs_and_summary_append_to_the_runner_files(tmp_path) -> None:
 ])
 def test_auto_means_on_github_actions(setting, environ, expected) -> None:
     assert github.enabled(setting, environ) is expected
-
-
-@pytest.mark.parametrize(("value", "expected"), [
-    ("auto", "auto"), (True, True), (False, False),
-    ("0", False), ("1", True),  # -D gpu_github_annotations=0 (Sphinx 7.4 passes the text)
-])
-def test_the_config_switch_takes_command_line_values(value, expected) -> None:
-    from sphinx_gpu_admonition.ext.config import validate
-
-    reports: list[str] = []
-    setting = validate({"github_annotations": value}, reports.append).github_annotations
-    assert setting == expected and type(setting) is type(expected)
-    assert reports == []
 
 
 # -- the job summary's headline, the step outputs (issue 33, item 8) ----------------------

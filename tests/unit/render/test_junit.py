@@ -12,7 +12,12 @@ from xml.etree import ElementTree
 
 from sphinx_gpu_admonition.model.analysis import Thresholds, analyse
 from sphinx_gpu_admonition.model.findings import findings
-from sphinx_gpu_admonition.model.record import CellRecord, NotebookRecord, StatusReport
+from sphinx_gpu_admonition.model.record import (
+    CellRecord,
+    ErrorInfo,
+    NotebookRecord,
+    StatusReport,
+)
 from sphinx_gpu_admonition.render.finding_text import ENGLISH as WORDS
 from sphinx_gpu_admonition.render.junit import NEVER_FAIL, FailOn, junit_xml
 
@@ -126,3 +131,25 @@ def test_a_notebook_over_its_budget_fails_when_warnings_fail_the_build():
     assert case.find("failure").get("type") == "budget"
     assert case.find("failure").get("message").startswith("over its time budget: took ")
     assert case.find("system-out") is None
+
+
+# -- what the extension writes stays valid ------------------------------------------------------
+def test_junit_xml_is_valid_with_control_characters_in_names_and_types() -> None:
+    from lxml import etree
+
+    from sphinx_gpu_admonition.render.junit import junit_xml
+
+    failed = NotebookRecord(docname="bad\x01name", status="error", provenance="executed",
+                            error=ErrorInfo(type="Esc\x1bError", message="m\x00es\x0bsage\ud800"))
+    cached = NotebookRecord(docname="old\x1f", status="ok", provenance="cache",
+                            executed_at="2026-01-01T00:00:00\x07")
+    suite = etree.fromstring(junit_xml(StatusReport([failed, cached])).encode("utf-8"))
+    cases = suite.findall("testcase")
+    # the one rule of every output (model.formatting.safe_line): a control character is
+    # a space, a vertical tab a line break, a lone surrogate U+FFFD
+    assert [case.get("name") for case in cases] == ["bad name", "old "]
+    failure = cases[0].find("failure")
+    assert failure.get("type") == "Esc Error"
+    assert failure.get("message") == "error: Esc Error"
+    assert failure.text == "m es\nsage\ufffd"
+    assert "\x07" not in cases[1].find("system-out").text

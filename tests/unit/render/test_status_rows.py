@@ -7,12 +7,17 @@ HTML table and the plain docutils table show the same text for every value.
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 from bs4 import BeautifulSoup
 from conftest import TESTS
 
-from sphinx_gpu_admonition.model.analysis import Thresholds, analyse, is_shell_or_magic
+from sphinx_gpu_admonition.model.analysis import (
+    Thresholds,
+    analyse,
+    is_shell_or_magic,
+)
 from sphinx_gpu_admonition.model.files import read_status
 from sphinx_gpu_admonition.model.findings import findings
 from sphinx_gpu_admonition.model.record import CellRecord, NotebookRecord, StatusReport
@@ -20,15 +25,21 @@ from sphinx_gpu_admonition.render.labels import Labels
 from sphinx_gpu_admonition.render.status_html import cells_data, render_html
 from sphinx_gpu_admonition.render.status_rows import (
     COLUMNS,
+    MANY_ROWS,
     Mark,
     StatusOptions,
+    parse_options,
     plain_text,
     status_rows,
     value,
 )
 
 DATA = TESTS / "data"
+
+
 STATUS_FILES = sorted(DATA.glob("*.json"))
+
+
 ALL_COLUMNS = StatusOptions(columns=COLUMNS)
 
 
@@ -70,23 +81,6 @@ def test_html_shows_the_rows_values(case):
     assert [td.get_text() for td in totals.find_all("td")] == [
         str(rows.totals["texts"][key]) for key in keys[1:]]
     assert soup.select_one(".gpu-status-summary").get_text() == rows.summary
-
-
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_the_plain_table_reads_the_same_rows(case):
-    from sphinx_gpu_admonition.ext.status_page import status_table_nodes
-
-    analysis = CASES[case]
-    rows = status_rows(analysis, ALL_COLUMNS, Labels.load(), row_ids=False)
-    table = next(node for node in status_table_nodes(analysis, ALL_COLUMNS, "index", set())
-                 if node.tagname == "table")
-    body = [[entry.astext() for entry in row.children]
-            for row in table.findall(lambda n: n.tagname == "row")][1:]
-    expected = [[row["title"], *(plain_text(row["values"][c.key]) for c in rows.columns[1:])]
-                for row in rows.rows]
-    expected.append([rows.totals["label"],
-                     *(str(rows.totals["texts"][c.key]) for c in rows.columns[1:])])
-    assert body == expected
 
 
 def test_marks_read_the_same_in_text_and_html():
@@ -144,3 +138,47 @@ def test_shell_cells_are_flagged_by_no_view():
     record.cells[0].shell = False
     assert [finding.name.number
             for finding in findings(analyse(StatusReport([record]), Thresholds()))] == [1, 2]
+
+
+def test_parse_options():
+    messages = []
+    assert parse_options({}, messages.append) == StatusOptions()
+    assert parse_options({"sort": "Name", "min-seconds": "2.5", "cells": "no"},
+                         messages.append) == StatusOptions("name", 2.5, False)
+    assert parse_options({"cells": None}, messages.append).cells is True  # bare flag
+    assert not messages
+    assert parse_options({"min-seconds": "-1"}, messages.append).min_seconds == 0
+    assert parse_options({"min-seconds": "nan"}, messages.append).min_seconds == 0
+    assert len(messages) == 2
+
+
+@pytest.mark.parametrize("columns", [("name", "status", "time", "device", "flags"),
+                                     ("name", "time", "memory")])
+def test_a_long_table_gets_fixed_column_widths(columns):
+    """Past MANY_ROWS notebooks the table has fixed column widths (so that the
+    browser lays out only the rows on screen), one per shown column, adding up to
+    the whole table; a shorter table keeps widths that follow its content."""
+    def table(notebooks: int):
+        records = [NotebookRecord.from_dict({"docname": f"nb{n}", "status": "ok",
+                                             "runtime_seconds": n, "capture": "ok"})
+                   for n in range(notebooks)]
+        markup = render_html(analyse(StatusReport(records), Thresholds()),
+                             StatusOptions(columns=columns), lambda d: f"{d}.html")
+        return BeautifulSoup(markup, "lxml").select_one("table.gpu-status-table")
+
+    short = table(MANY_ROWS)
+    assert "gpu-status-many" not in short["class"] and short.find("colgroup") is None
+    long = table(MANY_ROWS + 1)
+    assert "gpu-status-many" in long["class"]
+    widths = [float(re.fullmatch(r"width:([\d.]+)%", col["style"]).group(1))
+              for col in long.select("colgroup > col")]
+    assert len(widths) == len(columns) == len(long.select("thead th"))
+    assert abs(sum(widths) - 100) < 0.5 and min(widths) > 5
+    style = long["style"].split(";")
+    assert re.fullmatch(r"--gpu-status-least-width:\d+em", style[-1])
+    # the phone's layout names each value by its column, from the table's style: one
+    # label per column (the nth cell of a row), not one per cell
+    labels = [th.get_text() for th in long.select("thead th")][1:]
+    assert style[:-1] == [f'--gpu-status-label-{position}:"{label}"'
+                          for position, label in enumerate(labels, start=2)]
+    assert short["style"] == ";".join(style[:-1])

@@ -1,0 +1,45 @@
+"""The mystmd adapter's command line (``mystmd/__main__.py``): ``env`` prints the kernel
+environment and chains the user's PYTHONSTARTUP, ``init`` writes the plugin file."""
+
+from __future__ import annotations
+
+import os
+
+from mystmd_builds import (
+    ROOT,
+    write_settings,
+)
+
+from sphinx_gpu_admonition.mystmd import __main__ as mystmd_cli
+from sphinx_gpu_admonition.mystmd import capture
+
+
+def test_env_prints_the_kernel_environment(tmp_path):
+    lines = mystmd_cli.env_lines(tmp_path)
+    assert f"export PYTHONSTARTUP={mystmd_cli.KERNEL_STARTUP}" in lines
+    assert any(line.startswith(f"export {capture.ENV_CAPTURE}=") for line in lines)
+    assert mystmd_cli.main(["env", str(tmp_path / "missing")]) == 2
+
+
+def test_env_asks_the_kernels_for_jaxs_explanations_when_the_book_does(tmp_path):
+    from sphinx_gpu_admonition.probe import ENV_EXPLAIN_RECOMPILATIONS
+
+    assert not any(ENV_EXPLAIN_RECOMPILATIONS in line for line in mystmd_cli.env_lines(tmp_path))
+    write_settings(tmp_path, "      explain_recompilations: true\n")
+    assert f"export {ENV_EXPLAIN_RECOMPILATIONS}=1" in mystmd_cli.env_lines(tmp_path)
+
+
+def test_env_chains_the_users_own_pythonstartup(tmp_path, monkeypatch):
+    from sphinx_gpu_admonition.probe import ENV_USER_STARTUP
+
+    monkeypatch.setenv("PYTHONSTARTUP", "/home/me/startup.py")
+    lines = mystmd_cli.env_lines(tmp_path)
+    assert f"export {ENV_USER_STARTUP}=/home/me/startup.py" in lines
+    assert f"export PYTHONSTARTUP={mystmd_cli.KERNEL_STARTUP}" in lines
+
+
+def test_init_writes_the_plugin_file(tmp_path):
+    assert mystmd_cli.main(["init", str(tmp_path)]) == 0
+    written = tmp_path / mystmd_cli.PLUGIN_FILE
+    assert os.access(written, os.X_OK)
+    assert written.read_text() == (ROOT / "gpu_admonition.py").read_text()
