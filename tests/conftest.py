@@ -445,86 +445,29 @@ def browser() -> Iterator[Any]:
 
 
 # -- unit and integration tests ----------------------------------------------------------
-#: fixtures that build a real project (real Sphinx, real kernels) or drive the browser
-_INTEGRATION_FIXTURES = frozenset({"build_root", "build_root_module", "status_book",
-                                   "quantecon_book", "browser"})
-#: calls that make a test an integration test when its own body makes them
-_INTEGRATION_CALLS = re.compile(r"\b(sphinx_build|build_project|subprocess\.|KernelManager|"
-                                r"NotebookClient|run_notebook|\[\"check\")")
-
-
-#: the suite's helper modules beside conftest.py, whose functions a test may call
-_HELPER_MODULES = ("conftest", "quantecon_book", "capture_builds", "mystmd_builds",
-                   "status_documents", "runner_commands", "lecture_text")
-_CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
-
-
-def _sources_called(functions: list[Any], depth: int = 3) -> str:
-    """The source of ``functions`` and of the test helpers they call, ``depth`` calls
-    deep (a test that builds through its module's ``_small_project`` builds)."""
-    import inspect
-
-    seen: set[Any] = set()
-    text = ""
-    pending = [(function, 0) for function in functions if function is not None]
-    while pending:
-        function, level = pending.pop()
-        if function in seen:
-            continue
-        seen.add(function)
-        try:
-            source = inspect.getsource(function)
-        except (OSError, TypeError):
-            continue
-        text += source
-        if level < depth:
-            namespace = getattr(function, "__globals__", {})
-            for name in set(_CALLED.findall(source)):
-                called = namespace.get(name)
-                module = getattr(called, "__module__", "") or ""
-                if inspect.isfunction(called) and (
-                        module.split(".")[0] in _HELPER_MODULES
-                        or module.rpartition(".")[2].startswith("test_")):
-                    pending.append((called, level + 1))
-    return text
+#: where a test lies says what it is (README, "Tests"); no test lies at the top of tests/
+UNIT = TESTS / "unit"
+INTEGRATION = TESTS / "integration"
+#: the Sphinx adapter's unit tests, the ones under tests/unit/ that import Sphinx or docutils
+UNIT_SPHINX_ADAPTER = UNIT / "ext"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test ``unit`` or ``integration`` (``pytest -m unit`` runs in seconds).
+    """Mark every test by where it lies: under tests/unit/ ``unit`` (pytest -m unit, or
+    pytest tests/unit, runs in seconds), and ``sphinx_free`` too outside tests/unit/ext/
+    (the same on every Sphinx version: scripts/test runs those with the newest Sphinx
+    only); under tests/integration/ ``integration``.
 
-    Integration: a test that uses a building fixture, calls a builder or a kernel in
-    its own body, or lies in a module marked ``integration``.  Everything else is a
-    unit test: pure functions of the model, the views and the command line on files.
+    Here, by path, and not by a conftest.py in each folder: tests/ is no package, so those
+    would be top-level modules named ``conftest`` too, and pytest drops ``conftest`` from
+    sys.modules when it imports another one, which breaks the test modules'
+    ``from conftest import ...``.
     """
     for item in items:
-        if item.get_closest_marker("integration") or item.get_closest_marker("unit"):
-            continue
-        # the test's own body and those of the fixtures it uses (a module's fixture
-        # that builds its project once)
-        functions = [getattr(item, "function", None)]
-        definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-        functions += [defs[-1].func for defs in definitions.values() if defs]
-        source = _sources_called(functions)
-        integration = (bool(_INTEGRATION_FIXTURES.intersection(item.fixturenames))
-                       or any(item.get_closest_marker(m) for m in ("browser", "slow",
-                                                                   "jupyter_book", "tooling"))
-                       or bool(_INTEGRATION_CALLS.search(source)))
-        item.add_marker(pytest.mark.integration if integration else pytest.mark.unit)
-        if not integration and not _SPHINX_SIDE.search(_module_source(item)):
-            item.add_marker(pytest.mark.sphinx_free)
-
-
-#: a test module that imports the Sphinx side (the adapter, Sphinx, docutils, MyST-NB)
-_SPHINX_SIDE = re.compile(r"^\s*(?:from|import) (?:sphinx_gpu_admonition\.ext|sphinx\b|"
-                          r"docutils|myst_nb|conftest)", re.MULTILINE)
-
-
-@functools.cache
-def _module_file_source(path: str) -> str:
-    return Path(path).read_text(encoding="utf-8")
-
-
-def _module_source(item: pytest.Item) -> str:
-    module = getattr(item, "module", None)
-    path = getattr(module, "__file__", None)
-    return _module_file_source(path) if path else ""
+        path = Path(item.path).resolve()
+        if path.is_relative_to(UNIT):
+            item.add_marker(pytest.mark.unit)
+            if not path.is_relative_to(UNIT_SPHINX_ADAPTER):
+                item.add_marker(pytest.mark.sphinx_free)
+        elif path.is_relative_to(INTEGRATION):
+            item.add_marker(pytest.mark.integration)
