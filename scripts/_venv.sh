@@ -40,7 +40,8 @@ ensure_chromium() {
 }
 
 # ensure_mystmd: mystmd (the engine of Jupyter Book 2), pinned, from npm into .mystmd/
-# (tests/test_mystmd.py builds a book with it; skipped where node and npm are missing).
+# (tests/integration/test_mystmd.py builds a book with it; skipped where node and npm
+# are missing).
 MYSTMD_VERSION=1.8.3
 ensure_mystmd() {
   local myst=.mystmd/node_modules/.bin/myst

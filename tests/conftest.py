@@ -10,7 +10,7 @@ Building test projects
     build per test) or ``build_root_module`` (builds shared by the tests of a
     module).  Several builds that differ only in configuration can share one
     jupyter-cache (``nb_execution_mode = 'cache'``), so that their notebooks
-    execute once (``tests/test_page_info.py``).
+    execute once (``tests/integration/test_page_info.py``).
 
 Notebook pages
     :data:`MYST_HEADER` (:func:`myst_header` with more metadata) starts a MyST
@@ -241,8 +241,8 @@ def assert_matches_regression(actual: str, path: Path) -> None:
     assert actual == path.read_text(encoding="utf-8")
 
 
-# -- status page books (tests/test_status_page.py, test_environment_table.py,
-#    test_browser.py) ---------------------------------------------------------------
+# -- status page books (tests/integration/: test_status_page.py, test_environment_table.py,
+#    test_browser.py) -----------------------------------------------------------------------
 #
 # The root ``status`` is executed once per test session (real kernels, real JAX)
 # and then rendered with the html (sphinx-book-theme), text and latex builders from
@@ -379,7 +379,7 @@ def status_book(tmp_path_factory: pytest.TempPathFactory) -> StatusBook:
     return StatusBook(srcdir, builddir, html, text, latex)
 
 
-# -- the QuantEcon-style book (tests/test_migrate.py, test_public_pages.py) ------------
+# -- the QuantEcon-style book (tests/integration/: test_migrate.py, test_public_pages.py) ---
 
 
 @dataclasses.dataclass
@@ -404,7 +404,7 @@ def quantecon_book(tmp_path_factory: pytest.TempPathFactory) -> QuantEconBook:
     return QuantEconBook(book, cache, html)
 
 
-# -- the browser tests (tests/test_browser.py, tests/test_public_pages.py) -------------
+# -- the browser tests (tests/integration/: test_browser.py, test_public_pages.py) ---------
 CHROMIUM = "/usr/bin/chromium"  # Debian's; Playwright's own download does not work here
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]

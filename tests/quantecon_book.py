@@ -6,7 +6,7 @@ Jupyter Book 1.x derives from the ``_config.yml`` keys this book uses (title,
 execute, repository, launch_buttons, sphinx: extra_extensions / config), so that
 both test environments build it in-process; sphinx-external-toc's
 ``{tableofcontents}`` becomes a plain toctree of ``_toc.yml``'s chapters (the
-jupyter-book command line itself is tested in test_jupyter_book.py).
+jupyter-book command line itself is tested in tests/integration/test_jupyter_book.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 MyST-NB has no public API for a document's execution result or its resolved
 configuration, so everything that depends on their shape lives here, with
-defensive fallbacks, and ``tests/test_mystnb_compat.py`` pins the behaviour.
+defensive fallbacks, and ``tests/integration/test_mystnb_compat.py`` pins the behaviour.
 """
 
 from __future__ import annotations
@@ -298,7 +298,7 @@ def _creation_index(database: Path) -> dict[int, str]:
     SQLAlchemy engine that checks the tables) cost 15 ms a build, the query itself
     1 ms.  The table (``nbcache``) and the text SQLAlchemy stores a ``DateTime`` as
     (``2026-11-30 15:32:03.744895``, the naive time jupyter-cache gave it) are
-    pinned by ``tests/test_mystnb_compat.py``.
+    pinned by ``tests/integration/test_mystnb_compat.py``.
     """
     import sqlite3  # here: 2.8 ms of every build's start, needed by cache mode only
 

@@ -8,7 +8,7 @@ Sphinx has no public way to ask these two things, and each is read here only:
   Sphinx 8.1 on (``warningiserror`` is always false there), ``warningiserror`` and
   ``keep_going`` before.
 
-``tests/test_sphinx_compat.py`` pins both on Sphinx 7.4 (jupyter-book 1.0.4) and
+``tests/unit/ext/test_sphinx_compat.py`` pins both on Sphinx 7.4 (jupyter-book 1.0.4) and
 the newest Sphinx, with real applications.
 """
 

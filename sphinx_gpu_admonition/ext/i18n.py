@@ -20,7 +20,7 @@ Maintainers refresh the catalog after adding or changing a message with::
 
 which extracts ``_("...")`` calls from the package into ``locale/<catalog>.pot``,
 merges new messages into every ``.po`` file and compiles the ``.mo`` files
-(with Babel, which Sphinx depends on).  ``tests/test_i18n.py`` fails when the
+(with Babel, which Sphinx depends on).  ``tests/unit/ext/test_i18n.py`` fails when the
 committed files are out of date.
 """
 

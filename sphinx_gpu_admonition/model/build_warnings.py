@@ -19,7 +19,7 @@ from .schema import SchemaError
 WARNING_TYPE = "gpu_admonition"
 
 #: subtype -> what it reports; docs/warnings.md describes each (kept by hand, and
-#: tests/test_docs.py fails when a subtype is missing there).
+#: tests/unit/ext/test_warnings.py fails when a subtype is missing there).
 SUBTYPES = {
     "config": "a gpu_* configuration value is invalid; the default is used",
     "directive": "a gpu, execution-status or execution-environment directive has bad input",

@@ -3,7 +3,7 @@
 A cell's own timer is the figure its author quotes in the text, so a named timing
 takes it when the cell printed exactly one.  The formats are the timers' real
 ones, read from their sources (and checked against real output in
-``tests/test_timer_outputs.py``):
+``tests/integration/test_timer_outputs.py``):
 
 * quantecon's ``qe.Timer`` (``quantecon/util/timing.py``, 0.11): ``0.0123 seconds
   elapsed``, ``12.3456 ms elapsed``, ``12.3456 μs elapsed``, after an optional

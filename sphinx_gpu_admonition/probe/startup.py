@@ -5,7 +5,7 @@
 #
 # The names below repeat probe/__init__.py (ENV_*) and protocol.py (KIND_*):
 # this file cannot import either when the probe fails to load.
-# tests/test_probe_hardening.py checks that they agree.
+# tests/unit/probe/test_protocol.py checks that they agree.
 def _sphinx_gpu_admonition_start(namespace, run_user_startup):
     import os
     import sys

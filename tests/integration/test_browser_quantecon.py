@@ -5,7 +5,7 @@ QuantEcon's lectures use quantecon-book-theme, whose current releases need Pytho
 the theme's release pinned in scripts/_venv.sh) when that Python is on the
 machine.  Elsewhere the theme is not importable and the module is skipped.
 
-The tests are those of tests/test_browser.py, collected here a second time: this
+The tests are those of tests/integration/test_browser.py, collected here a second time: this
 module's ``status_book`` (the same ``status`` root and configuration as
 conftest's, ``html_theme = "quantecon_book_theme"``, html only) takes the place
 of conftest's for them.  The synthetic 1,000-notebook page has no theme and is

@@ -544,7 +544,7 @@ def test_a_baseline_judges_the_build_and_its_regressions_warn_as_on_sphinx(build
 @pytest.mark.mystmd
 def test_a_notebook_over_its_budget_warns_and_is_listed_first(builds):
     """``notebook_budget_seconds`` (the book's; a page's ``options: gpu_budget_seconds``
-    overrides it, tests/test_parity.py): the warning at the page, the status page's
+    overrides it, tests/integration/test_parity.py): the warning at the page, the status page's
     list, and the record's budget."""
     second = builds.second
     assert second.record.budget_seconds == 0.25
@@ -638,7 +638,7 @@ def test_jupyter_book_2_builds_the_book_with_the_plugin(tmp_path):
 
 
 #: a page that puts its own file on the probe's descriptor, then makes the probe's file
-#: unwritable for two cells (its path a folder): tests/test_probe_file.py on Sphinx
+#: unwritable for two cells (its path a folder): tests/integration/test_probe_file.py on Sphinx
 HOSTILE_CELLS = (
     "import os\n\ndef probe_descriptors():\n"
     "    return [int(n) for n in os.listdir('/proc/self/fd')\n"

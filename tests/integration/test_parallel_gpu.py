@@ -5,7 +5,7 @@ kernel takes 75 % of the GPU's memory at its first computation, so the second on
 the same GPU dies (QuantEcon's runner: three notebooks on one T4).  The build warns
 at its start, before any kernel runs, with the setting to change; real Sphinx
 builds at ``-j 2``, the GPU expected from the book's ``gpu_expected_backend``.
-mystmd's ``--execute-parallel`` warning is the same rule (tests/test_mystmd.py).
+mystmd's ``--execute-parallel`` warning is the same rule (tests/integration/test_mystmd.py).
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def parity_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
     [timing] = data["notebooks"]
     timing["cells"][1]["seconds"] /= 10
     timing["runtime_seconds"] /= 10
-    data["build"]["note"] += "; tests/test_parity.py made the sleep 10 times faster"
+    data["build"]["note"] += "; tests/integration/test_parity.py made the sleep 10 times faster"
     (book / BASELINE).write_text(json.dumps(data), encoding="utf-8")
     return book
 

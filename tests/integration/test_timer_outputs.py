@@ -6,7 +6,7 @@ engines pass to :func:`.timings.page_timings`.  IPython's ``%time``,
 ``%%time`` and ``%timeit`` (its mean, the ``-o`` result shown too) are real
 here.  quantecon is not installed in the test environments: its ``qe.Timer``,
 ``toc`` and ``qe.timeit`` run here when it is, and otherwise
-``tests/unit/test_timers.py`` feeds their exact format (written as in quantecon
+``tests/unit/model/test_timers.py`` feeds their exact format (written as in quantecon
 0.11.4's ``util/timing.py``).
 """
 
@@ -125,7 +125,7 @@ def test_ipython_timers_print_one_value_each(executed):
 
 
 @pytest.mark.skipif(not HAVE_QUANTECON, reason="quantecon is not installed in the test "
-                    "environment; tests/unit/test_timers.py feeds its exact formats")
+                    "environment; tests/unit/model/test_timers.py feeds its exact formats")
 def test_quantecon_timers_print_one_value_each(executed):
     executed_cells, cells = executed
     _check(executed_cells[len(CELLS):], cells[len(CELLS):])

@@ -5,7 +5,7 @@ exclude_patterns = ["_build"]
 # that produced the outputs
 nb_execution_mode = "cache"
 nb_execution_raise_on_error = False
-# Other builds of this book (written by tests/test_runtime.py): a GPU runner, an
+# Other builds of this book (written by tests/integration/test_runtime.py): a GPU runner, an
 # old laptop run of an earlier version, and two files that cannot be read.
 gpu_runtime_sources = ["gpu-status.json", "old-status.json", "missing.json", "broken.json"]
 # Every notice states the run time, unless it says :runtime: off.

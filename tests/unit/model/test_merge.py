@@ -1,7 +1,7 @@
 """``merge`` and ``merge-cache``: several jobs' work combined into one.
 
 The rules run in-process on small reports; the real sharded build (two shards,
-their caches merged, a site built from the merged cache) is tests/test_workflow.py.
+their caches merged, a site built from the merged cache) is tests/integration/test_workflow.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """One bad value loses one value (issue 33, item 5): the kernel's environment is read
 tolerantly by both engines' reader (``ProbeOutput.load_environment``), and the probe
-bounds what it writes (``protocol.bounded``); a real kernel: tests/test_probe_jax.py."""
+bounds what it writes (``protocol.bounded``); a real kernel: tests/integration/test_probe_jax.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """model/timers.py: the readings of the timers lectures print, in their exact formats.
 
 The formats come from the timers' sources (quantecon 0.11.4 ``util/timing.py``,
-IPython 9 ``core/magics/execution.py``); ``tests/test_timer_outputs.py`` checks
+IPython 9 ``core/magics/execution.py``); ``tests/integration/test_timer_outputs.py`` checks
 them against the output of the real timers in a real kernel.
 """
 

@@ -45,7 +45,7 @@ def test_a_page_finds_its_kernel_by_its_code_and_a_cache_hit_keeps_the_record(
 
 
 def test_a_cache_hit_takes_the_page_facts_kept_with_its_sidecar(tmp_path, monkeypatch):
-    """As on Sphinx (tests/test_cache_capture.py): a cache hit of the same page parses
+    """As on Sphinx (tests/integration/test_cache_capture.py): a cache hit of the same page parses
     nothing and builds the same record; moved cells (Markdown added above them, which
     mystmd's cache key leaves out) derive the facts again once, and keep them."""
     from sphinx_gpu_admonition.model import enrich

@@ -146,7 +146,7 @@ def test_explanations_are_captured_out_of_sight_until_the_notebook_asks_for_them
         caplog: pytest.LogCaptureFixture) -> None:
     """The probe's explanations are dropped; once the notebook's own (global) setting
     is on they reach its handlers, and are still recorded (a real kernel:
-    tests/test_probe_jax.py)."""
+    tests/integration/test_probe_jax.py)."""
     import logging
 
     loggers = [logging.getLogger(name) for name in

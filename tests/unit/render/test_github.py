@@ -1,7 +1,7 @@
 """GitHub Actions output as pure functions: escaping, annotations, summary, outputs.
 
 The end-to-end run (a real Sphinx build and the command line on GitHub
-variables) is tests/test_workflow.py; these tests cover what it cannot reach
+variables) is tests/integration/test_workflow.py; these tests cover what it cannot reach
 cheaply: escaping of hostile text, the annotation limit, .ipynb sources, the
 output file format and the ``auto`` switch.
 """

@@ -1,4 +1,4 @@
-# A tiny lecture series for the GitHub Actions workflow test (tests/test_workflow.py):
+# A tiny lecture series for the GitHub Actions workflow test (tests/integration/test_workflow.py):
 # executed in two shards, merged, rebuilt under CPU load and compared.  The test
 # appends the sharding snippet of docs/workflow.md to this file.
 project = "Workflow lectures"
