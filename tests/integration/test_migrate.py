@@ -13,12 +13,6 @@ from __future__ import annotations
 from bs4 import BeautifulSoup
 from conftest import QuantEconBook
 
-# -- the rules ---------------------------------------------------------------------------
-
-
-# -- the command on a copy of the book ---------------------------------------------------
-
-
 # -- the migrated book builds --------------------------------------------------------------
 
 

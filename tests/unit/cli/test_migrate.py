@@ -21,8 +21,23 @@ from sphinx_gpu_admonition.cli.migrate_rules import add_extension, rewrite_sourc
 QUANTECON = ROOTS / "quantecon"
 
 
+# -- the rules ---------------------------------------------------------------------------
 def rewrite(text: str, name: str = "lecture.md", book: Path = Path("/nonexistent")) -> str:
     return rewrite_source(text, book, book / name)[0]
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("# L\n\n```{include} _admonition/gpu.md\n```\n\ntext\n", "# L\n\n```{gpu}\n```\n\ntext\n"),
+    # any relative path, options of the include dropped, longer fences and tildes kept
+    ("````{include} ../_admonition/gpu.md\n:start-line: 2\n````\n", "````{gpu}\n````\n"),
+    ("~~~{include} ./_admonition/gpu.md\n~~~\n", "~~~{gpu}\n~~~\n"),
+    ("```{nb-exec-table}\n:class: big\n```\n", "```{execution-status}\n:class: big\n```\n"),
+    # other includes, and an unclosed fence, stay as they are
+    ("```{include} _admonition/other.md\n```\n", "```{include} _admonition/other.md\n```\n"),
+    ("```{include} _admonition/gpu.md\n", "```{include} _admonition/gpu.md\n"),
+])
+def test_myst_rules(before, after):
+    assert rewrite(before) == after
 
 
 def test_rst_rules():
@@ -121,6 +136,7 @@ def test_config_shapes_quantecon_uses(before, expected):
     assert old == new
 
 
+# -- the command on a copy of the book ---------------------------------------------------
 def test_quantecon_config_is_migrated_by_the_command(tmp_path, capsys):
     (tmp_path / "_config.yml").write_text(QUANTECON_CONFIG)
     assert main(["migrate", str(tmp_path)]) == 0
@@ -363,17 +379,3 @@ def test_a_jupyter_book_1_status_page_gets_its_machine_cells_replaced(copy, caps
     assert "the text before a removed machine cell introduced its output" in out
     # the page has no code cell left: MyST-NB need not start a kernel for it
     assert "status.md has no code cells: remove its jupytext / kernelspec front matter" in out
-
-
-@pytest.mark.parametrize(("before", "after"), [
-    ("# L\n\n```{include} _admonition/gpu.md\n```\n\ntext\n", "# L\n\n```{gpu}\n```\n\ntext\n"),
-    # any relative path, options of the include dropped, longer fences and tildes kept
-    ("````{include} ../_admonition/gpu.md\n:start-line: 2\n````\n", "````{gpu}\n````\n"),
-    ("~~~{include} ./_admonition/gpu.md\n~~~\n", "~~~{gpu}\n~~~\n"),
-    ("```{nb-exec-table}\n:class: big\n```\n", "```{execution-status}\n:class: big\n```\n"),
-    # other includes, and an unclosed fence, stay as they are
-    ("```{include} _admonition/other.md\n```\n", "```{include} _admonition/other.md\n```\n"),
-    ("```{include} _admonition/gpu.md\n", "```{include} _admonition/gpu.md\n"),
-])
-def test_myst_rules(before, after):
-    assert rewrite(before) == after
