@@ -1,7 +1,9 @@
 """Building a MyST book with mystmd (from .mystmd/, skipped where it is not installed) and
 reading its pages' mdast: the mystmd adapter's root (ROOT), myst_build, requires_mystmd,
-walk and text_of; used by the mystmd adapter's tests, the claims books' and the parity
-book's."""
+walk, text_of and status_table; and what the plugin reads, made by hand for its in-process
+tests: a page's mdast (page_tree, code_block), a kernel's capture file (write_kernel) and
+myst.yml's settings (write_settings).  Used by the mystmd adapter's tests (unit and
+integration), the claims books' and the parity book's."""
 
 from __future__ import annotations
 
@@ -22,11 +24,7 @@ from sphinx_gpu_admonition.mystmd import __main__ as mystmd_cli
 from sphinx_gpu_admonition.mystmd import capture
 
 PROJECT = Path(__file__).resolve().parents[1]
-
-
 ROOT = Path(__file__).parent / "roots" / "mystmd"
-
-
 MYST = PROJECT / ".mystmd" / "node_modules" / ".bin" / "myst"
 
 
