@@ -207,6 +207,8 @@ def load_model(cls: type[_Model], data: Any, where: str = "") -> _Model:
 
 
 Loader = Callable[[Any], Any]
+#: a key a JSON object does not have
+_ABSENT = object()
 
 
 @functools.cache
@@ -255,9 +257,10 @@ def _object_loader(cls: type) -> Loader:
             raise _wrong_type("an object", data)
         values = {}
         for name, load_field, required in fields:
-            if name in data:
+            value = data.get(name, _ABSENT)
+            if value is not _ABSENT:
                 try:
-                    values[name] = load_field(data[name])
+                    values[name] = load_field(value)
                 except _Invalid as error:
                     error.step(name, name)
                     raise
@@ -275,6 +278,8 @@ def _load_list(load_item: Loader, value: Any) -> list[Any]:
         return []
     if not isinstance(value, list):
         raise _wrong_type("an array", value)
+    if not value:  # most of a record's lists (a cell's loops, calls, ...)
+        return []
     result = []
     for position, item in enumerate(value):
         try:
@@ -305,7 +310,7 @@ def _load_string(allowed: tuple[str, ...] | None, value: Any) -> str:
         raise _wrong_type("a string", value)
     if len(value) > MAX_STRING_CHARS:
         raise _Invalid(f"a string of {len(value)} characters (at most {MAX_STRING_CHARS})")
-    if _LONE_SURROGATE.search(value):
+    if not value.isascii() and _LONE_SURROGATE.search(value):  # isascii: a flag
         raise _Invalid("not valid Unicode (a lone surrogate)")
     if allowed is not None and value not in allowed:
         raise _Invalid(f"{short_repr(value)} is not one of {', '.join(allowed)}")
