@@ -125,7 +125,7 @@ def dumper(hint: Any) -> Dumper | None:
         dump_item = dumper(typing.get_args(hint)[0])
         if dump_item is None:
             return list
-        return lambda value: [dump_item(item) for item in value]
+        return lambda value: [dump_item(item) for item in value] if value else []
     if origin is dict:
         dump_value = dumper(typing.get_args(hint)[1])
         if dump_value is None:
@@ -140,10 +140,16 @@ def _object_dumper(cls: type) -> Dumper:
     fields = tuple((name, dumper(hints[name])) for name in names)
     values = operator.attrgetter(*names) if len(names) > 1 else \
         (lambda value: (getattr(value, names[0]),))
+    # the fields kept as they are go into the dict at C speed, the others are
+    # converted in place (the dict keeps the fields' order)
+    converted = tuple((name, dump_field) for name, dump_field in fields
+                      if dump_field is not None)
 
     def dump(value: Any) -> dict[str, Any]:
-        return {name: item if dump_field is None else dump_field(item)
-                for (name, dump_field), item in zip(fields, values(value), strict=True)}
+        data = dict(zip(names, values(value), strict=True))
+        for name, dump_field in converted:
+            data[name] = dump_field(data[name])
+        return data
 
     return dump
 
