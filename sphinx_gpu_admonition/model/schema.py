@@ -247,14 +247,29 @@ def _loader(hint: Any, minimum: float = 0, allowed: tuple[str, ...] | None = Non
     raise TypeError(f"no loader for the model type {hint!r}")  # a bug in the model
 
 
+def _optional_inner(hint: Any) -> Any:
+    """``X`` of the field type ``X | None``, else None."""
+    if typing.get_origin(hint) not in (typing.Union, types.UnionType):
+        return None
+    (inner,) = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    return inner
+
+
 def _object_loader(cls: type) -> Loader:
     hints = _field_types(cls)
-    fields = [(field.name,
-               _loader(hints[field.name], field.metadata.get("minimum", 0),
-                       field.metadata.get("choices")),
-               field.default is dataclasses.MISSING
-               and field.default_factory is dataclasses.MISSING)
-              for field in dataclasses.fields(cls)]
+    fields = []
+    for field in dataclasses.fields(cls):
+        hint = hints[field.name]
+        # an optional field's null is read here, its value by the loader of ``X``
+        # (what :func:`_loader` of ``X | None`` does, without a call per field)
+        inner = _optional_inner(hint)
+        fields.append((field.name,
+                       _loader(hint if inner is None else inner,
+                               field.metadata.get("minimum", 0),
+                               field.metadata.get("choices")),
+                       field.default is dataclasses.MISSING
+                       and field.default_factory is dataclasses.MISSING,
+                       inner is not None))
 
     def load(data: Any) -> Any:
         if data is None:
@@ -262,9 +277,11 @@ def _object_loader(cls: type) -> Loader:
         elif not isinstance(data, dict):
             raise _wrong_type("an object", data)
         values = {}
-        for name, load_field, required in fields:
+        for name, load_field, required, optional in fields:
             value = data.get(name, _ABSENT)
-            if value is not _ABSENT:
+            if value is None and optional:
+                values[name] = None
+            elif value is not _ABSENT:
                 try:
                     values[name] = load_field(value)
                 except _Invalid as error:
