@@ -485,9 +485,14 @@ def cache_hit_rebuilds(books: CacheHitBooks, repeats: int) -> list[Row]:
         own.append(json.loads((folder / "own.json").read_text(encoding="utf-8")))
         return seconds
 
-    times = interleaved(
-        {"with": with_extension,
-         "without": lambda: timed("without", folder / "reference.json")}, repeats)
+    reference: list[dict[str, Any]] = []
+
+    def without_extension() -> float:
+        seconds = timed("without", folder / "reference.json")
+        reference.append(json.loads((folder / "reference.json").read_text(encoding="utf-8")))
+        return seconds
+
+    times = interleaved({"with": with_extension, "without": without_extension}, repeats)
     per_notebook = (median(times["with"]) - median(times["without"])) / notebooks * 1e3
     label = f"{notebooks} nb x {cells} {books.code} cells"
     own_per_notebook = [(run["total"] - run["by"].get(SET_UP, 0.0)) / notebooks * 1e3
@@ -512,6 +517,17 @@ def cache_hit_rebuilds(books: CacheHitBooks, repeats: int) -> list[Row]:
             f"+ {median([run['by'].get(SET_UP, 0.0) for run in own]) * 1e3:.0f} ms "
             "import and set-up", spread(own_ratio, 3) + "; CPU " + spread(own_cpu_ratio, 3),
             "same ms/nb at any size"),
+        # the collector's pauses are left out of the extension's own time (where a
+        # full collection starts is chance): whether its objects make more of them
+        Row(f"garbage collector's pauses in that rebuild, {label}",
+            f"{median([run.get('gc_total', 0.0) for run in own]) * 1e3:.0f} ms "
+            f"({median([run.get('gc_collections', 0) for run in own]):.0f} collections)",
+            f"{median([run.get('gc_total', 0.0) for run in reference]) * 1e3:.0f} ms "
+            f"({median([run.get('gc_collections', 0) for run in reference]):.0f} collections)",
+            spread([a / b for a, b in zip([run.get("gc_total", 0.0) for run in own],
+                                          [run.get("gc_total", 0.0) for run in reference],
+                                          strict=True) if b > 0], 3),
+            "about 1"),
     ]
 
 

@@ -71,15 +71,30 @@ def is_notebook(env: BuildEnvironment, docname: str, doctree: nodes.document) ->
     (MyST-NB neither executes it nor renders its ``code-cell`` directives)."""
     if execution_result(env, docname) is not None:
         return True
-    return any(node.get("nb_element") == "cell_code" for node in doctree.findall(nodes.container))
+    return next(_cell_containers(doctree), None) is not None
+
+
+def _cell_containers(doctree: nodes.document) -> Iterator[nodes.Element]:
+    """MyST-NB's code cell containers (``nb_element`` ``cell_code``), in document
+    order, as ``doctree.findall(nodes.container)`` would find them, without walking
+    into them: a code cell holds no other (its source and outputs are most of a
+    notebook page's nodes)."""
+    pending = [doctree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, nodes.container) and node.get("nb_element") == "cell_code":
+            yield node
+            continue
+        children = getattr(node, "children", None)
+        if children:
+            pending.extend(reversed(children))
 
 
 def code_cell_nodes(doctree: nodes.document) -> Iterator[tuple[nodes.Element, int]]:
     """(node, cell index) of the code cells rendered on the page: MyST-NB's
     ``nb_element`` and ``cell_index`` node attributes, read here only."""
-    for node in doctree.findall(nodes.container):
-        if node.get("nb_element") == "cell_code":
-            yield node, node["cell_index"]
+    for node in _cell_containers(doctree):
+        yield node, node["cell_index"]
 
 
 def cell_source(node: nodes.Element) -> str:
@@ -114,9 +129,7 @@ def rendered_cells(doctree: nodes.document) -> list[RenderedCell]:
     ``cell_metadata`` node attributes, its cell's literal blocks (the first is the
     source), read here only."""
     cells = []
-    for node in doctree.findall(nodes.container):
-        if node.get("nb_element") != "cell_code":
-            continue
+    for node in _cell_containers(doctree):
         blocks = list(node.findall(nodes.literal_block))
         metadata = node.get("cell_metadata") or {}
         found = metadata.get("tags") if isinstance(metadata, dict) else None

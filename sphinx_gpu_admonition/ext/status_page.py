@@ -53,7 +53,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from ..model.analysis import BuildAnalysis
 from ..model.files import atomic_write
-from ..model.findings import budget_findings, findings, headline
+from ..model.findings import budget_findings, findings, flagged_and_notes, headline
 from ..model.formatting import format_seconds
 from ..render.finding_text import FindingText, code_spans
 from ..render.labels import Labels
@@ -306,7 +306,8 @@ def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
         result.append(_prose(lb.whole_build, words.reason(flag)))
         result.append(_prose(lb.action, words.rule_action(flag)))
     items = nodes.enumerated_list(classes=["gpu-status-flagged-cells"])
-    for finding in findings(analysis):
+    rows = findings(analysis)
+    for finding in rows:
         record = finding.notebook
         names = lb.flag_names(finding.rules)
         where = (f"{record.title or record.docname}, {lb.cell_label(finding.name)} "
@@ -325,9 +326,11 @@ def _findings_nodes(analysis: BuildAnalysis, lb: Labels) -> list[nodes.Node]:
             item += _prose(lb.action, action)
         items += item
     if len(items):
-        count = len(items)
+        # a note (slow-ok, imports) is listed after the flagged cells, not counted
+        count = len(flagged_and_notes(rows)[0])
         result.append(nodes.paragraph(text=lb.ngettext(
-            "%d flagged cell, slowest first", "%d flagged cells, slowest first", count) % count))
+            "%d flagged cell, slowest first", "%d flagged cells, slowest first", count) % count
+            if count else lb.no_flagged))
         result.append(items)
     return result
 

@@ -2,7 +2,7 @@
 
 One row model for the status page's findings list, the console summary and the
 command line (no Sphinx here): every view shows the same cells in the same order
-(slowest first, then by docname), named by :class:`~.record.CellName`, each with its
+(the flagged cells slowest first, then the notes slowest first; ties by docname), named by :class:`~.record.CellName`, each with its
 flags; the views write the reason and the action (:mod:`..render.finding_text`).
 """
 
@@ -97,8 +97,10 @@ def flagged_and_notes(rows: list[Finding]) -> tuple[list[Finding], list[Finding]
 
 
 def findings(analysis: BuildAnalysis) -> list[Finding]:
-    """Every flagged cell of the build and every note, slowest first (then by docname);
-    :func:`flagged_and_notes` tells them apart."""
+    """Every flagged cell of the build, slowest first, then every note (a ``slow-ok``
+    cell, an import cell), slowest first; ties by docname.  The notes come last, so
+    that a list headed "N flagged cells" opens with what it counts (an import cell's
+    note is often the slowest row); :func:`flagged_and_notes` tells them apart."""
     rows = []
     for result in analysis.notebooks:
         record = result.notebook
@@ -113,7 +115,7 @@ def findings(analysis: BuildAnalysis) -> list[Finding]:
                                 compile_seconds=cell.compile_seconds,
                                 run_seconds=run_time(cell), first_call=first_call(cell, record),
                                 compiled_again=id(cell) in again))
-    rows.sort(key=lambda row: (-row.seconds, row.notebook.docname))
+    rows.sort(key=lambda row: (row.is_note, -row.seconds, row.notebook.docname))
     return rows
 
 

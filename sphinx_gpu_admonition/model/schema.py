@@ -125,7 +125,7 @@ def dumper(hint: Any) -> Dumper | None:
         dump_item = dumper(typing.get_args(hint)[0])
         if dump_item is None:
             return list
-        return lambda value: [dump_item(item) for item in value]
+        return lambda value: [dump_item(item) for item in value] if value else []
     if origin is dict:
         dump_value = dumper(typing.get_args(hint)[1])
         if dump_value is None:
@@ -140,10 +140,16 @@ def _object_dumper(cls: type) -> Dumper:
     fields = tuple((name, dumper(hints[name])) for name in names)
     values = operator.attrgetter(*names) if len(names) > 1 else \
         (lambda value: (getattr(value, names[0]),))
+    # the fields kept as they are go into the dict at C speed, the others are
+    # converted in place (the dict keeps the fields' order)
+    converted = tuple((name, dump_field) for name, dump_field in fields
+                      if dump_field is not None)
 
     def dump(value: Any) -> dict[str, Any]:
-        return {name: item if dump_field is None else dump_field(item)
-                for (name, dump_field), item in zip(fields, values(value), strict=True)}
+        data = dict(zip(names, values(value), strict=True))
+        for name, dump_field in converted:
+            data[name] = dump_field(data[name])
+        return data
 
     return dump
 
@@ -207,6 +213,8 @@ def load_model(cls: type[_Model], data: Any, where: str = "") -> _Model:
 
 
 Loader = Callable[[Any], Any]
+#: a key a JSON object does not have
+_ABSENT = object()
 
 
 @functools.cache
@@ -239,14 +247,29 @@ def _loader(hint: Any, minimum: float = 0, allowed: tuple[str, ...] | None = Non
     raise TypeError(f"no loader for the model type {hint!r}")  # a bug in the model
 
 
+def _optional_inner(hint: Any) -> Any:
+    """``X`` of the field type ``X | None``, else None."""
+    if typing.get_origin(hint) not in (typing.Union, types.UnionType):
+        return None
+    (inner,) = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    return inner
+
+
 def _object_loader(cls: type) -> Loader:
     hints = _field_types(cls)
-    fields = [(field.name,
-               _loader(hints[field.name], field.metadata.get("minimum", 0),
-                       field.metadata.get("choices")),
-               field.default is dataclasses.MISSING
-               and field.default_factory is dataclasses.MISSING)
-              for field in dataclasses.fields(cls)]
+    fields = []
+    for field in dataclasses.fields(cls):
+        hint = hints[field.name]
+        # an optional field's null is read here, its value by the loader of ``X``
+        # (what :func:`_loader` of ``X | None`` does, without a call per field)
+        inner = _optional_inner(hint)
+        fields.append((field.name,
+                       _loader(hint if inner is None else inner,
+                               field.metadata.get("minimum", 0),
+                               field.metadata.get("choices")),
+                       field.default is dataclasses.MISSING
+                       and field.default_factory is dataclasses.MISSING,
+                       inner is not None))
 
     def load(data: Any) -> Any:
         if data is None:
@@ -254,10 +277,13 @@ def _object_loader(cls: type) -> Loader:
         elif not isinstance(data, dict):
             raise _wrong_type("an object", data)
         values = {}
-        for name, load_field, required in fields:
-            if name in data:
+        for name, load_field, required, optional in fields:
+            value = data.get(name, _ABSENT)
+            if value is None and optional:
+                values[name] = None
+            elif value is not _ABSENT:
                 try:
-                    values[name] = load_field(data[name])
+                    values[name] = load_field(value)
                 except _Invalid as error:
                     error.step(name, name)
                     raise
@@ -275,6 +301,8 @@ def _load_list(load_item: Loader, value: Any) -> list[Any]:
         return []
     if not isinstance(value, list):
         raise _wrong_type("an array", value)
+    if not value:  # most of a record's lists (a cell's loops, calls, ...)
+        return []
     result = []
     for position, item in enumerate(value):
         try:
@@ -305,7 +333,7 @@ def _load_string(allowed: tuple[str, ...] | None, value: Any) -> str:
         raise _wrong_type("a string", value)
     if len(value) > MAX_STRING_CHARS:
         raise _Invalid(f"a string of {len(value)} characters (at most {MAX_STRING_CHARS})")
-    if _LONE_SURROGATE.search(value):
+    if not value.isascii() and _LONE_SURROGATE.search(value):  # isascii: a flag
         raise _Invalid("not valid Unicode (a lone surrogate)")
     if allowed is not None and value not in allowed:
         raise _Invalid(f"{short_repr(value)} is not one of {', '.join(allowed)}")

@@ -149,9 +149,12 @@ def timer_readings(outputs: str | Iterable[str]) -> list[TimerReading]:
     string or one per output.  ``%timeit -o``'s result shown after its printed
     line is the same reading and counts once.
     """
+    texts = [outputs] if isinstance(outputs, str) else list(outputs)
+    if not any(word in text for text in texts for word in _WORDS):
+        return []  # a reading has one of these words (read_line): none of its lines does
     readings: list[TimerReading] = []
     printed_by_timeit: set[str] = set()
-    for line in _lines(outputs):
+    for line in _lines(texts):
         reading = read_line(line)
         if reading is None:
             continue

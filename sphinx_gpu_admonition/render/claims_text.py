@@ -105,11 +105,15 @@ def value_phrase(value: EvidenceValue, translate: Translate = english) -> str:
     time = reader_seconds(value.seconds, translate)
     if value.device_kind is None:
         return time
-    values = {"time": time, "device": kind_phrase(value.device_kind, value.device_name,
-                                                  translate)}
+    values = {"seconds": time, "device": kind_phrase(value.device_kind, value.device_name,
+                                                     translate)}
+    # not the runtime roles' "%(time)s on %(device)s": their time is words ("about 2
+    # minutes"), this one a figure, which Chinese sets off with a space
     if value.stale:
-        return translate("%(time)s on %(device)s, measured on an earlier version") % values
-    return translate("%(time)s on %(device)s") % values
+        # Translators: a measured time ("0.46 ms") on a device, from an earlier version
+        return translate("%(seconds)s on %(device)s, measured on an earlier version") % values
+    # Translators: a measured time ("0.46 ms") on a device ("a GPU (Tesla T4)")
+    return translate("%(seconds)s on %(device)s") % values
 
 
 def timing_text(values: Sequence[EvidenceValue], translate: Translate = english) -> str:

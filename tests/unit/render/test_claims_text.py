@@ -221,4 +221,4 @@ def test_the_roles_read_in_the_books_language():
     checks = ratio_checks("vmap-v2 / vmap-v1", PAGE, BUILDS, ClaimRules())
     assert text.ratio_text(checks[1:], translate=catalog.gettext) == "快 2.4 倍"
     values, _ = timing_values("vmap-v2", PAGE, BUILDS)
-    assert text.timing_text(values[1:], catalog.gettext) == "在 GPU（Tesla T4）上0.46 毫秒"
+    assert text.timing_text(values[1:], catalog.gettext) == "在 GPU（Tesla T4）上 0.46 毫秒"

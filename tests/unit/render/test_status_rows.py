@@ -22,7 +22,7 @@ from sphinx_gpu_admonition.model.files import read_status
 from sphinx_gpu_admonition.model.findings import findings
 from sphinx_gpu_admonition.model.record import CellRecord, NotebookRecord, StatusReport
 from sphinx_gpu_admonition.render.labels import Labels
-from sphinx_gpu_admonition.render.status_html import cells_data, render_html
+from sphinx_gpu_admonition.render.status_html import cells_data, findings_html, render_html
 from sphinx_gpu_admonition.render.status_rows import (
     COLUMNS,
     MANY_ROWS,
@@ -182,3 +182,22 @@ def test_a_long_table_gets_fixed_column_widths(columns):
     assert style[:-1] == [f'--gpu-status-label-{position}:"{label}"'
                           for position, label in enumerate(labels, start=2)]
     assert short["style"] == ";".join(style[:-1])
+
+def test_notes_come_after_the_flagged_cells_they_are_not_counted_with():
+    """An import cell (a note: paid once per kernel) slower than the lecture's slow
+    cell is listed after it, so that "1 flagged cell, slowest first" opens with the
+    flagged cell; the HTML title counts the flagged cell only."""
+    record = _notebook("import jax\nimport numpy as np", "for i in range(10):\n    f(i)")
+    record.cells[0].imports_only = True
+    record.cells[0].seconds = 90.0
+    record.cells[1].seconds = 30.0
+    analysis = analyse(StatusReport([record]), Thresholds())
+    rows = findings(analysis)
+    assert [(row.name.number, row.is_note) for row in rows] == [(2, False), (1, True)]
+    page = BeautifulSoup(findings_html(analysis, Labels.load(), lambda _docname: None),
+                         "html.parser")
+    title = page.select_one(".gpu-status-findings-title").get_text(" ", strip=True)
+    assert title == "1 flagged cell, slowest first"
+    listed = [item.select_one(".gpu-status-finding-where").get_text(" ", strip=True)
+              for item in page.select(".gpu-status-finding")]
+    assert listed[0].startswith("nb, cell 2") and listed[1].startswith("nb, cell 1")
