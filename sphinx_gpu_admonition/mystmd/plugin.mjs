@@ -47,7 +47,7 @@ function startServer() {
   });
   const state = { child, pending: new Map(), next: 1, out: "", err: "", hello: null,
                   gone: null };
-  const fail = (why) => {
+  const fail = state.fail = (why) => {
     state.gone ??= why; // the later transforms fail with the same reason
     for (const { reject, kind, name } of state.pending.values()) {
       reject(failed(kind, name, why, state.err.slice(-20000)));
@@ -55,7 +55,7 @@ function startServer() {
     state.pending.clear();
   };
   child.on("error", (error) => fail(`cannot run the plugin's server: ${error.message}`));
-  child.on("exit", (code, signal) => fail(
+  child.on("close", (code, signal) => fail( // exited, its last reply read
     `the plugin's server ended (${signal ? `signal ${signal}` : `exit status ${code}`})`));
   child.stdin.on("error", () => {}); // a server that is gone: "exit" says so
   child.stderr.setEncoding("utf-8");
@@ -65,40 +65,49 @@ function startServer() {
   });
   child.stdout.setEncoding("utf-8");
   child.stdout.on("data", (chunk) => {
-    state.out += chunk;
+    let start = 0;
     let end;
-    while ((end = state.out.indexOf("\n")) >= 0) {
-      const line = state.out.slice(0, end);
-      state.out = state.out.slice(end + 1);
-      let reply;
-      try {
-        reply = JSON.parse(line);
-      } catch {
-        child.kill();
-        fail(`the plugin's server answered what is not JSON: ${line.slice(0, 200)}`);
-        return;
-      }
-      if (state.hello === null) {
-        state.hello = reply;
-        if (reply.version !== CONFIG.version || reply.spec !== CONFIG.specDigest) {
-          process.stderr.write(
-            `⚠️  sphinx-gpu-admonition: this gpu_admonition.mjs was written for version `
-            + `${CONFIG.version}, the interpreter has ${reply.version}`
-            + `${reply.spec !== CONFIG.specDigest ? " with other directives or roles" : ""}:`
-            + " run python -m sphinx_gpu_admonition.mystmd init again\n");
-        }
-        continue;
-      }
-      const waiting = state.pending.get(reply.id);
-      if (!waiting) continue;
-      state.pending.delete(reply.id);
-      hold(state);
-      waiting.resolve(reply);
+    while ((end = chunk.indexOf("\n", start)) >= 0) { // a reply a line; a page's is long
+      const line = state.out + chunk.slice(start, end);
+      state.out = "";
+      start = end + 1;
+      if (!answered(state, line)) return;
     }
+    state.out += chunk.slice(start);
   });
   server = state;
   hold(state);
   return state;
+}
+
+// one line from the server: its hello, or a reply; false when it is not JSON
+function answered(state, line) {
+  let reply;
+  try {
+    reply = JSON.parse(line);
+  } catch {
+    state.child.kill();
+    state.fail(`the plugin's server answered what is not JSON: ${line.slice(0, 200)}`);
+    return false;
+  }
+  if (state.hello === null) {
+    state.hello = reply;
+    if (reply.version !== CONFIG.version || reply.spec !== CONFIG.specDigest) {
+      process.stderr.write(
+        `⚠️  sphinx-gpu-admonition: this gpu_admonition.mjs was written for version `
+        + `${CONFIG.version}, the interpreter has ${reply.version}`
+        + `${reply.spec !== CONFIG.specDigest ? " with other directives or roles" : ""}:`
+        + " run python -m sphinx_gpu_admonition.mystmd init again\n");
+    }
+    return true;
+  }
+  const waiting = state.pending.get(reply.id);
+  if (waiting) {
+    state.pending.delete(reply.id);
+    hold(state);
+    waiting.resolve(reply);
+  }
+  return true;
 }
 
 // node ends at the end of the build: the server and its pipes keep it alive only while a
