@@ -295,6 +295,7 @@ def serve(requests: Any = None, replies: Any = None) -> int:
     output and error are the call's ``stderr`` (a call's ``print``) or, below Python,
     the process's standard error."""
     import os
+    import signal
 
     from .._version import __version__
     from . import warnings
@@ -302,15 +303,20 @@ def serve(requests: Any = None, replies: Any = None) -> int:
     if replies is None:  # the replies keep fd 1; fd 1 becomes the process's stderr
         replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="ascii")
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+        # Ctrl-C stops myst and this process with it, without a traceback
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
     if requests is None:
         requests = sys.stdin.buffer
-    replies.write(json.dumps({"hello": SERVER_PROTOCOL, "version": __version__,
-                              "spec": spec_digest(), "pid": os.getpid()}) + "\n")
-    replies.flush()
-    for line in requests:
-        if line.strip():
-            replies.write(_answer(line, warnings.StrictFailure) + "\n")  # ASCII JSON
-            replies.flush()
+    try:
+        replies.write(json.dumps({"hello": SERVER_PROTOCOL, "version": __version__,
+                                  "spec": spec_digest(), "pid": os.getpid()}) + "\n")
+        replies.flush()
+        for line in requests:
+            if line.strip():
+                replies.write(_answer(line, warnings.StrictFailure) + "\n")  # ASCII JSON
+                replies.flush()
+    except BrokenPipeError:  # mystmd is gone: nobody reads the replies
+        return 1
     return 0
 
 
