@@ -184,15 +184,16 @@ def script_python(folder: Path, body: str) -> Path:
     return path
 
 
-#: imports the .mjs (argv[1]), runs a directive, then the transforms named in argv[2]
-#: (each on an empty page); prints what came back; ends by itself (no process.exit)
+#: imports the .mjs (argv[1]), runs a directive, then the transforms named in argv[2],
+#: each on the page argv[3] (an empty one without); prints what came back; ends by
+#: itself (no process.exit)
 NODE_SCRIPT = """
 const { default: plugin } = await import(process.argv[1]);
 const gpu = plugin.directives.find((d) => d.name === "gpu");
 const out = { directive: gpu.run({ name: "gpu", options: {} })[0].type, transforms: [] };
 for (const name of JSON.parse(process.argv[2])) {
   const transform = plugin.transforms.find((t) => t.name === name);
-  const tree = { type: "root", children: [] };
+  const tree = process.argv[3] ? JSON.parse(process.argv[3]) : { type: "root", children: [] };
   try {
     await transform.plugin()(tree, {});
     out.transforms.push(tree.type);
@@ -206,13 +207,15 @@ console.log(JSON.stringify(out));
 
 def run_node(folder: Path, python: Path | None = None,
              transforms: tuple[str, ...] = ("gpu-capture", "gpu-status", "gpu-capture"),
-             text: str | None = None) -> subprocess.CompletedProcess[str]:
+             text: str | None = None, page: Any = None, *arguments: str
+             ) -> subprocess.CompletedProcess[str]:
     if NODE is None:
         pytest.skip("node is not installed")
     mjs = folder / plugin_file.MJS_FILE
     mjs.write_text(text or plugin_file.mjs_text(str(python) if python else None), "utf-8")
     return subprocess.run([NODE, "--input-type=module", "-e", NODE_SCRIPT, mjs.as_uri(),
-                           json.dumps(list(transforms))], capture_output=True, text=True,
+                           json.dumps(list(transforms)), json.dumps(page) if page else "",
+                           *arguments], capture_output=True, text=True,
                           timeout=120, cwd=folder,
                           env={**ENV, capture.ENV_CAPTURE: str(folder / "capture")})
 
@@ -248,6 +251,22 @@ def test_a_server_that_answers_what_is_not_json_fails_the_transform(tmp_path):
     assert done.returncode == 0, done.stderr
     [said] = json.loads(done.stdout)["transforms"]
     assert "answered what is not JSON: hello?" in said
+
+
+def test_a_strict_builds_warning_fails_the_transform_with_the_warning(tmp_path):
+    """``--strict`` on node's command line (the server's parent, as ``myst`` is): the
+    server's strict reply is thrown, with the warning's line, as the executable
+    plugin's non-zero exit was."""
+    done = run_node(tmp_path, None, ("gpu-status",), None, _unknown_runtime_page(),
+                    "--strict")
+    assert done.returncode == 0, done.stderr
+    [said] = json.loads(done.stdout)["transforms"]
+    assert said.startswith("error: sphinx-gpu-admonition: warnings in a --strict build "
+                           "("), said
+    assert "sphinx-gpu-admonition [runtime]: {runtime}: no run time of 'gone'" in said
+    assert "init again" not in said
+    done = run_node(tmp_path, None, ("gpu-status",), None, _unknown_runtime_page())
+    assert json.loads(done.stdout)["transforms"] == ["root"]  # without: a warning only
 
 
 def test_an_interpreter_that_is_gone_says_so(tmp_path):

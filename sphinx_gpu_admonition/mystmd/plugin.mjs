@@ -15,10 +15,12 @@ const ENTRY = "from sphinx_gpu_admonition.mystmd.plugin import main; main()";
 const COMMAND = `${CONFIG.python}: sphinx_gpu_admonition.mystmd.plugin`;
 const DEBUG = process.argv.includes("--debug") || process.argv.includes("-d");
 
-function failed(kind, name, why, stderr) {
-  return new Error(`sphinx-gpu-admonition: ${why} (${COMMAND}, ${kind} '${name}'); `
-    + "if the interpreter or the package moved, run python -m sphinx_gpu_admonition.mystmd "
-    + `init again\n\n${stderr ?? ""}`);
+// a call that failed; `moved`: a process that did not answer (the hint to run init)
+function failed(kind, name, why, stderr, moved = true) {
+  const hint = moved ? "; if the interpreter or the package moved, run python -m "
+    + "sphinx_gpu_admonition.mystmd init again" : "";
+  return new Error(`sphinx-gpu-admonition: ${why} (${COMMAND}, ${kind} '${name}')${hint}`
+    + `\n\n${stderr ?? ""}`);
 }
 
 function debug(text) {
@@ -57,7 +59,7 @@ function startServer() {
   child.on("error", (error) => fail(`cannot run the plugin's server: ${error.message}`));
   child.on("close", (code, signal) => fail( // exited, its last reply read
     `the plugin's server ended (${signal ? `signal ${signal}` : `exit status ${code}`})`));
-  child.stdin.on("error", () => {}); // a server that is gone: "exit" says so
+  child.stdin.on("error", () => {}); // a server that is gone: "close" says so
   child.stderr.setEncoding("utf-8");
   child.stderr.on("data", (chunk) => {
     state.err = (state.err + chunk).slice(-100000);
@@ -122,7 +124,9 @@ function hold(state) {
 
 function request(kind, name, data) {
   const state = server ?? startServer();
-  if (state.gone) return Promise.reject(failed(kind, name, state.gone, state.err.slice(-20000)));
+  if (state.gone) {
+    return Promise.reject(failed(kind, name, state.gone, state.err.slice(-20000)));
+  }
   const id = state.next++;
   return new Promise((resolve, reject) => {
     state.pending.set(id, { resolve, reject, kind, name });
@@ -136,7 +140,7 @@ async function runTransform(name, tree) {
   if (reply.error !== undefined) {
     // as the executable plugin's non-zero exit: a --strict build's warnings fail it
     throw failed("transform", name, reply.strict ? "warnings in a --strict build"
-      : reply.error, reply.stderr);
+      : reply.error, reply.stderr, false);
   }
   debug(reply.stderr);
   Object.assign(tree, reply.result);
