@@ -135,6 +135,27 @@ def test_settings_warnings_are_said_once_per_build_by_a_server_too(tmp_path, mon
     assert said == [1, 0, 0]
 
 
+def test_a_servers_calls_read_a_file_again_when_it_changed_only(tmp_path):
+    """myst.yml and the pages' front matter, read by every transform: kept by the file's
+    state in a server, so a change (``myst start`` rebuilding) is read, and each call
+    gets a copy of its own."""
+    from sphinx_gpu_admonition.mystmd import pages, settings
+
+    page = tmp_path / "page.md"
+    page.write_text("---\ntitle: One\noptions: {gpu_budget_seconds: 3}\n---\n# One\n")
+    first = pages.front_matter(page)
+    first["title"] = "changed by a caller"
+    assert pages.front_matter(page)["title"] == "One"
+    page.write_text("---\ntitle: Two\n---\n# Two\n")
+    assert pages.front_matter(page) == {"title": "Two"}
+    config = tmp_path / "myst.yml"
+    config.write_text("project:\n  options:\n    gpu_admonition:\n      cell_badges: true\n")
+    assert settings.load(tmp_path)[0].config.cell_badges is True
+    config.write_text("project:\n  options:\n    gpu_admonition:\n      cell_badges: false\n"
+                      "      # a longer file\n")
+    assert settings.load(tmp_path)[0].config.cell_badges is False
+
+
 def test_the_server_process_answers_until_its_input_ends(tmp_path):
     requests = "".join(json.dumps({"id": n, "kind": "directive", "name": "gpu",
                                    "data": {"name": "gpu", "options": {}}}) + "\n"
