@@ -196,6 +196,17 @@ def test_an_mjs_of_another_interpreter_or_release_is_replaced_one_edited_refused
     assert mystmd_cli.main(["init", str(tmp_path)]) == 2
 
 
+def test_an_mjs_of_an_earlier_template_is_replaced(tmp_path, monkeypatch):
+    earlier = "// an earlier release's template\nconst CONFIG = {};\nexport default {};\n"
+    monkeypatch.setattr(plugin_file, "EARLIER_MJS_TEMPLATES", (earlier,))
+    path = tmp_path / plugin_file.MJS_FILE
+    path.write_text(plugin_file._mjs_from({"python": "/old/python"}, earlier), "utf-8")
+    assert plugin_file.plugin_file_state(path) == plugin_file.EARLIER
+    path.write_text(earlier.replace("{};", "{}; // edited"), "utf-8")
+    with pytest.raises(plugin_file.PluginFileRefused):
+        plugin_file.plugin_file_state(path)
+
+
 # -- the .mjs in node, as mystmd imports it -------------------------------------------------
 def script_python(folder: Path, body: str) -> Path:
     """A shell script in place of Python: ``body``, then this interpreter."""

@@ -6,11 +6,12 @@ that loading it starts no Python), or, for a book that still names it, the execu
 plugin ``gpu_admonition.py`` (a process for every call).
 
 What may be done with a file of that name is decided here once, for both commands:
-written when there is none; left alone when it is this release's; replaced when an
-earlier release wrote it; otherwise (a symbolic link, dangling or not, or a file of the
-user's) refused with one line, unless the command is forced, and never written through
-(a link is replaced by a file, not followed).  Something that is not a file (a folder)
-is always refused.
+written when there is none; left alone when it is what the command would write;
+replaced when an earlier release wrote it (a ``.mjs``: this release's template or one
+of :data:`EARLIER_MJS_TEMPLATES`, for any interpreter, version and spec); otherwise (a
+symbolic link, dangling or not, or a file of the user's) refused with one line, unless
+the command is forced, and never written through (a link is replaced by a file, not
+followed). Something that is not a file (a folder) is always refused.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ MJS_FILE = "gpu_admonition.mjs"
 MJS_TEMPLATE = Path(__file__).resolve().parent / "plugin.mjs"
 #: the template's line that init fills in
 MJS_CONFIG_LINE = "const CONFIG = {};"
+#: the templates of earlier releases (their files are theirs to replace): a release
+#: that changes plugin.mjs adds the previous text here
+EARLIER_MJS_TEMPLATES: tuple[str, ...] = ()
 #: the executable plugin, for books that name it
 PLUGIN_FILE = "gpu_admonition.py"
 PLUGIN_TEXT = '''#!/usr/bin/env python3
@@ -72,23 +76,26 @@ def mjs_text(python: str | None = None) -> str:
     return _mjs_from(config)
 
 
-def _mjs_from(config: dict[str, object]) -> str:
-    template = MJS_TEMPLATE.read_text(encoding="utf-8")
+def _mjs_from(config: dict[str, object], template: str | None = None) -> str:
+    template = MJS_TEMPLATE.read_text(encoding="utf-8") if template is None else template
     return template.replace(MJS_CONFIG_LINE, f"const CONFIG = {json.dumps(config)};", 1)
 
 
 def mjs_config(text: str) -> dict[str, object] | None:
-    """What ``text`` was written with, when it is this release's template written in
-    (for any interpreter, version or specification); None otherwise."""
+    """What ``text`` was written with, when it is this release's template or an earlier
+    one written in (for any interpreter, version or specification); None otherwise."""
     prefix = MJS_CONFIG_LINE.removesuffix("{};")
-    for line in text.splitlines():
-        if line.startswith(prefix) and line.endswith(";"):
-            try:
-                config = json.loads(line.removeprefix(prefix).removesuffix(";"))
-            except ValueError:
-                return None
-            return config if isinstance(config, dict) and _mjs_from(config) == text else None
-    return None
+    line = next((line for line in text.splitlines()
+                 if line.startswith(prefix) and line.endswith(";")), None)
+    try:
+        config = json.loads(line.removeprefix(prefix).removesuffix(";")) if line else None
+    except ValueError:
+        return None
+    if not isinstance(config, dict):
+        return None
+    templates = (MJS_TEMPLATE.read_text(encoding="utf-8"), *EARLIER_MJS_TEMPLATES)
+    return config if any(_mjs_from(config, template) == text for template in templates) \
+        else None
 
 
 def plugin_text(path: Path) -> str:
