@@ -10,11 +10,16 @@ CPU time (the process's, from ``resource``), then the heaviest imports of the
 plugin (``-X importtime``, the best of the rounds).
 
     python benchmarks/bench_plugin_startup.py [--repeats 15] [--python PYTHON]
-                                              [--before FOLDER]
+                                              [--before FOLDER] [--serve]
 
 ``--before FOLDER``: the same calls with another copy of the package (a folder
 holding ``sphinx_gpu_admonition/``, e.g. ``git archive main sphinx_gpu_admonition``
 unpacked) first on the path, interleaved with this one's.
+
+``--serve``: the same calls sent to one server process (``plugin.py --serve``, what
+``gpu_admonition.mjs`` keeps for a build's transforms) instead: its start (until its
+first line), then each request's wall time and the server's CPU time for it (from
+``/proc``), interleaved in the same way.
 
 Run it with the package's byte code written (as an installed wheel has it): with
 ``PYTHONDONTWRITEBYTECODE`` set and no ``__pycache__``, every call compiles the
@@ -69,9 +74,9 @@ def run_once(python: str, arguments: list[str], stdin: str, cwd: Path,
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def spread_ms(values: list[float]) -> str:
-    return (f"{statistics.median(values) * 1e3:7.0f} ms "
-            f"({min(values) * 1e3:.0f}-{max(values) * 1e3:.0f})")
+def spread_ms(values: list[float], digits: int = 0) -> str:
+    return (f"{statistics.median(values) * 1e3:7.{digits}f} ms "
+            f"({min(values) * 1e3:.{digits}f}-{max(values) * 1e3:.{digits}f})")
 
 
 IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)")
@@ -94,12 +99,62 @@ def heaviest_imports(python: str, plugin: Path, cwd: Path, repeats: int, path: s
     return sorted(best.items(), key=lambda item: -item[1])[:count]
 
 
+def _process_cpu(pid: int) -> float:
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stream:
+        fields = stream.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def serve_rounds(python: str, cwd: Path, repeats: int, path: str) -> int:
+    """Start one server, then time each kind of request ``repeats`` times (one server)."""
+    env = {**os.environ, "PYTHONPATH": path}
+    start = time.perf_counter()
+    server = subprocess.Popen([python, "-m", "sphinx_gpu_admonition.mystmd.plugin", "--serve"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd, env=env,
+                              text=True)
+    assert server.stdin is not None and server.stdout is not None
+    json.loads(server.stdout.readline())
+    started = time.perf_counter() - start
+    start_cpu = _process_cpu(server.pid)
+    kinds = {"{gpu} directive": ("directive", "gpu", json.loads(GPU_DIRECTIVE)),
+             "gpu-capture transform": ("transform", "gpu-capture", json.loads(EMPTY_PAGE)),
+             "gpu-status transform": ("transform", "gpu-status", json.loads(EMPTY_PAGE))}
+    wall: dict[str, list[float]] = {name: [] for name in kinds}
+    cpu: dict[str, list[float]] = {name: [] for name in kinds}
+    names = list(kinds)
+    for number in range(repeats):
+        for name in names if number % 2 == 0 else names[::-1]:
+            kind, call, data = kinds[name]
+            before = _process_cpu(server.pid)
+            begin = time.perf_counter()
+            server.stdin.write(json.dumps({"id": number, "kind": kind, "name": call,
+                                           "data": data}) + "\n")
+            server.stdin.flush()
+            reply = json.loads(server.stdout.readline())
+            wall[name].append(time.perf_counter() - begin)
+            cpu[name].append(_process_cpu(server.pid) - before)
+            if "error" in reply:
+                raise SystemExit(f"failed: {name}: {reply['error']}")
+    server.stdin.close()
+    server.wait(timeout=60)
+    print(f"one server (plugin.py --serve), {repeats} interleaved rounds: median (min-max); "
+          "CPU to the clock tick")
+    print(f"  started (until its first line): {started * 1e3:.0f} ms wall, "
+          f"{start_cpu * 1e3:.0f} ms CPU")
+    print(f"{'request':42} {'wall':>22} {'CPU':>22}")
+    for name in names:
+        print(f"{name:42} {spread_ms(wall[name], 1):>22} {spread_ms(cpu[name]):>22}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--before", type=Path, metavar="FOLDER",
                         help="also time the calls with the package in FOLDER")
+    parser.add_argument("--serve", action="store_true",
+                        help="send the calls to one server process instead")
     args = parser.parse_args()
     import sphinx_gpu_admonition
     from sphinx_gpu_admonition.mystmd.plugin_file import PLUGIN_FILE, PLUGIN_TEXT
@@ -113,6 +168,8 @@ def main() -> int:
         plugin = folder / PLUGIN_FILE
         plugin.write_text(PLUGIN_TEXT, encoding="utf-8")
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        if args.serve:
+            return serve_rounds(args.python, folder, args.repeats, str(here.parent))
         kinds = {name: (*call, str(here.parent)) for name, call in calls(plugin).items()}
         if args.before is not None:
             kinds.update({f"before: {name}": (*call, str(args.before.resolve()))

@@ -95,6 +95,8 @@ def myst_build(book: Path, *options: str, user_startup: str | None = None,
     for line in mystmd_cli.env_lines(book, environment):  # what the docs tell CI to export
         name, _, value = line.removeprefix("export ").partition("=")
         environment[name] = value.strip("'")
+    if not (book / mystmd_cli.MJS_FILE).exists():  # init, as the docs say (this Python)
+        mystmd_cli.write_plugin(book)
     try:
         return subprocess.run([*command, "--execute", "--site", *options], cwd=book,
                               env=environment, capture_output=True, text=True, timeout=300,

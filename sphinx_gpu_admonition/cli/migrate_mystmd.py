@@ -4,13 +4,15 @@ What :mod:`.migrate_rules` does for every book (the ``_admonition/gpu.md`` inclu
 ``{nb-exec-table}``, the status page's machine cells; and ``_config.yml`` when the book
 still has one), and for mystmd:
 
-* ``myst.yml``: the plugin in ``project: plugins:`` (a block list, a one-line
-  ``[a, b]`` list or a new key), by a text edit that keeps comments and order and
-  must read as the old YAML plus the plugin; otherwise a note says what to add;
-* the plugin file ``myst.yml`` names (``gpu_admonition.py``, what ``python -m
-  sphinx_gpu_admonition.mystmd init`` writes), when the book has none or an earlier
-  release's; a link or a file of the user's of that name is refused (``force``
-  replaces it), never written through (:mod:`..mystmd.plugin_file`).
+* ``myst.yml``: the plugin ``gpu_admonition.mjs`` in ``project: plugins:`` (a block
+  list, a one-line ``[a, b]`` list or a new key), by a text edit that keeps comments
+  and order and must read as the old YAML plus the plugin; otherwise a note says what
+  to add. A book that names the executable plugin ``gpu_admonition.py`` keeps it (a
+  note says how to move to the ``.mjs``);
+* the plugin file ``myst.yml`` names (what ``python -m sphinx_gpu_admonition.mystmd
+  init`` writes), when the book has none or an earlier release's (a ``.mjs`` for
+  another interpreter too); a link or a file of the user's of that name is refused
+  (``force`` replaces it), never written through (:mod:`..mystmd.plugin_file`).
 
 The safeguards are :mod:`.migrate_rules`' own (UTF-8 only, byte-order marks and
 line endings kept, every file read and checked before the first is written).
@@ -26,10 +28,11 @@ from typing import Any
 from ..mystmd.plugin_file import (
     CURRENT,
     MISSING,
+    MJS_FILE,
     PLUGIN_FILE,
-    PLUGIN_TEXT,
     PluginFileRefused,
     plugin_file_state,
+    plugin_text,
 )
 from .migrate_rules import (
     CONFIG_FILE,
@@ -46,7 +49,12 @@ from .migrate_rules import (
 
 MYST_CONFIG = "myst.yml"
 #: the entry ``project: plugins:`` gets (what docs/mystmd.md tells users to write)
-PLUGIN_ENTRY = {"type": "executable", "path": PLUGIN_FILE}
+PLUGIN_ENTRY = MJS_FILE
+#: the line that moves a book from the executable plugin to the .mjs
+MOVE_NOTE = (f"myst.yml names the executable plugin {PLUGIN_FILE} (a Python process for "
+             f"every call): name {MJS_FILE} instead (project: plugins: - {MJS_FILE}) "
+             "and run python -m sphinx_gpu_admonition.mystmd init, one Python process "
+             "serves the build's transforms")
 
 
 
@@ -58,10 +66,8 @@ def is_mystmd_book(book: Path) -> bool:
 def add_plugin(text: str) -> str | None:
     """``myst.yml`` with the plugin at the end of ``project: plugins:`` (see
     :func:`.migrate_rules.append_to_yaml_list`)."""
-    return append_to_yaml_list(
-        text, "project", "plugins",
-        [f"- type: {PLUGIN_ENTRY['type']}", f"  path: {PLUGIN_ENTRY['path']}"],
-        f"{{type: {PLUGIN_ENTRY['type']}, path: {PLUGIN_ENTRY['path']}}}")
+    return append_to_yaml_list(text, "project", "plugins", [f"- {PLUGIN_ENTRY}"],
+                               PLUGIN_ENTRY)
 
 
 def _plugins(data: Any) -> list[Any] | None:
@@ -70,13 +76,20 @@ def _plugins(data: Any) -> list[Any] | None:
     return plugins if isinstance(plugins, list) else None
 
 
-def has_plugin(text: str) -> bool:
-    """``project: plugins:`` names the plugin file (as a mapping's path, or a path)."""
+def named_plugin(text: str) -> str | None:
+    """The plugin file ``project: plugins:`` names (as a mapping's path, or a path):
+    :data:`MJS_FILE`, else :data:`PLUGIN_FILE`, else None."""
+    names = set()
     for entry in _plugins(_load_yaml(text)) or []:
         path = entry.get("path") if isinstance(entry, dict) else entry
-        if isinstance(path, str) and Path(path).name == PLUGIN_FILE:
-            return True
-    return False
+        if isinstance(path, str):
+            names.add(Path(path).name)
+    return next((name for name in (MJS_FILE, PLUGIN_FILE) if name in names), None)
+
+
+def has_plugin(text: str) -> bool:
+    """``project: plugins:`` names a plugin file of the package's."""
+    return named_plugin(text) is not None
 
 
 def _only_adds_plugin(before: str, after: str) -> bool:
@@ -87,32 +100,36 @@ def _only_adds_plugin(before: str, after: str) -> bool:
     project = expected.setdefault("project", {})
     if not isinstance(project, dict):
         return False
-    project["plugins"] = [*(project.get("plugins") or []), dict(PLUGIN_ENTRY)]
+    project["plugins"] = [*(project.get("plugins") or []), PLUGIN_ENTRY]
     return expected == new
 
 
-def migrate_myst_config(book: Path) -> tuple[FileChange | None, str | None]:
+def migrate_myst_config(book: Path) -> tuple[FileChange | None, str | None, str]:
+    """The edit of ``myst.yml`` (None: none), a note, and the plugin file it names."""
     path = book / MYST_CONFIG
-    by_hand = (f"add '- type: executable' / 'path: {PLUGIN_FILE}' under "
-               "'project: plugins:'")
+    by_hand = f"add '- {MJS_FILE}' under 'project: plugins:'"
     if path.is_symlink() and not _inside(path, book):
-        return None, f"{MYST_CONFIG}: a link to a file outside the book, not edited: {by_hand}"
+        return (None, f"{MYST_CONFIG}: a link to a file outside the book, not edited: "
+                f"{by_hand}", MJS_FILE)
     text, bom = read_source(path, book)
-    if has_plugin(text):
-        return None, None
+    named = named_plugin(text)
+    if named is not None:
+        return None, (MOVE_NOTE if named == PLUGIN_FILE else None), named
     edited = add_plugin(text)
     if edited is None or not _only_adds_plugin(text, edited):
         return None, (f"{MYST_CONFIG}: {by_hand} (this command edits block lists and "
-                      "one-line [a, b] lists)")
-    return FileChange(path, [f"added the plugin {PLUGIN_FILE} to project: plugins"], text,
-                      edited, bom), None
+                      "one-line [a, b] lists)"), MJS_FILE
+    return FileChange(path, [f"added the plugin {MJS_FILE} to project: plugins"], text,
+                      edited, bom), None, MJS_FILE
 
 
-def plugin_file_change(book: Path, force: bool = False) -> FileChange | None:
-    """The plugin file, when the book has none or an earlier release's; None when it is
-    this release's; :class:`MigrationError` for a link or a file of the user's (unless
-    ``force``): nothing is written through a link or over a file that is not ours."""
-    path = book / PLUGIN_FILE
+def plugin_file_change(book: Path, force: bool = False,
+                       name: str = MJS_FILE) -> FileChange | None:
+    """The plugin file ``name``, when the book has none or an earlier release's; None
+    when it is this release's; :class:`MigrationError` for a link or a file of the
+    user's (unless ``force``): nothing is written through a link or over a file that is
+    not ours."""
+    path = book / name
     try:
         state = plugin_file_state(path, force)
     except PluginFileRefused as refused:
@@ -122,7 +139,7 @@ def plugin_file_change(book: Path, force: bool = False) -> FileChange | None:
     before = "" if state == MISSING else (_text_of_plugin(path))
     what = ("new file: the plugin mystmd runs (myst.yml names it)" if state == MISSING
             else "replaced: the plugin mystmd runs, this release's")
-    return FileChange(path, [what], before, PLUGIN_TEXT, executable=True)
+    return FileChange(path, [what], before, plugin_text(path), executable=True)
 
 
 def _text_of_plugin(path: Path) -> str:
@@ -139,8 +156,8 @@ def migrate(book: Path, dry_run: bool = False, force: bool = False) -> Migration
     sphinx = (book / CONFIG_FILE).exists()
     result = plan(book, config=sphinx)  # a book built by both engines keeps _config.yml
     result.sphinx = sphinx
-    plugin_file = plugin_file_change(book, force)
-    config, config_note = migrate_myst_config(book)
+    config, config_note, named = migrate_myst_config(book)
+    plugin_file = plugin_file_change(book, force, named)
     result.changes += [change for change in (config, plugin_file) if change is not None]
     if config_note:
         result.notes.append(config_note)

@@ -112,7 +112,7 @@ class FileChange:
         if self.executable:
             from ..mystmd.plugin_file import write_plugin_file
 
-            write_plugin_file(self.path)
+            write_plugin_file(self.path, self.after)
             return
         self.path.write_bytes((codecs.BOM_UTF8 if self.bom else b"")
                               + self.after.encode("utf-8"))

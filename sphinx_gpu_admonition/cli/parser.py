@@ -260,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
             "{nb-exec-table} to {execution-status} in BOOK's sources, and add "
             "sphinx_gpu_admonition to _config.yml's sphinx: extra_extensions.  A mystmd "
             "(Jupyter Book 2) book, with myst.yml: the plugin added to project: plugins "
-            "(its file gpu_admonition.py written) and the status page's machine cells "
+            "(its file gpu_admonition.mjs written) and the status page's machine cells "
             "(!nvidia-smi, jax.devices()) replaced by {execution-environment}.  Reports "
             "what changed per file; never touches files outside BOOK or in _build."))
     migrate.add_argument("book", metavar="BOOK",
@@ -268,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_argument("--dry-run", action="store_true",
                          help="print unified diffs of the changes and change nothing")
     migrate.add_argument("--force", action="store_true",
-                         help="mystmd books: replace a gpu_admonition.py that is not the "
+                         help="mystmd books: replace a gpu_admonition.mjs that is not the "
                               "plugin file this package writes (a link or a file of your "
                               "own; refused otherwise)")
     migrate.set_defaults(run=cmd_migrate)

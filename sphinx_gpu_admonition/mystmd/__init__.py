@@ -8,7 +8,8 @@
 - :mod:`.notice`, :mod:`.status`, :mod:`.environment`: the ``gpu`` notice, the
   ``execution-status`` page and the ``execution-environment`` tables.
 - :mod:`.build_options`: ``--strict`` and ``--execute-parallel`` of the running build.
-- :mod:`.plugin`: the executable plugin mystmd runs (JSON over stdin/stdout).
+- :mod:`.plugin`: the plugin's Python (JSON over stdin/stdout): one call a process,
+  or the server ``gpu_admonition.mjs`` keeps for a build's transforms.
 - ``python -m sphinx_gpu_admonition.mystmd env|init``: the kernel environment to
   export, and the plugin file for ``myst.yml``.
 """

@@ -2,9 +2,10 @@
 
 ``env``: the shell lines that turn the capture on for the next ``myst build
 --execute`` (``eval "$(python -m sphinx_gpu_admonition.mystmd env)"``).
-``init [FOLDER] [--force]``: writes the plugin file ``gpu_admonition.py`` that
-``myst.yml`` names (``myst.yml`` accepts only a file path, not a module); a file of that
-name that is not ours is refused (:mod:`.plugin_file`).
+``init [FOLDER] [--force]``: writes the plugin file ``gpu_admonition.mjs`` that
+``myst.yml`` names (``myst.yml`` accepts only a file path, not a module), with the
+interpreter that runs ``init`` written in; a file of that name that is not ours is
+refused (:mod:`.plugin_file`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .capture import DEFAULT_CAPTURE, ENV_CAPTURE
 from .plugin_file import (
     CURRENT,
     MISSING,
-    PLUGIN_FILE,
+    MJS_FILE,
     PluginFileRefused,
     plugin_file_state,
     write_plugin_file,
@@ -47,7 +48,7 @@ def env_lines(book: Path, environ: Mapping[str, str] = os.environ) -> list[str]:
 def write_plugin(folder: Path, force: bool = False) -> tuple[Path, str]:
     """The plugin file in ``folder`` and what was done with it ("wrote", "replaced",
     "kept"); :class:`.plugin_file.PluginFileRefused` for a file that is not ours."""
-    path = folder / PLUGIN_FILE
+    path = folder / MJS_FILE
     state = plugin_file_state(path, force)
     if state == CURRENT:
         return path, "kept"
@@ -75,12 +76,13 @@ def main(argv: list[str]) -> int:
         print(safe_line(f"error: {one_line(refused)} (nothing was written)"), file=sys.stderr)
         return 2
     except OSError as error:
-        print(safe_line(f"error: {PLUGIN_FILE}: {one_line(error.strerror or error)}"),
+        print(safe_line(f"error: {MJS_FILE}: {one_line(error.strerror or error)}"),
               file=sys.stderr)
         return 2
     what = "up to date" if done == "kept" else done
     print(safe_line(f"{one_line(path)}: {what}; myst.yml names it under project: plugins: "
-                    f"[{{type: executable, path: {PLUGIN_FILE}}}]"))
+                    f"[{MJS_FILE}] (run init again with another interpreter, or after an "
+                    "upgrade)"))
     return 0
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..model.record import NotebookRecord
 from ..model.settings import budget_line, page_budget
-from .settings import Settings
+from .settings import Settings, parsed_file
 
 #: the front matter's fences (the first line of the page, and a line of its own)
 _FENCE = "---"
@@ -46,7 +46,12 @@ def page_text(path: Path) -> str:
 
 def front_matter(path: Path) -> dict[str, Any]:
     """The page's front matter (an ``.ipynb``'s notebook metadata); empty without one,
-    or when it is not a mapping of YAML."""
+    or when it is not a mapping of YAML (read again when the file changed:
+    :func:`.settings.parsed_file`)."""
+    return parsed_file(path, _front_matter, "front matter")
+
+
+def _front_matter(path: Path) -> dict[str, Any]:
     text = page_text(path)
     if path.suffix == ".ipynb":
         try:

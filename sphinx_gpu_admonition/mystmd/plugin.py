@@ -15,9 +15,16 @@ gives a plugin no warning channel of its own). A page that ran on a GPU while
 ``--execute-parallel`` runs several pages at once with JAX's preallocation on is
 such a warning.
 
-Every call is a new process (mystmd runs the file once per call), so each imports
-only what it answers with: the modules a call needs are imported in the function
-that makes it (the figures: docs/performance.md, "the mystmd plugin's calls").
+How mystmd reaches it: ``gpu_admonition.mjs`` (:mod:`.plugin_file`, from the
+template ``plugin.mjs``), a JavaScript plugin mystmd imports into its own process,
+runs the directives and roles as one process each (:func:`main` with ``--directive
+NAME`` / ``--role NAME``: mystmd wants their answer at once) and sends every transform
+to one process kept for the build (:func:`serve`, ``--serve``). The executable plugin
+``gpu_admonition.py`` (a process for every call, also for the transforms) still works
+for a book that names it. Both ways answer with :func:`call`. A process may be a
+single call's, so each imports only what it answers with: the modules a call needs
+are imported in the function that makes it (the figures: docs/performance.md, "the
+mystmd plugin's calls").
 """
 
 from __future__ import annotations
@@ -84,7 +91,7 @@ def directive(name: str, data: dict[str, Any]) -> list[dict[str, Any]]:
         from . import environment
 
         return environment.placeholder(bool((data.get("options") or {}).get("packages")))
-    raise SystemExit(safe_line(f"unknown directive {one_line(repr(name))}"))
+    raise CallFailed(safe_line(f"unknown directive {one_line(repr(name))}"))
 
 
 def _notice_line(tree: dict[str, Any]) -> int | None:
@@ -212,34 +219,126 @@ def transform(name: str, tree: dict[str, Any]) -> dict[str, Any]:
     return tree
 
 
+#: what the server says first (:func:`serve`): the protocol's name and version
+SERVER_PROTOCOL = "sphinx-gpu-admonition-plugin/1"
+KINDS = ("directive", "role", "transform")
+
+
+def spec_digest(spec: dict[str, Any] | None = None) -> str:
+    """A digest of :data:`PLUGIN_SPEC`: ``gpu_admonition.mjs`` keeps the one it was written
+    with, and warns when the server's differs (``init`` was not run again)."""
+    import hashlib
+
+    text = json.dumps(PLUGIN_SPEC if spec is None else spec, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class CallFailed(Exception):
+    """A call that must fail the build (its reason: one line)."""
+
+
+def call(kind: str, name: str, data: Any) -> Any:
+    """What a call answers (the one implementation of both ways the plugin is run):
+    :class:`.warnings.StrictFailure` for a ``--strict`` build's warnings,
+    :class:`CallFailed` for a call that cannot be made."""
+    if kind == "directive":
+        return directive(name, data)
+    if kind == "transform":
+        return transform(name, data)
+    if kind == "role" and name in ROLES:
+        from . import runtime
+
+        return runtime.role(name, data)
+    if kind == "role" and name in CLAIM_ROLES:
+        from . import claims
+
+        return claims.role(name, data)
+    raise CallFailed(safe_line(f"unknown {one_line(kind)} {one_line(repr(name))}"))
+
+
+def _answer(line: bytes | str, strict_failure: type[Exception]) -> str:
+    """The reply to one request line (:func:`serve`), as a line of JSON."""
+    import contextlib
+    import io
+    import traceback
+
+    ident = None
+    captured = io.StringIO()
+    try:
+        request = json.loads(line)
+        ident = request.get("id") if isinstance(request, dict) else None
+        if not isinstance(request, dict) or request.get("kind") not in KINDS \
+                or not isinstance(request.get("name"), str):
+            raise CallFailed("not a request: {id, kind, name, data} expected")
+        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+            result = call(request["kind"], request["name"], request.get("data"))
+        return json.dumps({"id": ident, "result": result, "stderr": captured.getvalue()})
+    except strict_failure as failure:
+        reply = {"id": ident, "error": one_line(str(failure)), "strict": True}
+    except (CallFailed, SystemExit, ValueError) as failure:  # ValueError: not JSON
+        reply = {"id": ident, "error": one_line(str(failure) or type(failure).__name__)}
+    except Exception as failure:  # noqa: BLE001 - the build fails with it, told why
+        captured.write(traceback.format_exc())
+        reply = {"id": ident, "error": safe_line(one_line(
+            f"{type(failure).__name__}: {failure}"))}
+    reply["stderr"] = captured.getvalue()
+    return json.dumps(reply)
+
+
+def serve(requests: Any = None, replies: Any = None) -> int:
+    """Answer calls until ``requests`` ends, one at a time: a request is a line of JSON
+    ``{"id", "kind", "name", "data"}``, its reply a line ``{"id", "result"}`` or
+    ``{"id", "error", "strict"}`` (``strict``: the warnings of a ``--strict`` build),
+    each with the call's ``stderr`` (what the one-shot call writes to its stderr). The
+    first line says :data:`SERVER_PROTOCOL`, the package's version and
+    :func:`spec_digest`. Nothing else reaches the replies' stream: the calls' standard
+    output and error are the call's ``stderr`` (a call's ``print``) or, below Python,
+    the process's standard error."""
+    import os
+    import signal
+
+    from .._version import __version__
+    from . import warnings
+
+    if replies is None:  # the replies keep fd 1; fd 1 becomes the process's stderr
+        replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="ascii")
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+        # Ctrl-C stops myst and this process with it, without a traceback
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if requests is None:
+        requests = sys.stdin.buffer
+    try:
+        replies.write(json.dumps({"hello": SERVER_PROTOCOL, "version": __version__,
+                                  "spec": spec_digest(), "pid": os.getpid()}) + "\n")
+        replies.flush()
+        for line in requests:
+            if line.strip():
+                replies.write(_answer(line, warnings.StrictFailure) + "\n")  # ASCII JSON
+                replies.flush()
+    except BrokenPipeError:  # mystmd is gone: nobody reads the replies
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if not args:
         json.dump(PLUGIN_SPEC, sys.stdout)
         return
+    if args == ["--serve"]:
+        raise SystemExit(serve())
     if len(args) != 2 or args[0] not in ("--directive", "--transform", "--role"):
-        raise SystemExit("usage: plugin [--directive NAME | --role NAME | --transform NAME] "
-                         "< data.json")
+        raise SystemExit("usage: plugin [--directive NAME | --role NAME | --transform NAME "
+                         "| --serve] < data.json")
     data = json.load(sys.stdin)
     from . import warnings
 
-    if args[0] == "--directive":
-        json.dump(directive(args[1], data), sys.stdout)
-    elif args[0] == "--transform":
-        try:
-            json.dump(transform(args[1], data), sys.stdout)
-        except warnings.StrictFailure:
-            raise SystemExit(1) from None  # the warnings are on stderr already
-    elif args[1] in ROLES:
-        from . import runtime
-
-        json.dump(runtime.role(args[1], data), sys.stdout)
-    elif args[1] in CLAIM_ROLES:
-        from . import claims
-
-        json.dump(claims.role(args[1], data), sys.stdout)
-    else:
-        raise SystemExit(safe_line(f"unknown role {one_line(repr(args[1]))}"))
+    try:
+        json.dump(call(args[0].removeprefix("--"), args[1], data), sys.stdout)
+    except warnings.StrictFailure:
+        raise SystemExit(1) from None  # the warnings are on stderr already
+    except CallFailed as failed:
+        raise SystemExit(str(failed)) from None
 
 
 if __name__ == "__main__":

@@ -1,20 +1,37 @@
-"""The plugin file ``myst.yml`` names (``gpu_admonition.py``), for ``python -m
-sphinx_gpu_admonition.mystmd init`` and ``sphinx-gpu-admonition migrate``.
+"""The plugin file ``myst.yml`` names, for ``python -m sphinx_gpu_admonition.mystmd
+init`` and ``sphinx-gpu-admonition migrate``: ``gpu_admonition.mjs``, the JavaScript
+plugin mystmd loads into its own process (the template ``plugin.mjs`` with the
+interpreter, the package's version and :data:`.plugin.PLUGIN_SPEC` written in, so
+that loading it starts no Python), or, for a book that still names it, the executable
+plugin ``gpu_admonition.py`` (a process for every call).
 
 What may be done with a file of that name is decided here once, for both commands:
-written when there is none; left alone when it is this release's; replaced when an
-earlier release wrote it; otherwise (a symbolic link, dangling or not, or a file of the
-user's) refused with one line, unless the command is forced, and never written through
-(a link is replaced by a file, not followed).  Something that is not a file (a folder)
-is always refused.
+written when there is none; left alone when it is what the command would write;
+replaced when an earlier release wrote it (a ``.mjs``: this release's template or one
+of :data:`EARLIER_MJS_TEMPLATES`, for any interpreter, version and spec); otherwise (a
+symbolic link, dangling or not, or a file of the user's) refused with one line, unless
+the command is forced, and never written through (a link is replaced by a file, not
+followed). Something that is not a file (a folder) is always refused.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import sys
 from pathlib import Path
 
+#: the JavaScript plugin (what init writes and the docs name)
+MJS_FILE = "gpu_admonition.mjs"
+#: the template it is made from (package data)
+MJS_TEMPLATE = Path(__file__).resolve().parent / "plugin.mjs"
+#: the template's line that init fills in
+MJS_CONFIG_LINE = "const CONFIG = {};"
+#: the templates of earlier releases (their files are theirs to replace): a release
+#: that changes plugin.mjs adds the previous text here
+EARLIER_MJS_TEMPLATES: tuple[str, ...] = ()
+#: the executable plugin, for books that name it
 PLUGIN_FILE = "gpu_admonition.py"
 PLUGIN_TEXT = '''#!/usr/bin/env python3
 """The mystmd plugin of sphinx-gpu-admonition (written by
@@ -48,9 +65,57 @@ def _text_of(path: Path) -> str | None:
         return None
 
 
+def mjs_text(python: str | None = None) -> str:
+    """``gpu_admonition.mjs`` for the interpreter ``python`` (this one: the path as
+    given, a virtual environment's link kept)."""
+    from .._version import __version__
+    from .plugin import PLUGIN_SPEC, spec_digest
+
+    config = {"python": python or sys.executable, "version": __version__,
+              "specDigest": spec_digest(), "spec": PLUGIN_SPEC}
+    return _mjs_from(config)
+
+
+def _mjs_from(config: dict[str, object], template: str | None = None) -> str:
+    template = MJS_TEMPLATE.read_text(encoding="utf-8") if template is None else template
+    return template.replace(MJS_CONFIG_LINE, f"const CONFIG = {json.dumps(config)};", 1)
+
+
+def mjs_config(text: str) -> dict[str, object] | None:
+    """What ``text`` was written with, when it is this release's template or an earlier
+    one written in (for any interpreter, version or specification); None otherwise."""
+    prefix = MJS_CONFIG_LINE.removesuffix("{};")
+    line = next((line for line in text.splitlines()
+                 if line.startswith(prefix) and line.endswith(";")), None)
+    try:
+        config = json.loads(line.removeprefix(prefix).removesuffix(";")) if line else None
+    except ValueError:
+        return None
+    if not isinstance(config, dict):
+        return None
+    templates = (MJS_TEMPLATE.read_text(encoding="utf-8"), *EARLIER_MJS_TEMPLATES)
+    return config if any(_mjs_from(config, template) == text for template in templates) \
+        else None
+
+
+def plugin_text(path: Path) -> str:
+    """What the plugin file at ``path`` is to hold (by its name: the .mjs or the .py)."""
+    return mjs_text() if path.name.endswith(".mjs") else PLUGIN_TEXT
+
+
+def _earlier(path: Path, text: str | None) -> bool:
+    if text is None:
+        return False
+    if path.name.endswith(".mjs"):
+        return mjs_config(text) is not None
+    return text in EARLIER_TEXTS
+
+
 def plugin_file_state(path: Path, force: bool = False) -> str:
     """:data:`MISSING`, :data:`CURRENT` or :data:`EARLIER` (``force``: anything else
-    counts as earlier: replaced); :class:`PluginFileRefused` otherwise."""
+    counts as earlier: replaced); :class:`PluginFileRefused` otherwise. ``path``'s name
+    says which plugin (:func:`plugin_text`): a ``.mjs`` written for another interpreter or
+    release is an earlier one."""
     name = path.name
     try:
         info = path.lstat()
@@ -65,24 +130,26 @@ def plugin_file_state(path: Path, force: bool = False) -> str:
     if not stat.S_ISREG(info.st_mode):
         raise PluginFileRefused(f"{name}: not a file; move it away, then run this again")
     text = _text_of(path)
-    if text == PLUGIN_TEXT:
+    if text == plugin_text(path):
         return CURRENT
-    if text in EARLIER_TEXTS or force:
+    if _earlier(path, text) or force:
         return EARLIER
     raise PluginFileRefused(
         f"{name}: a file of that name that is not the plugin file this package writes; "
         "move it away, or pass --force to replace it")
 
 
-def write_plugin_file(path: Path) -> None:
-    """Write the plugin file, executable, in place of whatever ``path`` is (a link is
-    replaced, not followed): a temporary file beside it, then renamed over it."""
+def write_plugin_file(path: Path, text: str | None = None) -> None:
+    """Write the plugin file (``text``, else :func:`plugin_text`; the ``.py``
+    executable) in place of whatever ``path`` is (a link is replaced, not followed): a
+    temporary file beside it, then renamed over it."""
+    text = plugin_text(path) if text is None else text
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                             0o755)
+                             0o644 if path.name.endswith(".mjs") else 0o755)
         with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-            stream.write(PLUGIN_TEXT)
+            stream.write(text)
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)

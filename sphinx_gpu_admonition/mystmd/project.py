@@ -4,11 +4,12 @@ this build's records (their titles and time budgets from the pages' files,
 (``status_baseline``, read as Sphinx reads ``gpu_status_baseline``:
 :func:`..model.judging.load_baseline`).
 
-Each page's project stage is a process of its own, and mystmd runs them in no order
-the plugin can know, so each makes the same analysis from the same files, and so the
-same warnings (:func:`..render.analysis_warnings.analysis_warnings`, Sphinx's): every
-call keeps all of them for the status file (the file keeps each once), and shows its
-own page's, at the cell's line (a budget's at the line of the page's
+Each page's project stage is a call of its own (a process of its own with the
+executable plugin), and mystmd runs them in no order the plugin can know, so each
+makes the same analysis from the same files, and so the same warnings
+(:func:`..render.analysis_warnings.analysis_warnings`, Sphinx's): every call keeps
+all of them for the status file (the file keeps each once), and shows its own
+page's, at the cell's line (a budget's at the line of the page's
 ``gpu_budget_seconds``).
 """
 

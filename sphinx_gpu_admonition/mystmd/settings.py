@@ -21,9 +21,11 @@ warns and its default applies; an option that does nothing on mystmd warns too.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import gettext
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +106,33 @@ def translator(language: str) -> gettext.NullTranslations:
     return gettext.translation(CATALOG, str(LOCALE_DIR), languages=[language], fallback=True)
 
 
+#: what :func:`parsed_file` read, by path and the file's state (its version)
+_PARSED: dict[tuple[str, str], tuple[tuple[int, int, int], Any]] = {}
+
+
+def parsed_file(path: Path, parse: Callable[[Path], Any], kind: str) -> Any:
+    """``parse(path)``, read again only when the file changed (its inode, size or
+    modification time): the ``.mjs`` plugin's server answers a build's every transform,
+    each of which reads ``myst.yml`` and the pages' front matter (a book of P pages: P²
+    front matters a build); a process of one call reads each once anyway. The result is
+    a copy (a caller may change it)."""
+    try:
+        info = path.stat()
+        version = (info.st_ino, info.st_size, info.st_mtime_ns)
+    except OSError:
+        return parse(path)
+    key = (kind, str(path.absolute()))
+    kept = _PARSED.get(key)
+    if kept is None or kept[0] != version:
+        kept = _PARSED[key] = (version, parse(path))
+    return copy.deepcopy(kept[1])
+
+
 def _read(path: Path) -> tuple[Any, str | None]:
+    return parsed_file(path, _parse, "settings")
+
+
+def _parse(path: Path) -> tuple[Any, str | None]:
     import yaml  # PyYAML comes with MyST-NB and jupyter_server (which --execute needs)
 
     try:
@@ -166,9 +194,11 @@ def config_file() -> str:
 
 
 def once(message: str, folder: Path) -> bool:
-    """Whether ``message`` is new in this build: each plugin call is a process of its own
-    (one per page and stage), so a settings warning would repeat for every page. The
-    build is the parent ``myst`` process (its pid names the marker)."""
+    """Whether ``message`` is new in this build: each plugin call (one per page and
+    stage) reads the settings again, so a settings warning would repeat for every page.
+    The build is the parent ``myst`` process (its pid names the marker): the executable
+    plugin's calls are each a process of its own, the ``.mjs`` plugin's transforms one
+    server's, children of ``myst`` either way."""
     import hashlib
 
     marker = folder / "warned" / (f"{os.getppid()}-"

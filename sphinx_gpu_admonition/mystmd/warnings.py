@@ -16,8 +16,9 @@ page's project-stage transform shows them: a cross reference seen by mystmd's
 reference resolution, which runs between the two stages, warns a second time.
 
 Every warning is also kept for the build's status file (``build.warnings``, one
-file of lines per build in the capture folder: each plugin call is a process of
-its own), and written to stderr; with ``--strict`` the transform exits non-zero, so
+file of lines per build in the capture folder: the executable plugin's calls are a
+process each), and written to stderr; with ``--strict`` the transform exits non-zero
+(or, in the ``.mjs`` plugin's server, answers an error that the transform throws), so
 that the build fails on it as ``-W`` fails a Sphinx build (mystmd's ``--strict``
 stops only on errors; a non-zero exit stops any build, so it is done only when
 ``myst`` runs with ``--strict``, read from its command line).

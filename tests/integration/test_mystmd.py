@@ -1,8 +1,10 @@
-"""The mystmd engine (Jupyter Book 2): the executable plugin and the capture.
+"""The mystmd engine (Jupyter Book 2): the plugin and the capture.
 
-The plugin's own protocol is tested without mystmd (the executable, in a subprocess;
-its transforms and the capture in-process are in tests/unit/mystmd/). The book in
-``tests/roots/mystmd/`` is built for real with the pinned mystmd that
+The plugin's own protocol is tested without mystmd (the executable plugin's, one call
+a process, and its transforms and the capture in-process: tests/unit/mystmd/; the
+server the ``.mjs`` keeps: tests/integration/test_mystmd_server.py). The book in
+``tests/roots/mystmd/`` (its ``gpu_admonition.mjs`` written by ``myst_build``, as
+``init`` writes it) is built for real with the pinned mystmd that
 ``scripts/test`` installs into ``.mystmd/`` (``myst build --execute --site``,
 offline with a local template folder), executing JAX on the CPU in real kernels;
 the tests read the site content (``_build/site/content/*.json``) and the status

@@ -25,8 +25,7 @@ CONFIG = """version: 1
 project:
   title: Hardened
   plugins:
-    - type: executable
-      path: gpu_admonition.py
+    - gpu_admonition.mjs
   toc:
     - file: index.md
     - file: plain.md
@@ -52,7 +51,6 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> Builds:
     book = tmp_path_factory.mktemp("mystmd-writes") / "book"
     book.mkdir()
     shutil.copytree(ROOT / "template", book / "template")
-    shutil.copy(ROOT / "gpu_admonition.py", book)
     for name, text in {"myst.yml": CONFIG, "index.md": "# Hardened\n\nA book.\n",
                        "plain.md": PLAIN, "hostile.md": HOSTILE,
                        "status.md": "# Status\n\n```{execution-status}\n```\n"}.items():

@@ -89,6 +89,7 @@ CHECK = textwrap.dedent("""
         "css": (root / "static" / "gpu-admonition.css").is_file(),
         "mo": (root / "locale" / "zh_CN" / "LC_MESSAGES"
                / "sphinx_gpu_admonition.mo").is_file(),
+        "mjs": (root / "mystmd" / "plugin.mjs").is_file(),
         "prefix": sys.prefix,
     }))
 """)
@@ -113,6 +114,7 @@ def test_installed_distribution(kind, dists, tmp_path):
     assert Path(found["file"]).resolve().is_relative_to((tmp_path / "venv").resolve()), found
     assert found["css"], "static/gpu-admonition.css is not installed"
     assert found["mo"], "the zh_CN .mo is not installed"
+    assert found["mjs"], "mystmd/plugin.mjs (init's template) is not installed"
 
     book = tmp_path / "book"
     book.mkdir()

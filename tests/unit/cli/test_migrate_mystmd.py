@@ -14,7 +14,7 @@ import yaml
 from conftest import PROJECT
 
 from sphinx_gpu_admonition.cli import main
-from sphinx_gpu_admonition.mystmd.plugin_file import PLUGIN_TEXT
+from sphinx_gpu_admonition.mystmd.plugin_file import PLUGIN_TEXT, mjs_text
 from unit.cli.test_migrate import BOM, QUANTECON_MYSTMD, digests, shared_tmp, unprivileged
 
 DOCS_MYSTMD = PROJECT / "docs" / "mystmd.md"
@@ -51,8 +51,9 @@ def test_a_mystmd_book_is_migrated_as_the_mystmd_page_says(mystmd_book, capsys):
         "project"]["plugins"]
     assert [line for line in before.splitlines() if "#" in line] == [
         line for line in config.splitlines() if "#" in line]
-    plugin_file = mystmd_book / mystmd_cli.PLUGIN_FILE
-    assert plugin_file.read_text() == PLUGIN_TEXT and os.access(plugin_file, os.X_OK)
+    plugin_file = mystmd_book / mystmd_cli.MJS_FILE
+    assert plugin_file.read_text() == mjs_text()  # this interpreter written in
+    assert not (mystmd_book / "gpu_admonition.py").exists()
     status = (mystmd_book / "status.md").read_text()
     [status_page] = [block for block in fenced_blocks(docs, "md")
                      if "{execution-environment}" in block]
@@ -64,7 +65,7 @@ def test_a_mystmd_book_is_migrated_as_the_mystmd_page_says(mystmd_book, capsys):
     # a lecture's own jax.devices() is the lecture's: only the status page loses its cells
     lecture = (mystmd_book / "jax_intro.md").read_text()
     assert "```{gpu}\n```\n" in lecture and "jax.devices()[0].platform" in lecture
-    assert "changed myst.yml:\n  added the plugin gpu_admonition.py to project: plugins" in out
+    assert "changed myst.yml:\n  added the plugin gpu_admonition.mjs to project: plugins" in out
     assert ("to do by hand: status.md: lines 23, 29, 31, 33: the text before a removed "
             "machine cell introduced its output") in out
     assert [status.splitlines()[n - 1] for n in (23, 33)] == [
@@ -81,26 +82,26 @@ def test_a_mystmd_dry_run_shows_every_diff_and_writes_nothing(mystmd_book, capsy
     assert main(["migrate", "--dry-run", str(mystmd_book)]) == 0
     out = capsys.readouterr().out
     assert digests(mystmd_book) == before
-    for name in ("jax_intro.md", "status.md", "myst.yml", "gpu_admonition.py"):
+    for name in ("jax_intro.md", "status.md", "myst.yml", "gpu_admonition.mjs"):
         assert f"+++ b/{name}\n" in out and f"would change {name}:" in out
     assert "-!nvidia-smi\n" in out and "+```{execution-environment}\n" in out
-    assert "+  plugins:\n+    - type: executable\n+      path: gpu_admonition.py\n" in out
+    assert "+  plugins:\n+    - gpu_admonition.mjs\n" in out
 
 
 @pytest.mark.parametrize(("before", "expected"), [
     # a block list of mappings (another plugin), and one of paths
     ("project:\n  plugins:\n    - type: executable\n      path: other.py\n  toc: []\n",
-     "      path: other.py\n    - type: executable\n      path: gpu_admonition.py\n  toc: []\n"),
+     "      path: other.py\n    - gpu_admonition.mjs\n  toc: []\n"),
     ("project:\n  plugins:\n  - theme.mjs  # ours\n",
-     "  - theme.mjs  # ours\n  - type: executable\n    path: gpu_admonition.py\n"),
+     "  - theme.mjs  # ours\n  - gpu_admonition.mjs\n"),
     # one-line lists, the key missing, the project missing
     ("project:\n  plugins: [theme.mjs]  # ours\n",
-     "  plugins: [theme.mjs, {type: executable, path: gpu_admonition.py}]  # ours\n"),
-    ("project:\n  plugins: []\n", "  plugins: [{type: executable, path: gpu_admonition.py}]\n"),
+     "  plugins: [theme.mjs, gpu_admonition.mjs]  # ours\n"),
+    ("project:\n  plugins: []\n", "  plugins: [gpu_admonition.mjs]\n"),
     ("version: 1\nproject:\n  title: L\n# end\nsite: {}\n",
-     "  title: L\n  plugins:\n    - type: executable\n      path: gpu_admonition.py\n# end\n"),
+     "  title: L\n  plugins:\n    - gpu_admonition.mjs\n# end\n"),
     ("version: 1\n",
-     "project:\n  plugins:\n    - type: executable\n      path: gpu_admonition.py\n"),
+     "project:\n  plugins:\n    - gpu_admonition.mjs\n"),
 ])
 def test_myst_yml_shapes(before, expected):
     from sphinx_gpu_admonition.cli.migrate_mystmd import _only_adds_plugin, add_plugin
@@ -114,16 +115,15 @@ def test_a_myst_yml_it_cannot_edit_is_left_with_a_note(mystmd_book, capsys):
     (mystmd_book / "myst.yml").write_text("version: 1\nproject: {title: L}\n")
     assert main(["migrate", str(mystmd_book)]) == 0
     assert (mystmd_book / "myst.yml").read_text() == "version: 1\nproject: {title: L}\n"
-    assert ("to do by hand: myst.yml: add '- type: executable' / 'path: gpu_admonition.py' "
-            "under 'project: plugins:'") in capsys.readouterr().out
+    assert ("to do by hand: myst.yml: add '- gpu_admonition.mjs' under 'project: plugins:'"
+            ) in capsys.readouterr().out
 
 
 def test_a_myst_yml_keeps_its_bom_and_crlf(mystmd_book, capsys):
     (mystmd_book / "myst.yml").write_bytes(BOM + b"version: 1\r\nproject:\r\n  title: L\r\n")
     assert main(["migrate", str(mystmd_book)]) == 0
     assert (mystmd_book / "myst.yml").read_bytes() == BOM + (
-        b"version: 1\r\nproject:\r\n  title: L\r\n  plugins:\r\n    - type: executable\r\n"
-        b"      path: gpu_admonition.py\r\n")
+        b"version: 1\r\nproject:\r\n  title: L\r\n  plugins:\r\n    - gpu_admonition.mjs\r\n")
 
 
 def test_a_myst_yml_that_is_not_utf8_is_refused_and_nothing_is_written(mystmd_book, capsys):
@@ -168,7 +168,7 @@ def _outside_and_link(book: Path, dangling: bool) -> tuple[Path, Path]:
     outside = book.parent / "outside.py"
     if not dangling:
         outside.write_text("print('not the book')\n")
-    link = book / "gpu_admonition.py"
+    link = book / "gpu_admonition.mjs"
     link.symlink_to(os.path.relpath(outside, book))
     return outside, link
 
@@ -181,14 +181,13 @@ def test_a_link_of_the_plugins_name_is_never_written_through(mystmd_book, capsys
     before = digests(mystmd_book.parent)
     assert _plugin_command(command, mystmd_book) == 2
     err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and "gpu_admonition.py: a symbolic link" in err
+    assert len(err.splitlines()) == 1 and "gpu_admonition.mjs: a symbolic link" in err
     assert "--force" in err and "nothing was" in err
     assert digests(mystmd_book.parent) == before and link.is_symlink()
     assert outside.exists() is not dangling  # nothing written outside the book
     # --force replaces the link with the plugin file, and still writes nothing outside
     assert _plugin_command(command, mystmd_book, "--force") == 0
-    assert not link.is_symlink() and link.read_text() == PLUGIN_TEXT
-    assert os.access(link, os.X_OK)
+    assert not link.is_symlink() and link.read_text() == mjs_text()
     assert outside.exists() is not dangling
     if not dangling:
         assert outside.read_text() == "print('not the book')\n"
@@ -196,41 +195,57 @@ def test_a_link_of_the_plugins_name_is_never_written_through(mystmd_book, capsys
 
 @pytest.mark.parametrize("command", ["migrate", "init"])
 def test_a_file_of_the_plugins_name_that_is_not_ours_is_refused(mystmd_book, capsys, command):
-    mine = mystmd_book / "gpu_admonition.py"
-    mine.write_text("print('mine')\n")
+    mine = mystmd_book / "gpu_admonition.mjs"
+    mine.write_text("export default {};\n")
     mine.chmod(0o644)
     before = digests(mystmd_book)
     assert _plugin_command(command, mystmd_book) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1, err
-    assert "gpu_admonition.py: a file of that name that is not the plugin file" in err
+    assert "gpu_admonition.mjs: a file of that name that is not the plugin file" in err
     assert digests(mystmd_book) == before and not os.access(mine, os.X_OK)  # not made executable
     assert _plugin_command(command, mystmd_book, "--force") == 0
-    assert mine.read_text() == PLUGIN_TEXT and os.access(mine, os.X_OK)
+    assert mine.read_text() == mjs_text()
 
 
 @pytest.mark.parametrize("command", ["migrate", "init"])
 def test_the_plugin_file_of_an_earlier_release_is_replaced_and_this_ones_left_alone(
         mystmd_book, capsys, command):
-    from sphinx_gpu_admonition.mystmd.plugin_file import EARLIER_TEXTS
-
-    plugin = mystmd_book / "gpu_admonition.py"
-    plugin.write_text(EARLIER_TEXTS[0].replace("\n", "\r\n"))  # line endings do not matter
+    plugin = mystmd_book / "gpu_admonition.mjs"  # another interpreter's: an earlier one
+    plugin.write_text(mjs_text("/elsewhere/bin/python").replace("\n", "\r\n"))  # CRLF too
     assert _plugin_command(command, mystmd_book) == 0
     out = capsys.readouterr().out
-    assert "replaced" in out and plugin.read_text() == PLUGIN_TEXT
-    assert os.access(plugin, os.X_OK)
+    assert "replaced" in out and plugin.read_text() == mjs_text()
     written = plugin.stat().st_mtime_ns
     assert _plugin_command(command, mystmd_book) == 0  # up to date: left as it is
     out = capsys.readouterr().out
     assert plugin.stat().st_mtime_ns == written
-    assert "changed gpu_admonition.py" not in out
+    assert "changed gpu_admonition.mjs" not in out
+
+
+def test_a_book_that_names_the_executable_plugin_keeps_it_and_is_told_how_to_move(
+        mystmd_book, capsys):
+    """The executable plugin still works: migrate refreshes an earlier release's
+    ``gpu_admonition.py`` where myst.yml names it, and says the one line to change."""
+    from sphinx_gpu_admonition.mystmd.plugin_file import EARLIER_TEXTS
+
+    config = mystmd_book / "myst.yml"
+    config.write_text(config.read_text().replace(
+        "project:\n", "project:\n  plugins:\n    - type: executable\n"
+        "      path: gpu_admonition.py\n", 1))
+    plugin = mystmd_book / "gpu_admonition.py"
+    plugin.write_text(EARLIER_TEXTS[0])
+    assert main(["migrate", str(mystmd_book)]) == 0
+    out = capsys.readouterr().out
+    assert plugin.read_text() == PLUGIN_TEXT and os.access(plugin, os.X_OK)
+    assert not (mystmd_book / "gpu_admonition.mjs").exists()
+    assert "name gpu_admonition.mjs instead (project: plugins: - gpu_admonition.mjs)" in out
 
 
 @pytest.mark.parametrize("command", ["migrate", "init"])
 def test_a_folder_of_the_plugins_name_is_refused_even_with_force(mystmd_book, capsys, command):
-    (mystmd_book / "gpu_admonition.py").mkdir()
+    (mystmd_book / "gpu_admonition.mjs").mkdir()
     before = digests(mystmd_book)
     assert _plugin_command(command, mystmd_book, "--force") == 2
-    assert "gpu_admonition.py: not a file" in capsys.readouterr().err
+    assert "gpu_admonition.mjs: not a file" in capsys.readouterr().err
     assert digests(mystmd_book) == before
