@@ -3,8 +3,6 @@ environment and chains the user's PYTHONSTARTUP, ``init`` writes the plugin file
 
 from __future__ import annotations
 
-import os
-
 from mystmd_builds import (
     ROOT,
     write_settings,
