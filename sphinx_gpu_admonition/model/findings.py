@@ -3,7 +3,8 @@
 One row model for the status page's findings list, the console summary and the
 command line (no Sphinx here): every view shows the same cells in the same order
 (the flagged cells slowest first, then the notes slowest first; ties by docname),
-named by :class:`~.record.CellName`, each with its flags; the views write the reason and the action (:mod:`..render.finding_text`).
+named by :class:`~.record.CellName`, each with its flags; the views write the reason and
+the action (:mod:`..render.finding_text`).
 """
 
 from __future__ import annotations
