@@ -102,6 +102,15 @@ def plain_data(value: Any) -> Any:
 Dumper = Callable[[Any], Any]
 
 
+def _optional_inner(hint: Any) -> Any:
+    """``X`` of the field type ``X | None`` (every union of the model is one), else
+    None."""
+    if typing.get_origin(hint) not in (typing.Union, types.UnionType):
+        return None
+    (inner,) = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    return inner
+
+
 @functools.cache
 def dumper(hint: Any) -> Dumper | None:
     """:func:`plain_data` for a value of the model type ``hint``, specialised from the
@@ -111,8 +120,8 @@ def dumper(hint: Any) -> Dumper | None:
     each for its type, as :func:`plain_data` does, took twice as long.
     """
     origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):  # every union of the model is "X | None"
-        (inner,) = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    inner = _optional_inner(hint)
+    if inner is not None:
         dump_inner = dumper(inner)
         if dump_inner is None:
             return None
@@ -221,9 +230,8 @@ _ABSENT = object()
 def _loader(hint: Any, minimum: float = 0, allowed: tuple[str, ...] | None = None) -> Loader:
     """The function that checks and converts one value of type ``hint`` (built once)."""
     origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        # every union of the model is "X | None"
-        (inner,) = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    inner = _optional_inner(hint)
+    if inner is not None:
         load_inner = _loader(inner, minimum, allowed)
         return lambda value: None if value is None else load_inner(value)
     if hint is Any:
@@ -245,14 +253,6 @@ def _loader(hint: Any, minimum: float = 0, allowed: tuple[str, ...] | None = Non
     if hint is bool:
         return _load_boolean
     raise TypeError(f"no loader for the model type {hint!r}")  # a bug in the model
-
-
-def _optional_inner(hint: Any) -> Any:
-    """``X`` of the field type ``X | None``, else None."""
-    if typing.get_origin(hint) not in (typing.Union, types.UnionType):
-        return None
-    (inner,) = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-    return inner
 
 
 def _object_loader(cls: type) -> Loader:

@@ -135,10 +135,9 @@ def read_line(line: str) -> TimerReading | None:
     return None
 
 
-def _lines(outputs: str | Iterable[str]) -> list[str]:
-    """Every line of the outputs' text (a carriage return ends a line too: a progress
+def _lines(texts: list[str]) -> list[str]:
+    """Every line of the outputs' texts (a carriage return ends a line too: a progress
     bar's redrawn lines)."""
-    texts = [outputs] if isinstance(outputs, str) else list(outputs)
     return [line for text in texts for line in re.split(r"\r\n|\r|\n", text)]
 
 

@@ -10,6 +10,7 @@ from ..model.analysis import Flag
 from ..model.formatting import format_percent, format_seconds
 from .finding_text import FindingText
 from .labels import Labels
+from .templates import render as render_template
 
 
 class BadgeText(NamedTuple):
@@ -38,8 +39,6 @@ def badge_html(seconds: float, part: float | None, flags: Sequence[Flag], href: 
     """``2.30 s, 69% of this page's cell time — slow, large share (on the status page)``
     linking to the cell's row on the status page; reasons in the tooltip and as text
     for screen readers."""
-    from .templates import render as render_template  # Jinja: Sphinx's HTML only
-
     words = badge_text(seconds, part, flags, labels)
     return render_template("badge.html", rules=[f.rule for f in flags], href=href,
                            text=words.text, reasons=words.reasons, where=labels.badge_where)

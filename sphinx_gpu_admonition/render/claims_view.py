@@ -28,6 +28,7 @@ from ..model.timing_record import (
 )
 from . import claims_text as words
 from .labels import Labels, NGettext, Translate, english, english_plural
+from .templates import render as render_template
 
 #: claims listed on the status page before the rest collapse
 CLAIMS_SHOWN = 10
@@ -147,8 +148,6 @@ def claims_html(claims: Sequence[Claim], statements: Sequence[TimingStatement],
     for row in reviewed:
         row["href"] = page_uri(row["page"])
     texts = words.column_texts(translate)
-    from .templates import render as render_template  # Jinja: Sphinx's HTML only
-
     return render_template(
         "claims.html", ident=ident, rows=rows, top=CLAIMS_SHOWN,
         title=words.claims_title(translate),

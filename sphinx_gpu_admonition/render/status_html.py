@@ -42,14 +42,7 @@ from .status_rows import (
     share,
     status_rows,
 )
-
-
-def render_template(name: str, **context: Any) -> str:
-    """:func:`.templates.render`, Jinja imported at the first page rendered (mystmd's
-    plugin imports this module for :func:`cells_data` and renders no HTML)."""
-    from .templates import render
-
-    return render(name, **context)
+from .templates import render as render_template
 
 #: flagged cells listed above the table before the rest collapse (as the console's)
 FINDINGS_SHOWN = 5

@@ -5,7 +5,8 @@ record (a notebook title, an error message, a cell's first line) is always text:
 templates never build markup from data by hand.  No Sphinx here: the command line
 can render the same rows.  A build keeps the compiled templates in its doctree
 folder (:func:`keep_compiled_templates`): compiling them took about 30 ms of every
-build.
+build.  Jinja is imported at the first render, not with this module: mystmd's
+plugin imports the views for their data and renders no HTML.
 """
 
 from __future__ import annotations
@@ -13,15 +14,18 @@ from __future__ import annotations
 import contextlib
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 
 
 @functools.cache
 def _environment() -> jinja2.Environment:
+    import jinja2
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
         autoescape=True,  # every template, whatever its name
@@ -33,18 +37,24 @@ def _environment() -> jinja2.Environment:
     )
 
 
-class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
-    """Compiled templates in a folder; one that cannot be read or written is compiled
-    again, never an error.  Jinja2 compiles a template again when its source (its
-    checksum) or the Python version changed."""
+@functools.cache
+def _compiled_templates_class() -> type[jinja2.FileSystemBytecodeCache]:
+    import jinja2
 
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        with contextlib.suppress(OSError):
-            super().load_bytecode(bucket)
+    class CompiledTemplates(jinja2.FileSystemBytecodeCache):
+        """Compiled templates in a folder; one that cannot be read or written is
+        compiled again, never an error.  Jinja2 compiles a template again when its
+        source (its checksum) or the Python version changed."""
 
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        with contextlib.suppress(OSError):
-            super().dump_bytecode(bucket)
+        def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            with contextlib.suppress(OSError):
+                super().load_bytecode(bucket)
+
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            with contextlib.suppress(OSError):
+                super().dump_bytecode(bucket)
+
+    return CompiledTemplates
 
 
 def keep_compiled_templates(folder: Path) -> None:
@@ -59,7 +69,7 @@ def keep_compiled_templates(folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return
-    _environment().bytecode_cache = _CompiledTemplates(str(folder))
+    _environment().bytecode_cache = _compiled_templates_class()(str(folder))
 
 
 def render(name: str, **context: Any) -> str:
