@@ -87,11 +87,6 @@ def named_plugin(text: str) -> str | None:
     return next((name for name in (MJS_FILE, PLUGIN_FILE) if name in names), None)
 
 
-def has_plugin(text: str) -> bool:
-    """``project: plugins:`` names a plugin file of the package's."""
-    return named_plugin(text) is not None
-
-
 def _only_adds_plugin(before: str, after: str) -> bool:
     old, new = _load_yaml(before), _load_yaml(after)
     if not isinstance(old, dict) or not isinstance(new, dict):
@@ -171,5 +166,5 @@ def migrate(book: Path, dry_run: bool = False, force: bool = False) -> Migration
     return result
 
 
-__all__ = ["MYST_CONFIG", "MigrationError", "add_plugin", "has_plugin", "is_mystmd_book",
+__all__ = ["MYST_CONFIG", "MigrationError", "add_plugin", "is_mystmd_book", "named_plugin",
            "migrate"]
