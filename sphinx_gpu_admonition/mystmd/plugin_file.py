@@ -16,6 +16,7 @@ followed). Something that is not a file (a folder) is always refused.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import stat
@@ -65,6 +66,13 @@ def _text_of(path: Path) -> str | None:
         return None
 
 
+@functools.cache
+def mjs_template() -> str:
+    """This release's template (package data), read once: a command compares a book's
+    file with it and writes from it."""
+    return MJS_TEMPLATE.read_text(encoding="utf-8")
+
+
 def mjs_text(python: str | None = None) -> str:
     """``gpu_admonition.mjs`` for the interpreter ``python`` (this one: the path as
     given, a virtual environment's link kept)."""
@@ -77,7 +85,7 @@ def mjs_text(python: str | None = None) -> str:
 
 
 def _mjs_from(config: dict[str, object], template: str | None = None) -> str:
-    template = MJS_TEMPLATE.read_text(encoding="utf-8") if template is None else template
+    template = mjs_template() if template is None else template
     return template.replace(MJS_CONFIG_LINE, f"const CONFIG = {json.dumps(config)};", 1)
 
 
@@ -93,7 +101,7 @@ def mjs_config(text: str) -> dict[str, object] | None:
         return None
     if not isinstance(config, dict):
         return None
-    templates = (MJS_TEMPLATE.read_text(encoding="utf-8"), *EARLIER_MJS_TEMPLATES)
+    templates = (mjs_template(), *EARLIER_MJS_TEMPLATES)
     return config if any(_mjs_from(config, template) == text for template in templates) \
         else None
 

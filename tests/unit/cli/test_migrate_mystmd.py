@@ -14,7 +14,7 @@ import yaml
 from conftest import PROJECT
 
 from sphinx_gpu_admonition.cli import main
-from sphinx_gpu_admonition.mystmd.plugin_file import PLUGIN_TEXT, mjs_text
+from sphinx_gpu_admonition.mystmd.plugin_file import PLUGIN_TEXT, mjs_template, mjs_text
 from unit.cli.test_migrate import BOM, QUANTECON_MYSTMD, digests, shared_tmp, unprivileged
 
 DOCS_MYSTMD = PROJECT / "docs" / "mystmd.md"
@@ -143,6 +143,9 @@ def test_an_unwritable_myst_yml_is_refused_before_anything_is_written(capsys):
         book = folder / "lectures"
         shutil.copytree(QUANTECON_MYSTMD, book)
         before = digests(folder)
+        # the package's template read as its owner: in a checkout under a private
+        # folder (mktemp -d) the unprivileged user could not read it at all
+        mjs_template()
         with unprivileged(folder):
             (book / "myst.yml").chmod(0o444)
             assert main(["migrate", str(book)]) == 2
