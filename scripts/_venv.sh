@@ -3,7 +3,11 @@
 # make_venv [--python INTERPRETER] DIR PIP-ARGS...: a virtual environment with
 # these packages installed, made with INTERPRETER (default: python3); one made
 # with another Python version is made afresh.  pip's output goes to DIR.log and
-# is shown only when the install fails.
+# is shown only when the install fails.  An environment that already holds what
+# these arguments and pyproject.toml asked for (DIR/.sga-installed says so) is not
+# installed into again: a second run on a laptop starts its tests at once (the
+# package is installed editable, so an edit of its code needs no install).
+# SGA_REINSTALL=1 installs anyway (after removing a package by hand, say).
 make_venv() {
   local python=python3
   if [ "$1" = --python ]; then
@@ -17,6 +21,13 @@ make_venv() {
      [ "$("$venv/bin/python" -c "$version" 2>/dev/null)" != "$("$python" -c "$version")" ]; then
     "$python" -m venv --clear "$venv"
   fi
+  local stamp="$venv/.sga-installed" wanted
+  wanted="$* $(sha256sum pyproject.toml | cut -d' ' -f1)"
+  if [ "${SGA_REINSTALL:-}" != 1 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
+    echo "== $venv: up to date ($*)"
+    return 0
+  fi
+  rm -f "$stamp"
   echo "== installing into $venv: $*"
   if ! { "$venv/bin/python" -m pip install -q --upgrade pip &&
          "$venv/bin/python" -m pip install -q "$@"; } >"$venv.log" 2>&1; then
@@ -24,6 +35,7 @@ make_venv() {
     echo "pip install failed (full log: $venv.log)" >&2
     return 1
   fi
+  printf '%s\n' "$wanted" >"$stamp"
 }
 
 # ensure_chromium: Debian's Chromium for the browser tests (Playwright drives it).

@@ -55,6 +55,7 @@ function startServer() {
       reject(failed(kind, name, why, state.err.slice(-20000)));
     }
     state.pending.clear();
+    hold(state); // nothing waits on it now: node ends, even if a stuck server does not
   };
   child.on("error", (error) => fail(`cannot run the plugin's server: ${error.message}`));
   child.on("close", (code, signal) => fail( // exited, its last reply read
