@@ -41,7 +41,7 @@ from ..model.page_claims import (
     wanted_text,
 )
 from ..model.schema import dumper
-from ..model.timing_quotes import quote_problem
+from ..model.timing_quotes import Quotes
 from ..model.timing_record import Claim, ClaimRules, TimingStatement
 from ..render import claims_text
 from ..render.runtime_text import stale_pages
@@ -123,6 +123,8 @@ class BookClaims(NamedTuple):
     statements: list[TimingStatement]
     #: (page, the claim's number among the page's claims) -> the claim
     by_role: dict[tuple[str, int], Claim]
+    #: the quoting roles' values, worked out once for their warnings and their text
+    quotes: Quotes
 
     def claim_of(self, page: str, number: int, expression: str) -> Claim | None:
         claim = self.by_role.get((page, number))
@@ -178,7 +180,8 @@ def book_claims(app: Sphinx) -> BookClaims:
         keys += [(docname, number) for number in range(len(found))]
     claims, statements = page_claims.book_claims(sites, texts, checked_against, rules)
     state.claims = BookClaims(checked_against, rules, claims, statements,
-                              dict(zip(keys, claims, strict=True)))
+                              dict(zip(keys, claims, strict=True)),
+                              Quotes(checked_against, rules))
     return state.claims
 
 
@@ -213,7 +216,7 @@ def emit_warnings(app: Sphinx, checked: BookClaims) -> None:
 def _quote_problem(role: str, text: str, docname: str, checked: BookClaims) -> str | None:
     """Why this build states no value for a ``{timing}`` or ``{timing-ratio}``, when the
     text or the book can fix it."""
-    check = quote_problem(role, text, docname, checked.builds, checked.rules)
+    check = checked.quotes.problem(role, text, docname)
     return claims_text.reason_text(check) if check is not None else None
 
 
@@ -222,10 +225,11 @@ def _shown_digest(app: Sphinx, checked: BookClaims) -> str:
     """What the pages of timing roles and the status pages show of the claims."""
     digest = hashlib.sha1(sources_digest(app).encode())
     digest.update(repr(tuple(checked.rules)).encode())
-    for claim in checked.claims:
-        digest.update(json.dumps(dumper(Claim)(claim), sort_keys=True).encode())
-    for statement in checked.statements:
-        digest.update(json.dumps(dumper(TimingStatement)(statement), sort_keys=True).encode())
+    # one text of them all (the dumpers keep the fields' order): a text a claim took
+    # twice as long, and this runs on every build
+    shown = ([dumper(Claim)(claim) for claim in checked.claims],
+             [dumper(TimingStatement)(statement) for statement in checked.statements])
+    digest.update(json.dumps(shown, separators=(",", ":")).encode())
     return digest.hexdigest()
 
 

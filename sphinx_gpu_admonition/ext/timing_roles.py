@@ -25,7 +25,6 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxRole
 
 from ..model.page_text import CLAIM_ROLE, RATIO_ROLE, TIMING_ROLE
-from ..model.timing_quotes import ratio_checks, timing_values
 from ..model.timing_record import Claim
 from ..render import claims_text
 from ..render.claims_view import claim_anchor
@@ -96,16 +95,8 @@ class ResolveTimings(SphinxPostTransform):
         if role == CLAIM_ROLE:
             claim = checked.claim_of(page, node["number"], text) if checked else None
             return self._mark(claim, html)
-        builds = checked.builds if checked else []
-        if role == TIMING_ROLE:
-            values, _missing = timing_values(text, page, builds) if builds else ([], None)
-            shown = claims_text.timing_text(values, translate)
-            hover = claims_text.timing_hover(values, translate)
-        else:
-            checks = ratio_checks(text, page, builds, checked.rules) if builds else []
-            margin = checked.rules.margin if checked else 0.1
-            shown = claims_text.ratio_text(checks, margin, translate)
-            hover = claims_text.ratio_hover(checks, translate)
+        shown, hover = claims_text.quoted_text(role, text, page,
+                                               checked.quotes if checked else None, translate)
         result = nodes.inline("", "", classes=[TIMING_CLASS])
         result.source, result.line = node.source, node.line
         # the exact figures in the HTML tooltip only: other writers print an

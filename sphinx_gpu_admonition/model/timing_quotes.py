@@ -88,20 +88,55 @@ def ratio_checks(text: str, page: str, builds: Sequence[Build],
     return check_claim(ClaimSite(page, f"{left} < {right}"), builds, rules).checks
 
 
-def quote_problem(role: str, text: str, page: str, builds: Sequence[Build],
-                  rules: ClaimRules) -> ClaimCheck | None:
-    """Why this build states no value for a ``{timing}`` or ``{timing-ratio}`` on
-    ``page``, when the text or the book can fix it (a reason of ``WARNED_REASONS``, that
-    both engines warn about at the role's line); None when there is a value, or none for
-    a reason the text cannot fix."""
-    if role == TIMING_ROLE:
-        _values, missing = timing_values(text, page, builds)
-        if missing is None or missing.reason not in WARNED_REASONS:
-            return None
-        return ClaimCheck(reason=missing.reason, subject=missing.subject,
-                          detail=missing.detail)
-    if role == RATIO_ROLE:
-        checks = ratio_checks(text, page, builds, rules)
-        check = checks[0] if checks else ClaimCheck()
-        return None if check.ratio is not None or check.reason not in WARNED_REASONS else check
-    return None
+class Quotes:
+    """The quoting roles of one build, each role's text on its page worked out once.
+
+    A role is warned about once the records are final (:meth:`problem`) and filled in
+    when its page is written (:meth:`values`, :meth:`ratios`): both read the same answer
+    (before, each ``{timing-ratio}`` was checked twice a build). The answers are only
+    read, never changed, by the views.
+    """
+
+    __slots__ = ("builds", "rules", "_values", "_ratios")
+
+    def __init__(self, builds: Sequence[Build], rules: ClaimRules) -> None:
+        self.builds = builds
+        self.rules = rules
+        self._values: dict[tuple[str, str],
+                           tuple[list[EvidenceValue], Unavailable | None]] = {}
+        self._ratios: dict[tuple[str, str], list[ClaimCheck]] = {}
+
+    def values(self, text: str, page: str
+               ) -> tuple[list[EvidenceValue], Unavailable | None]:
+        """:func:`timing_values` of ``{timing}`text``` on ``page``."""
+        key = (text, page)
+        found = self._values.get(key)
+        if found is None:
+            found = self._values[key] = timing_values(text, page, self.builds)
+        return found
+
+    def ratios(self, text: str, page: str) -> list[ClaimCheck]:
+        """:func:`ratio_checks` of ``{timing-ratio}`text``` on ``page``."""
+        key = (text, page)
+        found = self._ratios.get(key)
+        if found is None:
+            found = self._ratios[key] = ratio_checks(text, page, self.builds, self.rules)
+        return found
+
+    def problem(self, role: str, text: str, page: str) -> ClaimCheck | None:
+        """Why this build states no value for a ``{timing}`` or ``{timing-ratio}`` on
+        ``page``, when the text or the book can fix it (a reason of ``WARNED_REASONS``,
+        that both engines warn about at the role's line); None when there is a value, or
+        none for a reason the text cannot fix."""
+        if role == TIMING_ROLE:
+            _values, missing = self.values(text, page)
+            if missing is None or missing.reason not in WARNED_REASONS:
+                return None
+            return ClaimCheck(reason=missing.reason, subject=missing.subject,
+                              detail=missing.detail)
+        if role == RATIO_ROLE:
+            checks = self.ratios(text, page)
+            check = checks[0] if checks else ClaimCheck()
+            return None if check.ratio is not None or check.reason not in WARNED_REASONS \
+                else check
+        return None

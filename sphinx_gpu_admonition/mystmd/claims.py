@@ -39,10 +39,10 @@ from ..model.page_claims import (
     placed,
     wanted_text,
 )
-from ..model.page_text import CLAIM_ROLE, CLAIM_ROLES, TIMING_ROLE
+from ..model.page_text import CLAIM_ROLE, CLAIM_ROLES
 from ..model.record import EXECUTION_OFF, NotebookRecord
 from ..model.schema import SchemaError, dumper
-from ..model.timing_quotes import quote_problem, ratio_checks, timing_values
+from ..model.timing_quotes import Quotes
 from ..model.timing_record import Claim, ClaimRules, TimingStatement
 from ..model.timings import tag_problems
 from ..render import claims_text
@@ -216,6 +216,8 @@ class CheckedBook(NamedTuple):
     claims: list[Claim]
     statements: list[TimingStatement]
     by_role: dict[tuple[str, int], Claim]
+    #: the quoting roles' values, worked out once for their warnings and their text
+    quotes: Quotes
 
 
 def other_builds(configured: Iterable[str], root: Path
@@ -260,7 +262,8 @@ def check_book(pages: list[SavedPage], records: list[NotebookRecord],
         keys += [(saved.page, number) for number in range(len(found))]
     texts = {saved.page: saved.text for saved in pages if saved.text is not None}
     claims, statements = book_claims(sites, texts, builds, rules)
-    return CheckedBook(builds, rules, claims, statements, dict(zip(keys, claims, strict=True)))
+    return CheckedBook(builds, rules, claims, statements, dict(zip(keys, claims, strict=True)),
+                       Quotes(builds, rules))
 
 
 # -- the page's placeholders and warnings --------------------------------------------------
@@ -275,19 +278,8 @@ def _mark(claim: Claim | None, translate: Translate) -> mdast.Node:
          "children": [mdast.text(claims_text.VERDICT_MARKS.get(verdict, "?"))]}]}
 
 
-def _quoted(role: str, text: str, page: str, checked: CheckedBook,
-            translate: Translate) -> tuple[str, str]:
-    if role == TIMING_ROLE:
-        values, _missing = timing_values(text, page, checked.builds)
-        return (claims_text.timing_text(values, translate),
-                claims_text.timing_hover(values, translate))
-    checks = ratio_checks(text, page, checked.builds, checked.rules)
-    return (claims_text.ratio_text(checks, checked.rules.margin, translate),
-            claims_text.ratio_hover(checks, translate))
-
-
 def _quote_problem(role: str, text: str, page: str, checked: CheckedBook) -> str | None:
-    check = quote_problem(role, text, page, checked.builds, checked.rules)
+    check = checked.quotes.problem(role, text, page)
     return claims_text.reason_text(check) if check is not None else None
 
 
@@ -305,8 +297,9 @@ def resolve(tree: mdast.Node, checked: CheckedBook, pages: list[SavedPage],
             claim = checked.by_role.get((page, data.get("number", -1))) if page else None
             node.update(_mark(claim, translate))
             continue
-        shown_text, hover = _quoted(role, text, page, checked, translate) if page \
-            else (claims_text.timing_text([], translate), "")
+        shown_text, hover = (
+            claims_text.quoted_text(role, text, page, checked.quotes, translate) if page
+            else (claims_text.timing_text([], translate), ""))
         node["class"] = TIMING_CLASS
         node["children"] = [{"type": "abbreviation", "title": hover,
                              "children": [mdast.text(shown_text)]} if hover

@@ -21,7 +21,9 @@ from pathlib import Path
 from ..model import claims as claim_rules
 from ..model import timing_record as tr
 from ..model.formatting import one_line
-from ..model.timing_record import Claim, ClaimCheck, EvidenceValue
+from ..model.page_text import TIMING_ROLE
+from ..model.timing_quotes import Quotes
+from ..model.timing_record import Claim, ClaimCheck, ClaimRules, EvidenceValue
 from ..model.timings import BAD_NAME, TagProblem
 from .labels import Labels, NGettext, Translate, english, english_plural
 from .runtime_text import kind_phrase
@@ -426,6 +428,19 @@ def value_hover(value: EvidenceValue, translate: Translate = english) -> str:
     return translate("%(build)s, %(device)s: %(value)s") % {
         "build": name, "device": device,
         "value": _exact(tr.TimedValue(value.seconds, value.source, value.timer), translate)}
+
+
+def quoted_text(role: str, text: str, page: str, quotes: Quotes | None,
+                translate: Translate = english) -> tuple[str, str]:
+    """A ``{timing}`` or ``{timing-ratio}`` on ``page`` as both engines show it: its text
+    and its hover (the exact figures), from the build's answers (None: nothing is
+    measured yet, "an unknown time")."""
+    if role == TIMING_ROLE:
+        values = quotes.values(text, page)[0] if quotes is not None else []
+        return timing_text(values, translate), timing_hover(values, translate)
+    checks = quotes.ratios(text, page) if quotes is not None else []
+    margin = quotes.rules.margin if quotes is not None else ClaimRules().margin
+    return ratio_text(checks, margin, translate), ratio_hover(checks, translate)
 
 
 def timing_hover(values: Sequence[EvidenceValue], translate: Translate = english) -> str:

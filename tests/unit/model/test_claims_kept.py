@@ -14,10 +14,11 @@ from lecture_text import LECTURE, lecture_record
 from sphinx_gpu_admonition.model import files
 from sphinx_gpu_admonition.model.claims import Build, check_claims, claim_sites
 from sphinx_gpu_admonition.model.merge import merge_reports
-from sphinx_gpu_admonition.model.page_text import TextBlock, sentences
+from sphinx_gpu_admonition.model.page_text import RATIO_ROLE, TIMING_ROLE, TextBlock, sentences
 from sphinx_gpu_admonition.model.record import NotebookRecord, StatusReport
 from sphinx_gpu_admonition.model.speed_statements import statements_to_review
 from sphinx_gpu_admonition.model.timing_quotes import (
+    Quotes,
     parse_ratio,
     ratio_checks,
     timing_values,
@@ -162,3 +163,22 @@ def test_ratio_per_device():
     checks = ratio_checks("vmap-v2 / vmap-v1", PAGE, builds(), ClaimRules())
     assert [(c.device_kind, round(c.ratio, 3)) for c in checks] == [("CPU", 0.917),
                                                                    ("GPU", 0.418)]
+
+
+def test_a_quote_is_warned_about_and_shown_from_one_answer():
+    """``Quotes``: the warning of a ``{timing}`` or ``{timing-ratio}`` and its text read
+    the same values, worked out once a build (the same objects on every ask), and they
+    are the module functions' values."""
+    quotes = Quotes(builds(), ClaimRules())
+    checks = quotes.ratios("vmap-v2 / vmap-v1", PAGE)
+    assert checks == ratio_checks("vmap-v2 / vmap-v1", PAGE, builds(), ClaimRules())
+    assert quotes.ratios("vmap-v2 / vmap-v1", PAGE) is checks
+    assert quotes.problem(RATIO_ROLE, "vmap-v2 / vmap-v1", PAGE) is None  # it has a value
+    values = quotes.values("vmap-v2", PAGE)
+    assert values == timing_values("vmap-v2", PAGE, builds())
+    assert quotes.values("vmap-v2", PAGE) is values
+    unknown = quotes.problem(TIMING_ROLE, "vmap-v3", PAGE)
+    assert unknown is not None and unknown.reason == UNKNOWN_NAME
+    bad = quotes.problem(RATIO_ROLE, "a / b / c", PAGE)
+    assert bad is not None and bad.reason == PARSE
+    assert quotes.problem("timing-claim", "a < b", PAGE) is None  # claims are checked apart

@@ -13,7 +13,8 @@ from lecture_text import lecture_record
 from sphinx_gpu_admonition.model import claims as claim_rules
 from sphinx_gpu_admonition.model import timing_record as tr
 from sphinx_gpu_admonition.model.claims import Build, ClaimSite, check_claim
-from sphinx_gpu_admonition.model.timing_quotes import ratio_checks, timing_values
+from sphinx_gpu_admonition.model.page_text import RATIO_ROLE, TIMING_ROLE
+from sphinx_gpu_admonition.model.timing_quotes import Quotes, ratio_checks, timing_values
 from sphinx_gpu_admonition.model.timing_record import ClaimCheck, ClaimRules
 from sphinx_gpu_admonition.model.timings import BAD_NAME, TagProblem
 from sphinx_gpu_admonition.render import claims_text as text
@@ -74,6 +75,23 @@ def test_ratio_names_devices_when_there_are_several():
     assert text.ratio_text(checks[1:]) == "2.4 times faster"
     assert text.ratio_text([ClaimCheck(reason=tr.PARSE)]) == \
         "an unknown ratio (not measured yet)"
+
+
+def test_both_engines_quote_a_role_in_the_same_words():
+    """``quoted_text``, which Sphinx's and mystmd's roles both call: the text and the
+    hover of each role from the build's answers, "unknown" before anything is measured."""
+    quotes = Quotes(BUILDS, ClaimRules())
+    shown, hover = text.quoted_text(TIMING_ROLE, "vmap-v2", PAGE, quotes)
+    assert shown == "11 ms on a CPU (AMD EPYC 7763), 0.46 ms on a GPU (Tesla T4)"
+    assert "Tesla T4" in hover and "0.46" in hover
+    shown, hover = text.quoted_text(RATIO_ROLE, "vmap-v2 / vmap-v1", PAGE, quotes)
+    assert shown == ("about the same on a CPU (AMD EPYC 7763), 2.4 times faster on a GPU "
+                     "(Tesla T4)")
+    assert " = " in hover
+    assert text.quoted_text(TIMING_ROLE, "vmap-v2", PAGE, None) == (
+        "an unknown time (not measured yet)", "")
+    assert text.quoted_text(RATIO_ROLE, "a / b", PAGE, None) == (
+        "an unknown ratio (not measured yet)", "")
 
 
 def test_a_failing_claims_warning_names_the_device_and_the_figures():
