@@ -4,14 +4,16 @@ transforms) and with the executable plugin (``gpu_admonition.py``, a process for
 every call).
 
     python benchmarks/bench_mystmd_build.py [--pages 10] [--repeats 7] [--forced]
-        [--myst .mystmd/node_modules/.bin/myst] [--keep FOLDER]
+        [--directives] [--myst .mystmd/node_modules/.bin/myst] [--keep FOLDER]
 
 A synthetic book of ``--pages`` pages (three trivial code cells each) is copied once
 per variant; each copy is executed once (``myst build --execute --site``), then built
 again ``--repeats`` times as a cache hit (no kernel runs), the variants interleaved
 and their order swapped every round. ``--forced`` also times builds with the
-execution cache removed first (every page's kernel runs). The plugin's variants
-export the capture's environment (``mystmd env``), as the docs tell users to.
+execution cache removed first (every page's kernel runs). ``--directives`` gives each
+page of the plugin's books a ``{gpu}`` notice and a ``{runtime}`` role, as a GPU
+lecture has (mystmd calls them synchronously). The plugin's variants export the
+capture's environment (``mystmd env``), as the docs tell users to.
 
 Printed: medians with their spread (min-max) of the build's wall time, the CPU time
 of the ``myst`` process tree that ``myst`` waits for (node, and the executable
@@ -61,16 +63,22 @@ print(sum(y))
 ```
 """
 VARIANTS = ("none", "mjs", "executable")
+#: with --directives, after each page's title in the plugin's books
+DIRECTIVES = "\n```{gpu}\n```\n\nThis lecture runs in {runtime}`this page`.\n"
 
 
-def make_book(folder: Path, pages: int, variant: str, python: Path) -> Path:
+def make_book(folder: Path, pages: int, variant: str, python: Path,
+              directives: bool = False) -> Path:
     from sphinx_gpu_admonition.mystmd import plugin_file
 
     book = folder / variant
     shutil.copytree(TEMPLATE, book / "template")
     names = [f"page{n:02d}.md" for n in range(pages)]
     for n, name in enumerate(names):
-        (book / name).write_text(PAGE.format(n=n), encoding="utf-8")
+        text = PAGE.format(n=n)
+        if directives and variant != "none":
+            text = text.replace(f"# Page {n}\n", f"# Page {n}\n{DIRECTIVES}", 1)
+        (book / name).write_text(text, encoding="utf-8")
     plugins = {"none": "",
                "mjs": f"  plugins:\n    - {plugin_file.MJS_FILE}\n",
                "executable": ("  plugins:\n    - type: executable\n"
@@ -193,6 +201,8 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--forced", action="store_true")
+    parser.add_argument("--directives", action="store_true",
+                        help="a {gpu} notice and a {runtime} role on every page")
     parser.add_argument("--myst", default=str(PROJECT / ".mystmd" / "node_modules" / ".bin"
                                               / "myst"))
     parser.add_argument("--keep", type=Path, help="build in FOLDER and keep it")
@@ -203,7 +213,7 @@ def main() -> int:
         logs = folder / "logs"
         logs.mkdir(exist_ok=True)
         python = wrapper(folder)
-        books = {variant: make_book(folder, args.pages, variant, python)
+        books = {variant: make_book(folder, args.pages, variant, python, args.directives)
                  for variant in VARIANTS}
         for variant, book in books.items():  # executed once: the later builds hit
             build(args.myst, book, variant, logs)

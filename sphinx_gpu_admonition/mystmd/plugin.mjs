@@ -2,11 +2,14 @@
 // `python -m sphinx_gpu_admonition.mystmd init`; myst.yml names this file).
 // init and migrate replace it only while it is this text, or with --force.
 //
-// mystmd imports this file into its own process. The directives and roles run the
-// package's plugin once per call (mystmd wants their answer at once, as its
-// executable plugins give it); the transforms go to one Python process kept for the
-// build (`--serve`: a line of JSON a request, a line a reply), started at the first.
-import { spawn, spawnSync } from "node:child_process";
+// mystmd imports this file into its own process. One Python process, kept for the
+// build and started at the first call (`--serve`: a line of JSON a request, a line a
+// reply), answers every directive, role and transform. It is a child of a worker
+// thread: mystmd wants a directive's or a role's answer at once (it calls them
+// synchronously), so this thread waits for the worker (Atomics.wait) while the worker
+// talks to the server; a transform's answer is awaited, as mystmd awaits transforms.
+import { spawnSync } from "node:child_process";
+import { MessageChannel, Worker, receiveMessageOnPort } from "node:worker_threads";
 
 // what init wrote in: the interpreter, the package's version and its specification
 const CONFIG = {};
@@ -15,7 +18,7 @@ const ENTRY = "from sphinx_gpu_admonition.mystmd.plugin import main; main()";
 const COMMAND = `${CONFIG.python}: sphinx_gpu_admonition.mystmd.plugin`;
 const DEBUG = process.argv.includes("--debug") || process.argv.includes("-d");
 
-// a call that failed; `moved`: a process that did not answer (the hint to run init)
+// what a call that fails throws (mystmd stops the build with its message)
 function failed(kind, name, why, stderr, moved = true) {
   const hint = moved ? "; if the interpreter or the package moved, run python -m "
     + "sphinx_gpu_admonition.mystmd init again" : "";
@@ -27,7 +30,166 @@ function debug(text) {
   if (DEBUG && text) process.stderr.write(`\n\n${text}\n\n`);
 }
 
-// as mystmd's executable plugins: a process, the data on stdin, the answer on stdout
+// The worker thread's code: it starts the server, sends it each call it gets on one of
+// its two ports ("sync": a directive's or a role's, whose caller waits on `flag`;
+// "async": a transform's, with the caller's id) and sends each reply back on the port
+// the call came by. A server that ends, cannot start or answers what is not JSON fails
+// every call after it, with the same reason.
+const WORKER = `
+const { workerData } = require("node:worker_threads");
+const { spawn } = require("node:child_process");
+const { python, entry, sync, calls, flag, version, specDigest, debug } = workerData;
+let child = null;
+let gone = null;
+let out = "";
+let err = "";
+let hello = null;
+let next = 1;
+const pending = new Map(); // the server's request id -> where its reply goes
+
+function answer(to, message) {
+  if (to.port === "sync") {
+    sync.postMessage(message);
+    Atomics.store(flag, 0, 1);
+    Atomics.notify(flag, 0);
+  } else {
+    calls.postMessage({ ...message, id: to.id });
+  }
+}
+
+function fail(why) {
+  gone ??= why;
+  for (const to of pending.values()) answer(to, { failed: gone, stderr: err.slice(-20000) });
+  pending.clear();
+}
+
+function answered(line) {
+  let reply;
+  try {
+    reply = JSON.parse(line);
+  } catch {
+    child.kill();
+    fail("the plugin's server answered what is not JSON: " + line.slice(0, 200));
+    return false;
+  }
+  if (hello === null) {
+    hello = reply;
+    if (reply.version !== version || reply.spec !== specDigest) {
+      process.stderr.write("\\u26a0\\ufe0f  sphinx-gpu-admonition: this gpu_admonition.mjs was "
+        + "written for version " + version + ", the interpreter has " + reply.version
+        + (reply.spec !== specDigest ? " with other directives or roles" : "")
+        + ": run python -m sphinx_gpu_admonition.mystmd init again\\n");
+    }
+    return true;
+  }
+  const to = pending.get(reply.id);
+  if (to) {
+    pending.delete(reply.id);
+    answer(to, { reply });
+  }
+  return true;
+}
+
+function start() {
+  child = spawn(python, ["-c", entry, "--serve"], { stdio: ["pipe", "pipe", "pipe"] });
+  child.on("error", (error) => fail("cannot run the plugin's server: " + error.message));
+  child.on("close", (code, signal) => fail("the plugin's server ended ("
+    + (signal ? "signal " + signal : "exit status " + code) + ")"));
+  child.stdin.on("error", () => {}); // a server that is gone: "close" says so
+  child.stderr.setEncoding("utf-8");
+  child.stderr.on("data", (chunk) => {
+    err = (err + chunk).slice(-100000);
+    if (debug) process.stderr.write("\\n\\n" + chunk + "\\n\\n");
+  });
+  child.stdout.setEncoding("utf-8");
+  child.stdout.on("data", (chunk) => {
+    let start = 0;
+    let end;
+    while ((end = chunk.indexOf("\\n", start)) >= 0) { // a reply a line; a page's is long
+      const line = out + chunk.slice(start, end);
+      out = "";
+      start = end + 1;
+      if (!answered(line)) return;
+    }
+    out += chunk.slice(start);
+  });
+}
+
+function request(to, { kind, name, data }) {
+  if (child === null) start();
+  if (gone) {
+    answer(to, { failed: gone, stderr: err.slice(-20000) });
+    return;
+  }
+  const id = next++;
+  pending.set(id, to);
+  child.stdin.write(JSON.stringify({ id, kind, name, data }) + "\\n");
+}
+
+// a fault of this code must not leave a directive's caller waiting for ever
+process.on("uncaughtException", (error) => fail("the plugin's worker failed: " + error.message));
+Atomics.store(flag, 1, 1); // started: a caller may wait as long as its call takes
+sync.on("message", (call) => request({ port: "sync" }, call));
+calls.on("message", (call) => request({ port: "async", id: call.id }, call));
+`;
+
+let bridge = null;
+// how long a call waits for the worker thread to start (it takes milliseconds)
+const WORKER_START_MS = 30000;
+
+// the worker and its ports, made at the first call; it keeps node running only while a
+// transform waits for its reply, so node ends with the build (and the server's input
+// closes: it ends too)
+function worker() {
+  if (bridge !== null) return bridge;
+  const sync = new MessageChannel();
+  const calls = new MessageChannel();
+  const flag = new Int32Array(new SharedArrayBuffer(8)); // [answered, worker started]
+  const thread = new Worker(WORKER, {
+    eval: true,
+    execArgv: [], // CommonJS whatever node was started with (--input-type=module)
+    workerData: { python: CONFIG.python, entry: ENTRY, sync: sync.port2, calls: calls.port2,
+                  flag, version: CONFIG.version, specDigest: CONFIG.specDigest,
+                  debug: DEBUG },
+    transferList: [sync.port2, calls.port2],
+  });
+  bridge = { thread, sync: sync.port1, calls: calls.port1, flag, waiting: new Map(),
+             next: 1 };
+  bridge.calls.on("message", (message) => {
+    const waiting = bridge.waiting.get(message.id);
+    if (!waiting) return;
+    bridge.waiting.delete(message.id);
+    hold();
+    waiting(message);
+  });
+  hold();
+  return bridge;
+}
+
+function hold() {
+  const busy = bridge.waiting.size > 0;
+  for (const handle of [bridge.thread, bridge.calls]) {
+    if (busy) handle.ref(); else handle.unref();
+  }
+}
+
+// a reply's result, or the error a failed call throws
+function settled(kind, name, message) {
+  if (message.failed !== undefined) throw failed(kind, name, message.failed, message.stderr);
+  const { reply } = message;
+  if (reply.error !== undefined) {
+    // as the executable plugin's non-zero exit: a --strict build's warnings fail it
+    throw failed(kind, name, reply.strict ? "warnings in a --strict build" : reply.error,
+      reply.stderr, false);
+  }
+  debug(reply.stderr);
+  return reply.result;
+}
+
+// a call in a process of its own (the executable plugin's protocol): a directive's or
+// a role's when the server is gone. mystmd takes a directive's error for the page's
+// and goes on with exit status 0, while a transform's fails the build; so the pages
+// are still read, and the transforms, which need the server, fail the build.
 function runOnce(kind, name, data) {
   const done = spawnSync(CONFIG.python, ["-c", ENTRY, `--${kind}`, name], {
     input: JSON.stringify(data), encoding: "utf-8", stdio: ["pipe", "pipe", "pipe"],
@@ -41,123 +203,46 @@ function runOnce(kind, name, data) {
   return JSON.parse(done.stdout);
 }
 
-let server = null;
-
-function startServer() {
-  const child = spawn(CONFIG.python, ["-c", ENTRY, "--serve"], {
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  const state = { child, pending: new Map(), next: 1, out: "", err: "", hello: null,
-                  gone: null };
-  const fail = state.fail = (why) => {
-    state.gone ??= why; // the later transforms fail with the same reason
-    for (const { reject, kind, name } of state.pending.values()) {
-      reject(failed(kind, name, why, state.err.slice(-20000)));
+// a directive's or a role's call: this thread waits for the worker's answer
+function callNow(kind, name, data) {
+  const { sync, flag } = worker();
+  Atomics.store(flag, 0, 0);
+  sync.postMessage({ kind, name, data });
+  const asked = Date.now();
+  while (Atomics.wait(flag, 0, 0, 1000) === "timed-out") {
+    if (!Atomics.load(flag, 1) && Date.now() - asked > WORKER_START_MS) {
+      return runOnce(kind, name, data); // the worker thread did not start
     }
-    state.pending.clear();
-    hold(state); // nothing waits on it now: node ends, even if a stuck server does not
-  };
-  child.on("error", (error) => fail(`cannot run the plugin's server: ${error.message}`));
-  child.on("close", (code, signal) => fail( // exited, its last reply read
-    `the plugin's server ended (${signal ? `signal ${signal}` : `exit status ${code}`})`));
-  child.stdin.on("error", () => {}); // a server that is gone: "close" says so
-  child.stderr.setEncoding("utf-8");
-  child.stderr.on("data", (chunk) => {
-    state.err = (state.err + chunk).slice(-100000);
-    debug(chunk);
-  });
-  child.stdout.setEncoding("utf-8");
-  child.stdout.on("data", (chunk) => {
-    let start = 0;
-    let end;
-    while ((end = chunk.indexOf("\n", start)) >= 0) { // a reply a line; a page's is long
-      const line = state.out + chunk.slice(start, end);
-      state.out = "";
-      start = end + 1;
-      if (!answered(state, line)) return;
-    }
-    state.out += chunk.slice(start);
-  });
-  server = state;
-  hold(state);
-  return state;
+  }
+  const got = receiveMessageOnPort(sync);
+  return got && got.message.failed === undefined ? settled(kind, name, got.message)
+    : runOnce(kind, name, data);
 }
 
-// one line from the server: its hello, or a reply; false when it is not JSON
-function answered(state, line) {
-  let reply;
-  try {
-    reply = JSON.parse(line);
-  } catch {
-    state.child.kill();
-    state.fail(`the plugin's server answered what is not JSON: ${line.slice(0, 200)}`);
-    return false;
-  }
-  if (state.hello === null) {
-    state.hello = reply;
-    if (reply.version !== CONFIG.version || reply.spec !== CONFIG.specDigest) {
-      process.stderr.write(
-        `⚠️  sphinx-gpu-admonition: this gpu_admonition.mjs was written for version `
-        + `${CONFIG.version}, the interpreter has ${reply.version}`
-        + `${reply.spec !== CONFIG.specDigest ? " with other directives or roles" : ""}:`
-        + " run python -m sphinx_gpu_admonition.mystmd init again\n");
-    }
-    return true;
-  }
-  const waiting = state.pending.get(reply.id);
-  if (waiting) {
-    state.pending.delete(reply.id);
-    hold(state);
-    waiting.resolve(reply);
-  }
-  return true;
-}
-
-// node ends at the end of the build: the server and its pipes keep it alive only while a
-// request waits for its reply (the server ends when its stdin closes, with node)
-function hold(state) {
-  const busy = state.pending.size > 0;
-  for (const handle of [state.child, state.child.stdin, state.child.stdout,
-                        state.child.stderr]) {
-    if (busy) handle.ref?.(); else handle.unref?.();
-  }
-}
-
-function request(kind, name, data) {
-  const state = server ?? startServer();
-  if (state.gone) {
-    return Promise.reject(failed(kind, name, state.gone, state.err.slice(-20000)));
-  }
+// a transform's call, awaited
+function callLater(kind, name, data) {
+  const state = worker();
   const id = state.next++;
-  return new Promise((resolve, reject) => {
-    state.pending.set(id, { resolve, reject, kind, name });
-    hold(state);
-    state.child.stdin.write(`${JSON.stringify({ id, kind, name, data })}\n`);
-  });
-}
-
-async function runTransform(name, tree) {
-  const reply = await request("transform", name, tree);
-  if (reply.error !== undefined) {
-    // as the executable plugin's non-zero exit: a --strict build's warnings fail it
-    throw failed("transform", name, reply.strict ? "warnings in a --strict build"
-      : reply.error, reply.stderr, false);
-  }
-  debug(reply.stderr);
-  Object.assign(tree, reply.result);
+  return new Promise((resolve) => {
+    state.waiting.set(id, resolve);
+    hold();
+    state.calls.postMessage({ id, kind, name, data });
+  }).then((message) => settled(kind, name, message));
 }
 
 const spec = CONFIG.spec;
 const plugin = {
   ...spec,
   directives: (spec.directives ?? []).map((directive) => ({
-    ...directive, run: (data) => runOnce("directive", directive.name, data),
+    ...directive, run: (data) => callNow("directive", directive.name, data),
   })),
   roles: (spec.roles ?? []).map((role) => ({
-    ...role, run: (data) => runOnce("role", role.name, data),
+    ...role, run: (data) => callNow("role", role.name, data),
   })),
   transforms: (spec.transforms ?? []).map((transform) => ({
-    ...transform, plugin: () => (tree) => runTransform(transform.name, tree),
+    ...transform, plugin: () => async (tree) => {
+      Object.assign(tree, await callLater("transform", transform.name, tree));
+    },
   })),
 };
 

@@ -17,9 +17,11 @@ such a warning.
 
 How mystmd reaches it: ``gpu_admonition.mjs`` (:mod:`.plugin_file`, from the
 template ``plugin.mjs``), a JavaScript plugin mystmd imports into its own process,
-runs the directives and roles as one process each (:func:`main` with ``--directive
-NAME`` / ``--role NAME``: mystmd wants their answer at once) and sends every transform
-to one process kept for the build (:func:`serve`, ``--serve``). The executable plugin
+sends every call, directives and roles too, to one process kept for the build
+(:func:`serve`, ``--serve``; mystmd wants a directive's or a role's answer at once, so
+the file waits on a worker thread that talks to the process); a directive or a role
+runs as a process of its own (:func:`main` with ``--directive NAME`` / ``--role
+NAME``) only when that process is gone. The executable plugin
 ``gpu_admonition.py`` (a process for every call, also for the transforms) still works
 for a book that names it. Both ways answer with :func:`call`. A process may be a
 single call's, so each imports only what it answers with: the modules a call needs

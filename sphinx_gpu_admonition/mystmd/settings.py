@@ -197,8 +197,8 @@ def once(message: str, folder: Path) -> bool:
     """Whether ``message`` is new in this build: each plugin call (one per page and
     stage) reads the settings again, so a settings warning would repeat for every page.
     The build is the parent ``myst`` process (its pid names the marker): the executable
-    plugin's calls are each a process of its own, the ``.mjs`` plugin's transforms one
-    server's, children of ``myst`` either way."""
+    plugin's calls are each a process of its own, the ``.mjs`` plugin's one server's,
+    children of ``myst`` either way."""
     import hashlib
 
     marker = folder / "warned" / (f"{os.getppid()}-"

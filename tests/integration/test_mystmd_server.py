@@ -216,13 +216,24 @@ def script_python(folder: Path, body: str) -> Path:
     return path
 
 
-#: imports the .mjs (argv[1]), runs a directive, then the transforms named in argv[2],
-#: each on the page argv[3] (an empty one without); prints what came back; ends by
-#: itself (no process.exit)
+#: imports the .mjs (argv[1]), runs a directive and a role (as mystmd does: their
+#: answer at once), then the transforms named in argv[2], each on the page argv[3] (an
+#: empty one without), then the directive again; prints what came back (a failed call's
+#: message); ends by itself (no process.exit)
 NODE_SCRIPT = """
 const { default: plugin } = await import(process.argv[1]);
 const gpu = plugin.directives.find((d) => d.name === "gpu");
-const out = { directive: gpu.run({ name: "gpu", options: {} })[0].type, transforms: [] };
+const runtime = plugin.roles.find((r) => r.name === "runtime-time");
+const now = (run) => {
+  try {
+    return run()[0].type;
+  } catch (error) {
+    return `error: ${error.message}`;
+  }
+};
+const out = { directive: now(() => gpu.run({ name: "gpu", options: {} })),
+              role: now(() => runtime.run({ name: "runtime-time", body: "gone" })),
+              transforms: [] };
 for (const name of JSON.parse(process.argv[2])) {
   const transform = plugin.transforms.find((t) => t.name === name);
   const tree = process.argv[3] ? JSON.parse(process.argv[3]) : { type: "root", children: [] };
@@ -233,6 +244,7 @@ for (const name of JSON.parse(process.argv[2])) {
     out.transforms.push(`error: ${error.message}`);
   }
 }
+out.after = now(() => gpu.run({ name: "gpu", options: {} }));
 console.log(JSON.stringify(out));
 """
 
@@ -252,16 +264,18 @@ def run_node(folder: Path, python: Path | None = None,
                           env={**ENV, capture.ENV_CAPTURE: str(folder / "capture")})
 
 
-def test_node_imports_the_mjs_and_one_server_serves_every_transform(tmp_path):
+def test_node_imports_the_mjs_and_one_server_answers_every_call(tmp_path):
+    """A directive's and a role's call (answered at once, mystmd's call waiting for the
+    worker's), the transforms' (awaited) and a directive after them: one process."""
     log = tmp_path / "calls.log"
     python = script_python(tmp_path, f'echo "$*" >> {log}')
     done = run_node(tmp_path, python)
     assert done.returncode == 0, done.stderr  # node ended: the idle server held it not
-    assert json.loads(done.stdout) == {"directive": "admonition",
-                                       "transforms": ["root", "root", "root"]}
+    assert json.loads(done.stdout) == {"directive": "admonition", "role": "span",
+                                       "transforms": ["root", "root", "root"],
+                                       "after": "admonition"}
     calls = log.read_text().splitlines()  # each process's arguments
-    assert len(calls) == 2, calls
-    assert calls[0].endswith("--directive gpu") and calls[1].endswith("--serve")
+    assert len(calls) == 1 and calls[0].endswith("--serve"), calls  # directives too
 
 
 def test_a_server_that_dies_fails_its_transforms_with_a_clear_error(tmp_path):
@@ -270,7 +284,10 @@ def test_a_server_that_dies_fails_its_transforms_with_a_clear_error(tmp_path):
     done = run_node(tmp_path, python, ("gpu-capture", "gpu-status"))
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["directive"] == "admonition"  # the directives run a process of their own
+    # a directive or a role is then called in a process of its own (as mystmd goes on
+    # after a directive's error with exit status 0): the transforms fail the build
+    assert (out["directive"], out["role"], out["after"]) == ("admonition", "span",
+                                                             "admonition")
     for said in out["transforms"]:
         assert said.startswith("error: sphinx-gpu-admonition: the plugin's server ended "
                                "(exit status 3)"), said
@@ -280,9 +297,11 @@ def test_a_server_that_dies_fails_its_transforms_with_a_clear_error(tmp_path):
 def test_a_server_that_answers_what_is_not_json_fails_the_transform(tmp_path):
     python = script_python(tmp_path, 'case "$*" in *--serve*) echo "hello?"; sleep 30;; esac')
     done = run_node(tmp_path, python, ("gpu-capture",))
-    assert done.returncode == 0, done.stderr
-    [said] = json.loads(done.stdout)["transforms"]
-    assert "answered what is not JSON: hello?" in said
+    assert done.returncode == 0, done.stderr  # the stuck server does not hold node
+    out = json.loads(done.stdout)
+    assert out["directive"] == out["after"] == "admonition"  # in processes of their own
+    [said] = out["transforms"]
+    assert "answered what is not JSON: hello?" in said, said
 
 
 def test_a_strict_builds_warning_fails_the_transform_with_the_warning(tmp_path):
@@ -303,8 +322,11 @@ def test_a_strict_builds_warning_fails_the_transform_with_the_warning(tmp_path):
 
 def test_an_interpreter_that_is_gone_says_so(tmp_path):
     done = run_node(tmp_path, tmp_path / "no-python", ("gpu-capture",))
-    assert done.returncode != 0
-    assert "cannot run" in done.stderr and "init again" in done.stderr  # the directive
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert "cannot run" in out["directive"] and "init again" in out["directive"]
+    [said] = out["transforms"]
+    assert "cannot run the plugin's server" in said and "init again" in said, said
 
 
 def test_an_mjs_of_another_release_warns_to_run_init_again(tmp_path):
@@ -365,7 +387,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.mystmd
-def test_one_python_process_serves_every_transform_of_a_build(tmp_path):
+def test_one_python_process_serves_every_call_of_a_build(tmp_path):
     from mystmd_builds import myst_build, requires_mystmd
 
     requires_mystmd()
@@ -378,10 +400,8 @@ def test_one_python_process_serves_every_transform_of_a_build(tmp_path):
     assert completed.returncode == 0, completed.stdout + completed.stderr
     calls = log.read_text().splitlines()
     servers = [line.split()[0] for line in calls if line.endswith("--serve")]
-    assert len(servers) == 1, calls  # 3 pages: 6 transforms, one process
-    assert "--transform" not in log.read_text()
-    assert sum(line.endswith(("--directive gpu", "--role runtime-time", "--role runtime"))
-               for line in calls) == 3
+    # 3 pages: a directive, two roles and 6 transforms, one process
+    assert len(servers) == 1 and len(calls) == 1, calls
     deadline = time.monotonic() + 20  # its input closed with node: it ends
     while _alive(int(servers[0])) and time.monotonic() < deadline:
         time.sleep(0.1)
