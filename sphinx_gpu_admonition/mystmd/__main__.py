@@ -56,12 +56,17 @@ def write_plugin(folder: Path, force: bool = False) -> tuple[Path, str]:
     return path, "wrote" if state == MISSING else "replaced"
 
 
+USAGE = "usage: python -m sphinx_gpu_admonition.mystmd env [BOOK] | init [BOOK] [--force]"
+
+
 def main(argv: list[str]) -> int:
+    if any(arg in ("-h", "--help") for arg in argv):  # asked for: not a folder's name
+        print(USAGE)
+        return 0
     force = argv[1:].count("--force") == 1 and argv[:1] == ["init"]
     argv = [arg for arg in argv if arg != "--force"] if force else argv
     if not argv or argv[0] not in ("env", "init") or len(argv) > 2:
-        print("usage: python -m sphinx_gpu_admonition.mystmd env [BOOK] | init [BOOK] [--force]",
-              file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     book = Path(argv[1] if len(argv) > 1 else ".")
     if not book.is_dir():

@@ -44,3 +44,17 @@ def test_init_writes_the_plugin_file(tmp_path):
     assert written.read_text() == mjs_text()  # this interpreter's (test_mystmd_server)
     # the executable plugin the root keeps (a book may still name it) is this release's
     assert (ROOT / "gpu_admonition.py").read_text() == PLUGIN_TEXT
+
+
+def test_help_prints_the_usage_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """``init --help`` is asked for, not a folder named ``--help``: the usage on stdout,
+    exit 0, no file; a wrong command still gets it on stderr with exit 2."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (["--help"], ["init", "--help"], ["env", "-h"]):
+        assert mystmd_cli.main(argv) == 0
+        out = capsys.readouterr()
+        assert out.out.startswith("usage: ") and "init [BOOK] [--force]" in out.out
+        assert out.err == ""
+    assert list(tmp_path.iterdir()) == []
+    assert mystmd_cli.main(["dance"]) == 2
+    assert capsys.readouterr().err.startswith("usage: ")
