@@ -17,7 +17,7 @@ holding ``sphinx_gpu_admonition/``, e.g. ``git archive main sphinx_gpu_admonitio
 unpacked) first on the path, interleaved with this one's.
 
 ``--serve``: the same calls sent to one server process (``plugin.py --serve``, what
-``gpu_admonition.mjs`` keeps for a build's transforms) instead: its start (until its
+``gpu_admonition.mjs`` keeps for a build's calls) instead: its start (until its
 first line), then each request's wall time and the server's CPU time for it (from
 ``/proc``), interleaved in the same way.
 

@@ -54,7 +54,7 @@ PLUGIN_ENTRY = MJS_FILE
 MOVE_NOTE = (f"myst.yml names the executable plugin {PLUGIN_FILE} (a Python process for "
              f"every call): name {MJS_FILE} instead (project: plugins: - {MJS_FILE}) "
              "and run python -m sphinx_gpu_admonition.mystmd init, one Python process "
-             "serves the build's transforms")
+             "serves every call of the build")
 
 
 

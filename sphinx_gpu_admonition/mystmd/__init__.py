@@ -9,7 +9,7 @@
   ``execution-status`` page and the ``execution-environment`` tables.
 - :mod:`.build_options`: ``--strict`` and ``--execute-parallel`` of the running build.
 - :mod:`.plugin`: the plugin's Python (JSON over stdin/stdout): one call a process,
-  or the server ``gpu_admonition.mjs`` keeps for a build's transforms.
+  or the server ``gpu_admonition.mjs`` keeps for a build's calls.
 - ``python -m sphinx_gpu_admonition.mystmd env|init``: the kernel environment to
   export, and the plugin file for ``myst.yml``.
 """

@@ -1,10 +1,10 @@
 """The mystmd plugin's JavaScript file (``gpu_admonition.mjs``) and the Python server
-it keeps for a build's transforms (``plugin.py --serve``).
+it keeps for a build's calls (``plugin.py --serve``).
 
 The server's protocol is tested in this process and as a process of its own; the
 ``.mjs`` is imported by node as mystmd imports it (no mystmd), with interpreters that
 fail on purpose (a shell script in place of Python); then real ``myst build`` runs of
-a small book: one server for every transform, a server that dies fails the build,
+a small book: one server for every call, a server that dies fails the build,
 and the build ends.
 """
 
