@@ -23,14 +23,15 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
-from typing import Any
 
 from ..mystmd.plugin_file import (
     CURRENT,
     MISSING,
     MJS_FILE,
+    MOVE_NOTE,
     PLUGIN_FILE,
     PluginFileRefused,
+    named_plugin,
     plugin_file_state,
     plugin_text,
 )
@@ -50,11 +51,6 @@ from .migrate_rules import (
 MYST_CONFIG = "myst.yml"
 #: the entry ``project: plugins:`` gets (what docs/mystmd.md tells users to write)
 PLUGIN_ENTRY = MJS_FILE
-#: the line that moves a book from the executable plugin to the .mjs
-MOVE_NOTE = (f"myst.yml names the executable plugin {PLUGIN_FILE} (a Python process for "
-             f"every call): name {MJS_FILE} instead (project: plugins: - {MJS_FILE}) "
-             "and run python -m sphinx_gpu_admonition.mystmd init, one Python process "
-             "serves every call of the build")
 
 
 
@@ -68,23 +64,6 @@ def add_plugin(text: str) -> str | None:
     :func:`.migrate_rules.append_to_yaml_list`)."""
     return append_to_yaml_list(text, "project", "plugins", [f"- {PLUGIN_ENTRY}"],
                                PLUGIN_ENTRY)
-
-
-def _plugins(data: Any) -> list[Any] | None:
-    project = data.get("project") if isinstance(data, dict) else None
-    plugins = project.get("plugins") if isinstance(project, dict) else None
-    return plugins if isinstance(plugins, list) else None
-
-
-def named_plugin(text: str) -> str | None:
-    """The plugin file ``project: plugins:`` names (as a mapping's path, or a path):
-    :data:`MJS_FILE`, else :data:`PLUGIN_FILE`, else None."""
-    names = set()
-    for entry in _plugins(_load_yaml(text)) or []:
-        path = entry.get("path") if isinstance(entry, dict) else entry
-        if isinstance(path, str):
-            names.add(Path(path).name)
-    return next((name for name in (MJS_FILE, PLUGIN_FILE) if name in names), None)
 
 
 def _only_adds_plugin(before: str, after: str) -> bool:

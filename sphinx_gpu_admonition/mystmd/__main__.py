@@ -24,7 +24,10 @@ from .plugin_file import (
     CURRENT,
     MISSING,
     MJS_FILE,
+    MOVE_NOTE,
+    PLUGIN_FILE,
     PluginFileRefused,
+    named_plugin,
     plugin_file_state,
     write_plugin_file,
 )
@@ -88,7 +91,17 @@ def main(argv: list[str]) -> int:
     print(safe_line(f"{one_line(path)}: {what}; myst.yml names it under project: plugins: "
                     f"[{MJS_FILE}] (run init again with another interpreter, or after an "
                     "upgrade)"))
+    if _names_executable_plugin(book):  # the new file would go unused
+        print(safe_line(f"note: {MOVE_NOTE}"))
     return 0
+
+
+def _names_executable_plugin(book: Path) -> bool:
+    try:
+        text = (book / settings.CONFIG_FILE).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return False  # no myst.yml yet, or one mystmd will complain about itself
+    return named_plugin(text) == PLUGIN_FILE
 
 
 if __name__ == "__main__":

@@ -42,6 +42,11 @@ from sphinx_gpu_admonition.mystmd.plugin import main
 
 main()
 '''
+#: the line that moves a book from the executable plugin to the .mjs (migrate and init)
+MOVE_NOTE = (f"myst.yml names the executable plugin {PLUGIN_FILE} (a Python process for "
+             f"every call): name {MJS_FILE} instead (project: plugins: - {MJS_FILE}) "
+             "and run python -m sphinx_gpu_admonition.mystmd init, one Python process "
+             "serves every call of the build")
 #: what earlier releases wrote: theirs to replace
 EARLIER_TEXTS = ('''#!/usr/bin/env python3
 """The mystmd plugin of sphinx-gpu-admonition (written by
@@ -162,3 +167,23 @@ def write_plugin_file(path: Path, text: str | None = None) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def named_plugin(text: str) -> str | None:
+    """The plugin file a ``myst.yml`` text's ``project: plugins:`` names (as a mapping's
+    path, or a path): :data:`MJS_FILE`, else :data:`PLUGIN_FILE`, else None (also for a
+    text that is not YAML)."""
+    import yaml  # PyYAML comes with MyST-NB and jupyter_server
+
+    try:
+        data = yaml.safe_load(text.lstrip("\ufeff"))
+    except yaml.YAMLError:
+        return None
+    project = data.get("project") if isinstance(data, dict) else None
+    plugins = project.get("plugins") if isinstance(project, dict) else None
+    names = set()
+    for entry in plugins if isinstance(plugins, list) else []:
+        path = entry.get("path") if isinstance(entry, dict) else entry
+        if isinstance(path, str):
+            names.add(Path(path).name)
+    return next((name for name in (MJS_FILE, PLUGIN_FILE) if name in names), None)

@@ -58,3 +58,24 @@ def test_help_prints_the_usage_and_writes_nothing(tmp_path, monkeypatch, capsys)
     assert list(tmp_path.iterdir()) == []
     assert mystmd_cli.main(["dance"]) == 2
     assert capsys.readouterr().err.startswith("usage: ")
+
+
+def test_init_says_when_myst_yml_still_names_the_executable_plugin(tmp_path, capsys):
+    """A book moving from the executable plugin: ``init`` writes the ``.mjs`` and says
+    that ``myst.yml`` must name it (mystmd would go on running ``gpu_admonition.py``);
+    nothing is said when it names the ``.mjs`` or no myst.yml is there yet."""
+    from sphinx_gpu_admonition.mystmd.plugin_file import MJS_FILE, MOVE_NOTE
+
+    assert mystmd_cli.main(["init", str(tmp_path)]) == 0
+    assert "note:" not in capsys.readouterr().out  # no myst.yml yet
+    config = tmp_path / "myst.yml"
+    config.write_text("version: 1\nproject:\n  plugins:\n    - type: executable\n"
+                      "      path: gpu_admonition.py\n", encoding="utf-8")
+    assert mystmd_cli.main(["init", str(tmp_path)]) == 0
+    assert f"note: {MOVE_NOTE}" in capsys.readouterr().out.splitlines()
+    config.write_text(f"version: 1\nproject:\n  plugins:\n    - {MJS_FILE}\n", encoding="utf-8")
+    assert mystmd_cli.main(["init", str(tmp_path)]) == 0
+    assert "note:" not in capsys.readouterr().out
+    config.write_text("project: [not: {valid\n", encoding="utf-8")  # mystmd says so itself
+    assert mystmd_cli.main(["init", str(tmp_path)]) == 0
+    assert "note:" not in capsys.readouterr().out
