@@ -32,7 +32,7 @@ function debug(text) {
 
 // The worker thread's code: it starts the server, sends it each call it gets on one of
 // its two ports ("sync": a directive's or a role's, whose caller waits on `flag`;
-// "async": a transform's, with the caller's id) and sends each reply back on the port
+// "async": a transform's) and sends each reply back, with the call's id, on the port
 // the call came by. A server that ends, cannot start or answers what is not JSON fails
 // every call after it, with the same reason.
 const WORKER = `
@@ -48,12 +48,10 @@ let next = 1;
 const pending = new Map(); // the server's request id -> where its reply goes
 
 function answer(to, message) {
+  (to.port === "sync" ? sync : calls).postMessage({ ...message, id: to.id });
   if (to.port === "sync") {
-    sync.postMessage(message);
     Atomics.store(flag, 0, 1);
     Atomics.notify(flag, 0);
-  } else {
-    calls.postMessage({ ...message, id: to.id });
   }
 }
 
@@ -129,7 +127,7 @@ function request(to, { kind, name, data }) {
 // a fault of this code must not leave a directive's caller waiting for ever
 process.on("uncaughtException", (error) => fail("the plugin's worker failed: " + error.message));
 Atomics.store(flag, 1, 1); // started: a caller may wait as long as its call takes
-sync.on("message", (call) => request({ port: "sync" }, call));
+sync.on("message", (call) => request({ port: "sync", id: call.id }, call));
 calls.on("message", (call) => request({ port: "async", id: call.id }, call));
 `;
 
@@ -203,20 +201,35 @@ function runOnce(kind, name, data) {
   return JSON.parse(done.stdout);
 }
 
-// a directive's or a role's call: this thread waits for the worker's answer
+// the next answer on the sync port to the call `id`, or null when there is none yet;
+// an answer to an earlier call, given up on (runOnce answered it), is dropped
+function answerTo(sync, id) {
+  for (let got = receiveMessageOnPort(sync); got; got = receiveMessageOnPort(sync)) {
+    if (got.message.id === id) return got.message;
+  }
+  return null;
+}
+
+// a directive's or a role's call: this thread waits for the worker's answer (the flag
+// is cleared before the port is read, so an answer posted after that read wakes it)
 function callNow(kind, name, data) {
-  const { sync, flag } = worker();
-  Atomics.store(flag, 0, 0);
-  sync.postMessage({ kind, name, data });
+  const state = worker();
+  const { sync, flag } = state;
+  const id = state.next++;
+  sync.postMessage({ id, kind, name, data });
   const asked = Date.now();
-  while (Atomics.wait(flag, 0, 0, 1000) === "timed-out") {
-    if (!Atomics.load(flag, 1) && Date.now() - asked > WORKER_START_MS) {
+  for (;;) {
+    Atomics.store(flag, 0, 0);
+    const message = answerTo(sync, id);
+    if (message !== null) {
+      return message.failed === undefined ? settled(kind, name, message)
+        : runOnce(kind, name, data);
+    }
+    if (Atomics.wait(flag, 0, 0, 1000) === "timed-out" && !Atomics.load(flag, 1)
+        && Date.now() - asked > WORKER_START_MS) {
       return runOnce(kind, name, data); // the worker thread did not start
     }
   }
-  const got = receiveMessageOnPort(sync);
-  return got && got.message.failed === undefined ? settled(kind, name, got.message)
-    : runOnce(kind, name, data);
 }
 
 // a transform's call, awaited
