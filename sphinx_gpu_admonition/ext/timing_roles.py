@@ -61,11 +61,6 @@ class TimingRole(SphinxRole):
         return [node], []
 
 
-def _unknown(role: str) -> str:
-    return (translate("an unknown ratio (not measured yet)") if role == RATIO_ROLE
-            else translate("an unknown time (not measured yet)"))
-
-
 class ResolveTimings(SphinxPostTransform):
     """Replace every placeholder with its text or mark, for every builder."""
 
@@ -84,7 +79,7 @@ class ResolveTimings(SphinxPostTransform):
             try:
                 node.replace_self(self._resolved(node, checked, html))
             except Exception:  # odd data in a record must not stop the build
-                node.replace_self(nodes.Text(_unknown(node["role"])))
+                node.replace_self(nodes.Text(claims_text.unknown_text(node["role"], translate)))
         if html:
             add_assets(self.document, "css")
 

@@ -299,7 +299,7 @@ def resolve(tree: mdast.Node, checked: CheckedBook, pages: list[SavedPage],
             continue
         shown_text, hover = (
             claims_text.quoted_text(role, text, page, checked.quotes, translate) if page
-            else (claims_text.timing_text([], translate), ""))
+            else (claims_text.unknown_text(role, translate), ""))
         node["class"] = TIMING_CLASS
         node["children"] = [{"type": "abbreviation", "title": hover,
                              "children": [mdast.text(shown_text)]} if hover

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..model import claims as claim_rules
 from ..model import timing_record as tr
 from ..model.formatting import one_line
-from ..model.page_text import TIMING_ROLE
+from ..model.page_text import RATIO_ROLE, TIMING_ROLE
 from ..model.timing_quotes import Quotes
 from ..model.timing_record import Claim, ClaimCheck, ClaimRules, EvidenceValue
 from ..model.timings import BAD_NAME, TagProblem
@@ -127,8 +127,17 @@ def timing_text(values: Sequence[EvidenceValue], translate: Translate = english)
     """``{timing}``: this build's value, then each other device's: ``0.46 ms on a GPU
     (Tesla T4), 12 ms on a CPU (AMD EPYC)``; "an unknown time" without one."""
     if not values:
-        return translate("an unknown time (not measured yet)")
+        return unknown_text(TIMING_ROLE, translate)
     return translate(", ").join(value_phrase(value, translate) for value in values)
+
+
+def unknown_text(role: str, translate: Translate = english) -> str:
+    """What a ``{timing}`` (or, for ``role`` ``timing-ratio``, a ``{timing-ratio}``)
+    says with nothing measured: on both engines, also where the role's page is not
+    known."""
+    if role == RATIO_ROLE:
+        return translate("an unknown ratio (not measured yet)")
+    return translate("an unknown time (not measured yet)")
 
 
 def ratio_text(checks: Sequence[ClaimCheck], margin: float = 0.1,
@@ -138,7 +147,7 @@ def ratio_text(checks: Sequence[ClaimCheck], margin: float = 0.1,
     named when there are several."""
     known = [check for check in checks if check.ratio is not None]
     if not known:
-        return translate("an unknown ratio (not measured yet)")
+        return unknown_text(RATIO_ROLE, translate)
     if len(known) == 1:
         return ratio_words(known[0].ratio or 0.0, margin, translate)
     return translate(", ").join(
