@@ -202,7 +202,7 @@ def enrich(record: NotebookRecord, cells: Sequence[PageCell],
         for name in _RECORD_FIELDS:
             setattr(record, name, _copy(getattr(facts, name)))
     _set_failure(record, facts.code_cells, by_position, traceback)
-    record.timings = page_timings(_in_page_order(cells), record)[0]
+    record.timings = page_timings(_in_page_order(cells), record)
     return list(facts.warnings) if record.cells else []
 
 

@@ -190,10 +190,9 @@ def tag_problems(cells: Iterable[PageCell]) -> list[TagProblem]:
     return problems
 
 
-def page_timings(cells: Iterable[PageCell], record: NotebookRecord
-                 ) -> tuple[list[Timing], list[TagProblem]]:
-    """The timed cells of a page (``NotebookRecord.timings``) and its tags' problems
-    (:func:`tag_problems`).
+def page_timings(cells: Iterable[PageCell], record: NotebookRecord) -> list[Timing]:
+    """The timed cells of a page (``NotebookRecord.timings``); its tags' problems are
+    :func:`tag_problems`' (each engine warns them at the cells' lines).
 
     Every named cell gives one :class:`Timing` per name, in page order; a cell that
     printed a timer's reading and has no name gives one without a name.  A name
@@ -214,7 +213,7 @@ def page_timings(cells: Iterable[PageCell], record: NotebookRecord
         for name in names:
             timings.append(_timed(cell, name, record, record_cell, readings,
                                   unique=counts[name] == 1))
-    return timings, tag_problems(cells)
+    return timings
 
 
 # -- looking a timing up ------------------------------------------------------------------

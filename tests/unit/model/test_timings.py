@@ -39,6 +39,7 @@ from sphinx_gpu_admonition.model.timings import (
     parse_reference,
     resolve_page,
     tag_names,
+    tag_problems,
 )
 
 SCHEMA = json.loads((Path(files.__file__).parents[1] / "schema"
@@ -115,15 +116,15 @@ def test_the_nearest_name_catches_typos_and_case():
 def test_a_timer_that_printed_one_value_is_the_value():
     cells = [Cell(2, 1, "with qe.Timer(): ...", ("time:mesh",), 40,
                   ["result 0.99\n", "0.0190 seconds elapsed\n"])]
-    (timing,), problems = page_timings(cells, record(measured(1, 0.5, 0.3)))
-    assert problems == []
+    (timing,) = page_timings(cells, record(measured(1, 0.5, 0.3)))
+    assert tag_problems(cells) == []
     assert timing == Timing(name="mesh", status=TIMING_OK, seconds=0.019, source=TIMER,
                             timer="qe.Timer", printed=[0.019], cell_index=1, position=2,
                             line=40)
 
 
 def test_without_a_timer_the_value_is_the_run_time_without_compilation():
-    (timing,), _ = page_timings([Cell(1, 0, "f(x)", ("time:f",))],
+    (timing,) = page_timings([Cell(1, 0, "f(x)", ("time:f",))],
                                 record(measured(0, 0.5, compile_seconds=0.3)))
     assert (timing.status, timing.source, timing.timer) == (TIMING_OK, CELL, None)
     assert timing.seconds == pytest.approx(0.2)
@@ -143,19 +144,19 @@ def test_without_a_timer_the_value_is_the_run_time_without_compilation():
     ([Cell(1, 0, "x", ("time:a",))], record(capture="failed"), NOT_MEASURED),
 ])
 def test_a_timing_without_a_trustworthy_value_says_why(cells, notebook, status):
-    timings, _ = page_timings(cells, notebook)
+    timings = page_timings(cells, notebook)
     assert {timing.status for timing in timings} == {status}
     assert all(timing.seconds is None for timing in timings)
 
 
 def test_without_capture_a_timer_still_gives_the_value():
-    (timing,), _ = page_timings([Cell(1, 0, "x", ("time:a",), outputs="Wall time: 2 ms")],
+    (timing,) = page_timings([Cell(1, 0, "x", ("time:a",), outputs="Wall time: 2 ms")],
                                 record(capture="missing"))
     assert (timing.status, timing.seconds, timing.timer) == (TIMING_OK, 0.002, "%time")
 
 
 def test_timer_values_keep_what_was_printed():
-    (timing,), _ = page_timings(
+    (timing,) = page_timings(
         [Cell(1, 0, "x", ("time:a",), outputs="TAC: Elapsed: 0:00:0.01\nTOC: Elapsed: 0:00:0.02")],
         record(measured(0, 1.0)))
     assert timing.status == TIMER_VALUES and timing.printed == [0.01, 0.02]
@@ -165,7 +166,7 @@ def test_unnamed_cells_that_printed_a_timer_are_timed_cells_too():
     cells = [Cell(1, 0, "import qe"), Cell(3, 1, "with qe.Timer(): ...", (),
                                           outputs="0.25 seconds elapsed"),
              Cell(4, 2, "x", ("time:x", "time:alias"))]
-    timings, _ = page_timings(cells, record(measured(0, 1.0), measured(1, 0.3),
+    timings = page_timings(cells, record(measured(0, 1.0), measured(1, 0.3),
                                             measured(2, 0.1)))
     assert [(t.name, t.cell_index, t.seconds) for t in timings] == [
         (None, 1, 0.25), ("x", 2, 0.1), ("alias", 2, 0.1)]
@@ -174,7 +175,7 @@ def test_unnamed_cells_that_printed_a_timer_are_timed_cells_too():
 def test_tag_problems_are_reported_once_with_the_cell():
     cells = [Cell(1, 0, "x", ("time:a.b",), 10), Cell(2, 1, "y", ("time:d",), 20),
              Cell(3, 2, "z", ("time:d",), 30)]
-    _, problems = page_timings(cells, record(measured(0, 1), measured(1, 1), measured(2, 1)))
+    problems = tag_problems(cells)
     assert [(p.problem, p.tag, p.cell_index, p.line) for p in problems] == [
         (BAD_NAME, "time:a.b", 0, 10), (NOT_UNIQUE, "time:d", 1, 20)]
 
@@ -185,10 +186,10 @@ def _records() -> dict[str, NotebookRecord]:
     jax.timings = page_timings([Cell(1, 0, "x", ("time:v1",)),
                                 Cell(2, 1, "y", ("time:v2",), outputs="0.1 seconds elapsed\n"
                                                                      "0.2 seconds elapsed")],
-                               jax)[0]
+                               jax)
     off = record(status="execution_off")
     off.docname = "lectures/off"
-    off.timings = page_timings([Cell(1, 0, "x", ("time:v1",))], off)[0]
+    off.timings = page_timings([Cell(1, 0, "x", ("time:v1",))], off)
     return {"lectures/jax": jax, "lectures/off": off,
             "plain": NotebookRecord(docname="plain", status="execution_off")}
 
@@ -253,7 +254,7 @@ def test_a_bad_timing_in_a_file_is_one_clear_error(mutation, message):
 def test_every_named_cell_gets_a_timing_per_name(tags, copies):
     cells = [Cell(n, n, "x", tuple(tags)) for n in range(copies)]
     notebook = record(*(measured(n, 1.0) for n in range(copies)))
-    timings, problems = page_timings(cells, notebook)
+    timings, problems = page_timings(cells, notebook), tag_problems(cells)
     names, bad = tag_names(tags)
     assert len(timings) == len(names) * copies
     assert {t.status for t in timings} <= ({TIMING_OK} if copies == 1 else {NOT_UNIQUE})
