@@ -3,6 +3,7 @@
     python benchmarks/run.py [--quick | --full] [--repeats N] [--json FILE]
                              [--instructions] [--forced-only]
                              [--page-only] [--page-reference FOLDER] [--hits-only]
+                             [--lectures FOLDER]
 
 Each figure is a ratio against the same work without the extension (a book
 whose status page is MyST-NB's ``{nb-exec-table}``), or against the reference
@@ -20,7 +21,8 @@ spread (min-max).
   (re-read everything), its wall and CPU time; the extra cost per notebook is
   printed too, and must not grow with the book (``--full`` adds a 500-notebook
   book; ``--hits-only`` runs these rows alone, with a code-heavy book of 12
-  notebooks x 60 lecture-like cells of 14 lines);
+  notebooks x 60 lecture-like cells of 14 lines, and with ``--lectures FOLDER`` a
+  book of the real lectures in FOLDER, QuantEcon's for instance);
 - ``-j 2``: the forced build with two processes against the serial one, and
   whether both write the same ``execution-status.json`` apart from times;
 - timing claims: the cache-hit rebuild of a book whose notebooks name cells for
@@ -400,7 +402,7 @@ class CacheHitBooks:
     folder: Path
     notebooks: int
     cells: int
-    code: str = "one-line"  # a key of CELL_CODE
+    code: str = "one-line"  # a key of CELL_CODE, or the kind of a book of real lectures
 
     def arguments(self, name: str) -> tuple[Path, Path, str, str, str, str]:
         """:func:`sphinx_command`'s arguments for the rebuild of the book ``name``."""
@@ -417,6 +419,14 @@ def cache_hit_books(folder: Path, notebooks: int, cells: int,
     make_book(folder / "with", notebooks, cells, True, CELL_CODE[code])
     make_book(folder / "without", notebooks, cells, False, CELL_CODE[code])
     books = CacheHitBooks(folder, notebooks, cells, code)
+    _fill_caches(books)
+    return books
+
+
+def _fill_caches(books: CacheHitBooks) -> None:
+    """Each book's cache filled with every notebook (the book without the extension
+    gets a copy of the other's)."""
+    folder = books.folder
     # fill the cache once (with the extension, so that its capture is saved beside
     # the cache); the outputs and hashes are the same, so the book without it
     # gets a copy of the same cache.  Serially: two processes adding records race
@@ -429,6 +439,52 @@ def cache_hit_books(folder: Path, notebooks: int, cells: int,
     books.build("with")
     shutil.copytree(folder / "with" / "cache", folder / "without" / "cache")
     books.build("without")  # all hits
+
+
+#: the Sphinx extensions of QuantEcon's lectures that the lecture book loads when they are
+#: installed (their directives otherwise stay unknown: a warning, the same in both books)
+LECTURE_EXTENSIONS = ("sphinx_exercise", "sphinx_togglebutton")
+#: the code cells of a MyST notebook
+CODE_CELL = re.compile(r"^```\{code-cell\}", re.MULTILINE)
+
+
+def make_lecture_book(folder: Path, lectures: list[Path], extension: bool) -> Path:
+    """A book of real lectures (MyST notebooks, as QuantEcon writes them: their text,
+    directives and code unchanged) and a status page, with or without the extension."""
+    import importlib.util
+
+    src = folder / "src"
+    src.mkdir(parents=True)
+    extensions = ["myst_nb", *[name for name in LECTURE_EXTENSIONS
+                               if importlib.util.find_spec(name) is not None]]
+    extensions += ["sphinx_gpu_admonition"] if extension else []
+    (src / "conf.py").write_text(
+        f"project = 'lectures'\nextensions = {extensions!r}\n"
+        "exclude_patterns = ['_build']\nnb_execution_timeout = 600\n"
+        "myst_enable_extensions = ['dollarmath', 'amsmath', 'colon_fence']\n",
+        encoding="utf-8")
+    toctree = "\n".join(["status", *[lecture.stem for lecture in lectures]])
+    (src / "index.md").write_text(f"# Lectures\n\n```{{toctree}}\n{toctree}\n```\n",
+                                  encoding="utf-8")
+    directive = "execution-status" if extension else "nb-exec-table"
+    (src / "status.md").write_text(f"# Status\n\n```{{{directive}}}\n```\n", encoding="utf-8")
+    for lecture in lectures:
+        shutil.copyfile(lecture, src / lecture.name)
+    return src
+
+
+def lecture_books(folder: Path, lectures_folder: Path) -> CacheHitBooks:
+    """:func:`cache_hit_books` of the lectures in ``lectures_folder`` (every ``*.md``)."""
+    lectures = sorted(lectures_folder.glob("*.md"))
+    if not lectures:
+        raise SystemExit(f"--lectures: no *.md in {lectures_folder}")
+    make_lecture_book(folder / "with", lectures, True)
+    make_lecture_book(folder / "without", lectures, False)
+    cells = sum(len(CODE_CELL.findall(lecture.read_text(encoding="utf-8")))
+                for lecture in lectures)
+    books = CacheHitBooks(folder, len(lectures), round(cells / len(lectures)),
+                          f"real-lecture ({lectures_folder.name})")
+    _fill_caches(books)
     return books
 
 
@@ -849,6 +905,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hits-only", action="store_true",
                         help="only the all-cache-hit rebuilds, of the one-line book and "
                              "of the code-heavy one (12 nb x 60 lecture-like cells)")
+    parser.add_argument("--lectures", type=Path, metavar="FOLDER",
+                        help="with --hits-only, also the all-cache-hit rebuilds of a book of "
+                             "the MyST notebooks in FOLDER (real lectures; the Python running "
+                             "this needs their packages)")
     parser.add_argument("--page-reference", type=Path, metavar="FOLDER",
                         help="compare the status page with the one in FOLDER (written by "
                              "another checkout's bench_status_page.py --cells 100 --write "
@@ -889,6 +949,10 @@ def main(argv: list[str] | None = None) -> int:
             if args.hits_only:
                 heavy = cache_hit_books(folder / "hits-heavy", *CODE_HEAVY, "code-heavy")
                 rows += cache_hit_rebuilds(heavy, max(sizes.repeats, 3 if not args.quick else 1))
+                if args.lectures:
+                    real = lecture_books(folder / "hits-lectures", args.lectures)
+                    rows += cache_hit_rebuilds(real, max(sizes.repeats,
+                                                         3 if not args.quick else 1))
         if not (args.forced_only or args.page_only or args.hits_only):
             for records in (sizes.notebooks, sizes.big_cache):
                 rows.append(hit_lookups(folder / f"lookups-{records}", records))
