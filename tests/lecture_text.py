@@ -193,5 +193,5 @@ def lecture_record(device: str) -> NotebookRecord:
         capture="ok", environment=environment(device), source="lectures/numpy_vs_numba_vs_jax.md",
         cells=[CellRecord(index=cell.index, execution_count=cell.index + 1, seconds=1.0,
                           line=cell.line) for cell in cells])
-    record.timings = page_timings(cells, record)[0]
+    record.timings = page_timings(cells, record)
     return record

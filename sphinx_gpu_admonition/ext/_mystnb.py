@@ -7,6 +7,7 @@ defensive fallbacks, and ``tests/integration/test_mystnb_compat.py`` pins the be
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import os
@@ -20,6 +21,7 @@ from docutils import nodes
 from sphinx.environment import BuildEnvironment
 
 from ..model.enrich import code_start_line
+from .blocks import block_nodes
 
 
 class ExecutionResult(NamedTuple):
@@ -74,20 +76,16 @@ def is_notebook(env: BuildEnvironment, docname: str, doctree: nodes.document) ->
     return next(_cell_containers(doctree), None) is not None
 
 
+def _is_code_cell(node: nodes.Node) -> bool:
+    return isinstance(node, nodes.container) and node.get("nb_element") == "cell_code"
+
+
 def _cell_containers(doctree: nodes.document) -> Iterator[nodes.Element]:
     """MyST-NB's code cell containers (``nb_element`` ``cell_code``), in document
     order, as ``doctree.findall(nodes.container)`` would find them, without walking
-    into them: a code cell holds no other (its source and outputs are most of a
-    notebook page's nodes)."""
-    pending = [doctree]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, nodes.container) and node.get("nb_element") == "cell_code":
-            yield node
-            continue
-        children = getattr(node, "children", None)
-        if children:
-            pending.extend(reversed(children))
+    into them (a code cell holds no other: its source and outputs are most of a
+    notebook page's nodes) or into the page's text (:func:`.blocks.block_nodes`)."""
+    return block_nodes(doctree, _is_code_cell, enter_matches=False)
 
 
 def code_cell_nodes(doctree: nodes.document) -> Iterator[tuple[nodes.Element, int]]:
@@ -167,6 +165,7 @@ def cell_start_lines(cells: list[RenderedCell], source_path: Path
         return {}
     lines: dict[int, tuple[int, int | None]] = {}
     source: list[str] | None = None
+    fences: list[int] = []
     for cell in cells:
         if cell.end_line is not None:
             if source is None:
@@ -174,17 +173,24 @@ def cell_start_lines(cells: list[RenderedCell], source_path: Path
                     source = source_path.read_text(encoding="utf-8").splitlines()
                 except (OSError, UnicodeDecodeError):
                     source = []
-            fence = cell_start(source, cell.end_line)
+                fences = fence_lines(source)
+            fence = cell_start(fences, cell.end_line)
             lines[cell.index] = fence, code_start_line(source, fence, cell.source)
     return lines
 
 
-def cell_start(source: list[str], line: int) -> int:
-    """The line of the ``{code-cell}`` fence at or above ``line`` (else ``line``)."""
-    for number in range(min(line, len(source)), 0, -1):
-        if _CODE_CELL_FENCE.match(source[number - 1]):
-            return number
-    return line
+def fence_lines(source: list[str]) -> list[int]:
+    """The lines (from 1) of ``source`` that open a code cell, in order: found once per
+    page (the substring test first: a page of a thousand lines has a few dozen)."""
+    return [number for number, line in enumerate(source, 1)
+            if "{code-cell}" in line and _CODE_CELL_FENCE.match(line)]
+
+
+def cell_start(fences: list[int], line: int) -> int:
+    """The line of the ``{code-cell}`` fence at or above ``line`` (else ``line``), among
+    a page's :func:`fence_lines`."""
+    above = bisect.bisect_right(fences, line)
+    return fences[above - 1] if above else line
 
 
 def executed_code_cell_count(env: BuildEnvironment, docname: str) -> int | None:

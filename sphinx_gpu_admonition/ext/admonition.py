@@ -53,6 +53,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from ..render import notice_text
 from ..render.notice_text import INTRO_CLASS
+from .blocks import NOTICE_CLASS, notices
 from .config import get_config
 from .i18n import _, translate
 from .runtime import notice_paragraph
@@ -62,7 +63,7 @@ from .warnings import warn
 logger = logging.getLogger(__name__)
 
 #: Classes every gpu admonition carries, before the configured ones.
-BASE_CLASSES = ("gpu-admonition", "admonition-gpu")
+BASE_CLASSES = (NOTICE_CLASS, "admonition-gpu")
 #: Values of the ``:runtime:`` option (no value means "on").
 RUNTIME_VALUES = {"": True, "on": True, "off": False}
 #: Class (and ``gpu_kind`` value) for each kind of notice.
@@ -259,7 +260,7 @@ class GpuDirective(SphinxDirective):
             node["gpu_colab"] = colab
         requested = self._runtime_option()
         if requested if requested is not None else config.admonition_runtime:
-            node += notice_paragraph(self.env.docname, requested=bool(requested))
+            node += notice_paragraph(self.env, requested=bool(requested))
         self.set_source_info(node)
         self.add_name(node)
         return [node, *messages]
@@ -285,8 +286,8 @@ def _label_titles(app: Sphinx, doctree: nodes.document) -> None:
     """
     std = app.env.domains["std"]
     docname = app.env.docname
-    for node in doctree.findall(nodes.admonition):
-        if "gpu-admonition" not in node["classes"] or not node["ids"]:
+    for node in notices(doctree):
+        if not node["ids"]:
             continue
         title = node.next_node(nodes.title)
         text = title.astext() if title is not None else TEXTS.title()
@@ -304,9 +305,8 @@ class JupyterTitles(SphinxPostTransform):
     builders = ("jupyter", "jupyterpdf")
 
     def run(self, **kwargs) -> None:
-        for node in list(self.document.findall(nodes.admonition)):
-            if "gpu-admonition" in node["classes"] and node.children \
-                    and isinstance(node[0], nodes.title):
+        for node in notices(self.document):
+            if node.children and isinstance(node[0], nodes.title):
                 title = node[0]
                 node[0] = nodes.paragraph(
                     "", "", nodes.strong("", "", *title.children), classes=["admonition-title"]
@@ -322,9 +322,7 @@ class TextParagraphs(SphinxPostTransform):
     builders = ("text",)
 
     def run(self, **kwargs) -> None:
-        for node in list(self.document.findall(nodes.admonition)):
-            if "gpu-admonition" not in node["classes"]:
-                continue
+        for node in notices(self.document):
             paragraphs = [c for c in node.children if isinstance(c, nodes.paragraph)]
             for paragraph in paragraphs[1:]:
                 paragraph.replace_self(nodes.container("", paragraph.deepcopy()))

@@ -33,6 +33,7 @@ from ..render.machine_rows import machine_rows
 from ..render.notice_text import INTRO_CLASS
 from ..render.templates import render as render_template
 from ._mystnb import is_notebook
+from .blocks import block_nodes, notices, of_kind
 from .capture import get_record
 from .config import get_config
 from .i18n import _, translate
@@ -45,7 +46,6 @@ TEXTS = notice_text.Texts(translate)
 
 INFO_CLASS = "gpu-execution-info"
 DETAILS_CLASS = "gpu-execution-details"
-ADMONITION_CLASS = "gpu-admonition"
 EXECUTED_ON_CLASS = "gpu-executed-on"
 #: the download notebook's sentence instead of :data:`EXECUTED_ON_CLASS`'s
 READER_CLASS = "gpu-reader-gpu"
@@ -105,10 +105,6 @@ def info_nodes(placeholder: nodes.Element) -> nodes.container:
     return container
 
 
-def _admonitions(doctree: nodes.document) -> list[nodes.Element]:
-    return [n for n in doctree.findall(nodes.admonition) if ADMONITION_CLASS in n["classes"]]
-
-
 def _insert(doctree: nodes.document, node: nodes.Node, position: str) -> None:
     section = next(iter(doctree.findall(nodes.section)), None)
     if position == "top" and section is not None:
@@ -158,7 +154,7 @@ def _check_colab(app: Sphinx, docname: str, doctree: nodes.document,
 
 def add_page_info(app: Sphinx, doctree: nodes.document) -> None:
     docname = app.env.docname
-    admonitions = _admonitions(doctree)
+    admonitions = notices(doctree)
     _check_colab(app, docname, doctree, admonitions)
     record = get_record(app.env, docname)
     if record is None or not record.executed:
@@ -200,7 +196,7 @@ class ExecutionInfoToHtml(SphinxPostTransform):
     formats = ("html",)
 
     def run(self, **kwargs: Any) -> None:
-        for placeholder in list(self.document.findall(execution_info_placeholder)):
+        for placeholder in list(block_nodes(self.document, of_kind(execution_info_placeholder))):
             # parent.replace, not replace_self: that would copy the placeholder's
             # classes onto the new node
             placeholder.parent.replace(placeholder, execution_info_markup(
@@ -219,7 +215,7 @@ class ExecutionInfoToNodes(NonHtmlPostTransform):
     default_priority = 401
 
     def run(self, **kwargs: Any) -> None:
-        placeholders = list(self.document.findall(execution_info_placeholder))
+        placeholders = list(block_nodes(self.document, of_kind(execution_info_placeholder)))
         if not placeholders:
             return
         in_notebook = in_download_notebook(self.env)
@@ -246,7 +242,7 @@ class ReaderNoticeInNotebooks(SphinxPostTransform):
     builders = NOTEBOOK_BUILDERS
 
     def run(self, **kwargs: Any) -> None:
-        for admonition in _admonitions(self.document):
+        for admonition in notices(self.document):
             for paragraph in list(admonition.findall(nodes.paragraph)):
                 if EXECUTED_ON_CLASS in paragraph["classes"]:
                     paragraph.parent.replace(paragraph, nodes.paragraph(

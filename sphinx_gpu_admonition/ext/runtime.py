@@ -169,19 +169,23 @@ class RuntimeRole(SphinxRole):
             for suffix in self.config.source_suffix:
                 target = target.removesuffix(suffix)
             target = docname_join(self.env.docname, target).lstrip("/")
-        node = placeholder(ROLES[self.name.lower()], target)
+        part = ROLES[self.name.lower()]
+        node = placeholder(part, target)
         self.set_source_info(node)
+        note_reference(self.env, part, target)
         return [node], []
 
 
-def notice_paragraph(docname: str, requested: bool) -> nodes.paragraph:
-    """The ``{gpu}`` notice's run-time sentence, filled in at resolve time.
+def notice_paragraph(env: BuildEnvironment, requested: bool) -> nodes.paragraph:
+    """The ``{gpu}`` notice's run-time sentence for the page being read, filled in at
+    resolve time.
 
     ``requested``: the directive asked for it (a page without data warns);
     a site default alone leaves it out silently on pages that are not notebooks.
     """
-    node = placeholder("notice", docname)
+    node = placeholder("notice", env.docname)
     node["requested"] = requested
+    note_reference(env, "notice", env.docname)
     return nodes.paragraph("", "", node, classes=[RUNTIME_CLASS])
 
 
@@ -288,13 +292,18 @@ class RuntimeReferenceCollector(EnvironmentCollector):
                 mine[docname] = theirs[docname]
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
-        docname = app.env.docname
-        found = list(doctree.findall(RuntimePlaceholder))
-        if found:
-            references(app.env)[docname] = {
-                "pages": sorted({node["target"] for node in found} - {docname}),
-                "other_builds": any(node["part"] in ("all", "notice") for node in found),
-            }
+        """Nothing: the roles and notices note their pages while the page is parsed
+        (:func:`note_reference`), so no page's doctree is walked for them."""
+
+
+def note_reference(env: BuildEnvironment, part: str, target: str) -> None:
+    """Note in :func:`references` that the page being read states ``target``'s run
+    time (``part``: what of it; the page itself is not noted among its ``pages``)."""
+    docname = env.docname
+    uses = references(env).setdefault(docname, {"pages": [], "other_builds": False})
+    if target != docname and target not in uses["pages"]:
+        uses["pages"] = sorted([*uses["pages"], target])
+    uses["other_builds"] = uses["other_builds"] or part in ("all", "notice")
 
 
 def _note_reread(app: Sphinx, env: BuildEnvironment, docname: str) -> None:

@@ -234,7 +234,7 @@ def floors(prefix: str) -> tuple[int, list[str]]:
 def test_features_of_the_sphinx_adapter_lean_on_plumbing_not_on_each_other():
     """``ext/`` was nine modules deep (reports -> status_page -> page_info -> admonition
     -> runtime -> support -> capture -> calibration -> state): a feature lean on the
-    plumbing (state, warnings, config, support, _sphinx, _mystnb) and the records
+    plumbing (state, warnings, config, support, blocks, _sphinx, _mystnb) and the records
     (capture), so that a change in one feature does not ripple through others."""
     deep, chain = floors(f"{NAME}.ext.")
     assert deep <= 6, " -> ".join(chain)
