@@ -4,9 +4,8 @@ Every node the extension looks for in a page is a body element: a ``{gpu}`` noti
 MyST-NB's code cell containers, the placeholders of the "executed on" box, the
 status table and the environment table. A text element (a paragraph, a title, a
 literal block, a math block) holds inline nodes only, and those are most of a page's
-nodes, so :func:`block_nodes` does not walk into them. On the pages of QuantEcon's
-lectures (about 1,000 nodes each) a walk of every node, as ``findall`` makes, took
-0.5 ms, and each page had five or six of them (docs/performance.md).
+nodes, so :func:`block_nodes` does not walk into them (a page had five or six
+walks of every node, as ``findall`` makes them: the CHANGELOG has their cost).
 
 Inline nodes (the ``{runtime}`` and timing roles' placeholders) are not found here:
 their roles note their pages while the page is parsed.
@@ -38,9 +37,9 @@ def block_nodes(doctree: nodes.Node, match: Callable[[nodes.Node], bool], *,
             pending.extend(reversed(children))
 
 
-def of_kind(kind: type[nodes.Element]) -> Callable[[nodes.Node], bool]:
-    """The ``match`` of :func:`block_nodes` for the nodes of one class."""
-    return lambda node: isinstance(node, kind)
+def blocks_of(doctree: nodes.Node, kind: type[nodes.Element]) -> list[nodes.Element]:
+    """The nodes of one class (a block placeholder) in ``doctree``, in order."""
+    return list(block_nodes(doctree, lambda node: isinstance(node, kind)))
 
 
 #: the class of every ``{gpu}`` notice (``admonition.GpuDirective``), which the other

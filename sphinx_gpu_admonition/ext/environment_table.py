@@ -57,7 +57,7 @@ from ..model.record import (
 )
 from ..render.machine_rows import machine_rows, machine_title, machines, notebooks_label
 from ..render.templates import render as render_template
-from .blocks import block_nodes, of_kind
+from .blocks import blocks_of
 from .capture import all_records
 from .changes import records_changed
 from .config import get_config
@@ -350,7 +350,7 @@ class EnvironmentTableToHtml(SphinxPostTransform):
     def run(self, **kwargs: Any) -> None:
         if not html_tree_may_hold(self.env, self.env.docname, environment_pages(self.env)):
             return
-        placeholders = list(block_nodes(self.document, of_kind(execution_environment_placeholder)))
+        placeholders = blocks_of(self.document, execution_environment_placeholder)
         if not placeholders:
             return
         report = StatusReport(all_records(self.env))
@@ -379,7 +379,7 @@ class EnvironmentTableToNodes(NonHtmlPostTransform):
     default_priority = 8
 
     def run(self, **kwargs: Any) -> None:
-        placeholders = list(block_nodes(self.document, of_kind(execution_environment_placeholder)))
+        placeholders = blocks_of(self.document, execution_environment_placeholder)
         if not placeholders:
             return
         report = StatusReport(all_records(self.env))

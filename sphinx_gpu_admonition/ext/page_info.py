@@ -33,7 +33,7 @@ from ..render.machine_rows import machine_rows
 from ..render.notice_text import INTRO_CLASS
 from ..render.templates import render as render_template
 from ._mystnb import is_notebook
-from .blocks import block_nodes, notices, of_kind
+from .blocks import blocks_of, notices
 from .capture import get_record
 from .config import get_config
 from .i18n import _, translate
@@ -196,7 +196,7 @@ class ExecutionInfoToHtml(SphinxPostTransform):
     formats = ("html",)
 
     def run(self, **kwargs: Any) -> None:
-        for placeholder in list(block_nodes(self.document, of_kind(execution_info_placeholder))):
+        for placeholder in blocks_of(self.document, execution_info_placeholder):
             # parent.replace, not replace_self: that would copy the placeholder's
             # classes onto the new node
             placeholder.parent.replace(placeholder, execution_info_markup(
@@ -215,7 +215,7 @@ class ExecutionInfoToNodes(NonHtmlPostTransform):
     default_priority = 401
 
     def run(self, **kwargs: Any) -> None:
-        placeholders = list(block_nodes(self.document, of_kind(execution_info_placeholder)))
+        placeholders = blocks_of(self.document, execution_info_placeholder)
         if not placeholders:
             return
         in_notebook = in_download_notebook(self.env)

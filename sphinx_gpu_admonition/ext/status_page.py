@@ -64,7 +64,7 @@ from ..render.status_html import (
     render_html,
 )
 from ..render.status_rows import StatusOptions, parse_options, plain_text, status_rows
-from .blocks import block_nodes, of_kind
+from .blocks import blocks_of
 from .build_analysis import (
     baseline_digest,
     build_analysis,
@@ -392,7 +392,7 @@ class StatusTableToHtml(SphinxPostTransform):
     def run(self, **kwargs: Any) -> None:
         if not html_tree_may_hold(self.env, self.env.docname, table_pages(self.env)):
             return
-        placeholders = list(block_nodes(self.document, of_kind(execution_status_placeholder)))
+        placeholders = blocks_of(self.document, execution_status_placeholder)
         if not placeholders:
             return
         app = app_of(self.env)
@@ -436,7 +436,7 @@ class StatusTableToNodes(NonHtmlPostTransform):
     default_priority = 8
 
     def run(self, **kwargs: Any) -> None:
-        placeholders = list(block_nodes(self.document, of_kind(execution_status_placeholder)))
+        placeholders = blocks_of(self.document, execution_status_placeholder)
         if not placeholders:
             return
         analysis = build_analysis(app_of(self.env))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from docutils import nodes
 from docutils.core import publish_doctree
 
-from sphinx_gpu_admonition.ext.blocks import NOTICE_CLASS, block_nodes, notices, of_kind
+from sphinx_gpu_admonition.ext.blocks import NOTICE_CLASS, block_nodes, blocks_of, notices
 
 #: notices at the top, in a list, a block quote, a table cell, a container, another
 #: admonition (an exercise's solution) and nested in a notice; text everywhere around
@@ -95,11 +95,12 @@ def test_notices_are_the_ones_a_walk_of_every_node_finds_in_page_order() -> None
 
 def test_matches_may_be_left_unentered_and_any_kind_is_found() -> None:
     page = _page()
-    outermost = list(block_nodes(page, of_kind(nodes.admonition), enter_matches=False))
+    outermost = list(block_nodes(page, lambda node: isinstance(node, nodes.admonition),
+                                 enter_matches=False))
     assert len(outermost) < len(list(page.findall(nodes.admonition)))
     assert all(not any(isinstance(parent, nodes.admonition)
                        for parent in _parents(node)) for node in outermost)
-    assert list(block_nodes(page, of_kind(nodes.section))) == list(page.findall(nodes.section))
+    assert blocks_of(page, nodes.section) == list(page.findall(nodes.section))
 
 
 def _parents(node: nodes.Node) -> list[nodes.Node]:
