@@ -317,12 +317,14 @@ def sphinx_build(srcdir: Path, builddir: Path, builder: str = "html",
     default from Sphinx 8); ``raising=False``: what the build raised is kept in
     :attr:`ProjectBuild.raised` instead of raised.
     """
+    import gc
     import warnings
 
     from sphinx.testing.util import SphinxTestApp
 
     status, warning = io.StringIO(), io.StringIO()
     raised = None
+    collector_on = gc.isenabled()
     with warnings.catch_warnings():
         # sphinx-book-theme still calls importlib.resources.contents() and
         # Node.traverse(); not ours to fix
@@ -350,6 +352,9 @@ def sphinx_build(srcdir: Path, builddir: Path, builder: str = "html",
             raised = error
         finally:
             app.cleanup()
+    # the extension pauses the collector for its bursts of work (model/gc_pauses.py);
+    # a build, even one that failed, leaves the user's process as it found it
+    assert gc.isenabled() == collector_on, "the build left the garbage collector switched"
     return ProjectBuild(app=app, srcdir=srcdir, outdir=Path(app.outdir),
                         warnings=_ANSI.sub("", warning.getvalue()),
                         status=_ANSI.sub("", status.getvalue()), raised=raised)

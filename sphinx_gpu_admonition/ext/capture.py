@@ -42,6 +42,7 @@ from ..model.files import (
     sidecar_text,
 )
 from ..model.formatting import error_message
+from ..model.gc_pauses import gc_paused
 from ..model.probe_output import (
     ProbeOutput,
     device_memory_last_seen,
@@ -456,9 +457,10 @@ class ExecutionRecordCollector(EnvironmentCollector):
         docname = env.docname
         if not _mystnb.is_notebook(env, docname, doctree):
             return
-        rendered = _mystnb.rendered_cells(doctree)
         try:
-            record = build_record(app, env, docname, doctree, rendered)
+            with gc_paused():  # thousands of short-lived containers (model/gc_pauses.py)
+                rendered = _mystnb.rendered_cells(doctree)
+                record = build_record(app, env, docname, doctree, rendered)
         except Exception as error:  # the build must go on without the record
             warn(logger, f"could not read the execution data: {type(error).__name__}: {error}",
                  "capture", location=docname)

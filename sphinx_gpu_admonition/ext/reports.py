@@ -21,6 +21,7 @@ from sphinx.util import logging
 from .._version import __version__
 from ..model.analysis import BuildAnalysis, analyse, is_ci
 from ..model.files import build_time, repository_path, status_json_text, write_or_warn
+from ..model.gc_pauses import gc_paused
 from ..model.record import BUILD_FAILED, BUILD_SUCCEEDED, EXECUTED, NotebookRecord, StatusReport
 from ..render import github
 from ..render.console import summary_lines
@@ -109,7 +110,8 @@ def _write(path: Path, text: str) -> None:
 
 def write_reports(app: Sphinx, exception: Exception | None) -> None:
     try:
-        _write_reports(app, exception)
+        with gc_paused():  # every record converted to its reports (model/gc_pauses.py)
+            _write_reports(app, exception)
     except Exception as error:  # a report must never turn a good build into a failed one
         warn(logger, f"could not write the execution reports: {type(error).__name__}: {error}",
              "output")

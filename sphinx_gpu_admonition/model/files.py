@@ -8,10 +8,11 @@ reader never sees half a file.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -44,29 +45,43 @@ def status_json_text(report: StatusReport, interpreter_path: bool = True) -> str
     easy to read, diff and grep by notebook as an indented file, and written by
     the json module's C encoder, which ``indent`` turns off (about 4x slower).
     """
-    data = report.to_dict()
-    if not interpreter_path:
-        for notebook in data.get("notebooks") or []:
-            if isinstance(notebook.get("packages"), dict):
-                notebook["packages"]["executable"] = ""
-    return _json_by_line(data)
+    # one notebook's dicts at a time: the whole report's dicts at once were thousands
+    # of containers alive together, enough to start a full garbage collection
+    data = dataclasses.replace(report, notebooks=[]).to_dict()
+    notebooks = (_dumps(_notebook_data(notebook, interpreter_path))
+                 for notebook in report.notebooks)
+    return _json_by_line(data, {"notebooks": notebooks})
 
 
-def _json_by_line(data: dict[str, Any]) -> str:
-    def dumps(value: Any) -> str:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+def _notebook_data(notebook: NotebookRecord, interpreter_path: bool) -> dict[str, Any]:
+    data = notebook.to_dict()
+    if not interpreter_path and isinstance(data.get("packages"), dict):
+        data["packages"]["executable"] = ""
+    return data
 
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _json_by_line(data: dict[str, Any], entries: dict[str, Iterable[str]]) -> str:
+    """``data`` with a line for each key, and one for each entry of its lists and
+    mappings; ``entries``: the JSON texts of the entries of more keys' lists."""
     lines = []
-    for key in sorted(data):
-        value = data[key]
-        if isinstance(value, list) and value:
-            text = "[\n" + ",\n".join(map(dumps, value)) + "\n]"
-        elif isinstance(value, dict) and value:
-            text = "{\n" + ",\n".join(f"{dumps(name)}:{dumps(item)}"
-                                       for name, item in sorted(value.items())) + "\n}"
+    for key in sorted({*data, *entries}):
+        if key in entries:
+            texts = list(entries[key])
+            text = "[\n" + ",\n".join(texts) + "\n]" if texts else "[]"
         else:
-            text = dumps(value)
-        lines.append(f"{dumps(key)}:{text}")
+            value = data[key]
+            if isinstance(value, list) and value:
+                text = "[\n" + ",\n".join(map(_dumps, value)) + "\n]"
+            elif isinstance(value, dict) and value:
+                text = "{\n" + ",\n".join(f"{_dumps(name)}:{_dumps(item)}"
+                                           for name, item in sorted(value.items())) + "\n}"
+            else:
+                text = _dumps(value)
+        lines.append(f"{_dumps(key)}:{text}")
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 

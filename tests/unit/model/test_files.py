@@ -15,6 +15,7 @@ from status_documents import valid_document
 from sphinx_gpu_admonition.model import files
 from sphinx_gpu_admonition.model.files import read_sidecar, read_status, sidecar_dict
 from sphinx_gpu_admonition.model.record import (
+    KernelPackages,
     NotebookRecord,
     StatusReport,
 )
@@ -88,6 +89,38 @@ def test_files_without_a_size_are_read_to_the_limit(tmp_path: Path,
             read_status(tmp_path / "big.fifo")
     finally:
         writer.join()
+
+
+# -- the status file's text ----------------------------------------------------------------
+def test_the_status_text_reads_back_as_the_report_with_a_line_per_notebook() -> None:
+    report = StatusReport.from_dict(valid_document())
+    second = StatusReport.from_dict(valid_document()).notebooks[0]
+    second.docname = "second"
+    report.notebooks.append(second)
+    text = files.status_json_text(report)
+    assert json.loads(text) == json.loads(json.dumps(report.to_dict()))
+    lines = text.splitlines()
+    notebook_lines = [line for line in lines if line.startswith('{"') and '"docname":' in line]
+    assert [json.loads(line.rstrip(","))["docname"] for line in notebook_lines] == \
+        [notebook.docname for notebook in report.notebooks]
+    assert read_status_text(text).notebooks == report.notebooks
+
+
+def test_without_the_interpreter_path_no_notebook_names_it_and_the_records_keep_it() -> None:
+    report = StatusReport.from_dict(valid_document())
+    report.notebooks[0].packages = KernelPackages(executable="/home/me/.venv/bin/python")
+    data = json.loads(files.status_json_text(report, interpreter_path=False))
+    assert [notebook["packages"]["executable"] for notebook in data["notebooks"]] == [""]
+    assert report.notebooks[0].packages.executable == "/home/me/.venv/bin/python"
+
+
+def test_an_empty_book_is_an_empty_list_of_notebooks() -> None:
+    data = json.loads(files.status_json_text(StatusReport(notebooks=[])))
+    assert data["notebooks"] == []
+
+
+def read_status_text(text: str) -> StatusReport:
+    return StatusReport.from_dict(json.loads(text))
 
 
 # -- sidecars ------------------------------------------------------------------------------
