@@ -3,7 +3,7 @@
     python benchmarks/run.py [--quick | --full] [--repeats N] [--json FILE]
                              [--instructions] [--forced-only]
                              [--page-only] [--page-reference FOLDER] [--hits-only]
-                             [--lectures FOLDER]
+                             [--lectures FOLDER] [--before FOLDER]
 
 Each figure is a ratio against the same work without the extension (a book
 whose status page is MyST-NB's ``{nb-exec-table}``), or against the reference
@@ -22,7 +22,9 @@ spread (min-max).
   printed too, and must not grow with the book (``--full`` adds a 500-notebook
   book; ``--hits-only`` runs these rows alone, with a code-heavy book of 12
   notebooks x 60 lecture-like cells of 14 lines, and with ``--lectures FOLDER`` a
-  book of the real lectures in FOLDER, QuantEcon's for instance);
+  book of the real lectures in FOLDER, QuantEcon's for instance; ``--before
+  FOLDER`` builds each of these books with another checkout's package too, in the
+  same rounds, and compares: a change measured in one run);
 - ``-j 2``: the forced build with two processes against the serial one, and
   whether both write the same ``execution-status.json`` apart from times;
 - timing claims: the cache-hit rebuild of a book whose notebooks name cells for
@@ -202,16 +204,21 @@ def make_book(folder: Path, notebooks: int, cells: int, extension: bool,
     return src
 
 
-def compile_extension() -> None:
+def compile_extension(before: Path | None = None) -> None:
     """Byte-compile the extension where the builds import it from, as installing a
     wheel does: from a checkout (an editable install) with ``PYTHONDONTWRITEBYTECODE``
     set, every build would compile its sources again (about 60 ms), a cost the
-    reference's installed packages never pay and users do not either."""
+    reference's installed packages never pay and users do not either.  ``before``:
+    the checkout of ``--before`` too."""
     import compileall
 
     import sphinx_gpu_admonition
 
     compileall.compile_dir(str(Path(sphinx_gpu_admonition.__file__).parent), quiet=1)
+    if before is not None:
+        if not (before / "sphinx_gpu_admonition" / "__init__.py").is_file():
+            raise SystemExit(f"--before: no sphinx_gpu_admonition package in {before}")
+        compileall.compile_dir(str(before / "sphinx_gpu_admonition"), quiet=1)
 
 
 def sphinx_command(src: Path, build: Path, mode: str, *options: str,
@@ -268,13 +275,16 @@ def shutdown_waits(output: str) -> tuple[float, int]:
 
 
 def sphinx_build(src: Path, build: Path, mode: str, *options: str,
-                 own_time: Path | None = None, quiet: bool = True) -> BuildTime:
-    """One build of :func:`sphinx_command` (a failed build stops the run)."""
+                 own_time: Path | None = None, quiet: bool = True,
+                 package: Path | None = None) -> BuildTime:
+    """One build of :func:`sphinx_command` (a failed build stops the run); with
+    ``package``, the extension imported from that checkout instead (``--before``)."""
     command = sphinx_command(src, build, mode, *options, own_time=own_time, quiet=quiet)
+    environment = None if package is None else {**os.environ, "PYTHONPATH": str(package)}
     for attempt in range(3):
         cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True)
+        done = subprocess.run(command, capture_output=True, text=True, env=environment)
         seconds = time.perf_counter() - start
         cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if not done.returncode:
@@ -409,9 +419,20 @@ class CacheHitBooks:
         return (self.folder / name / "src", self.folder / name / "_build", "cache",
                 "-D", f"nb_execution_cache_path={self.folder / name / 'cache'}", "-E")
 
-    def build(self, name: str, own_time: Path | None = None) -> BuildTime:
-        """One rebuild of the book ``name`` ("with" or "without")."""
-        return sphinx_build(*self.arguments(name), own_time=own_time)
+    def build(self, name: str, own_time: Path | None = None,
+              package: Path | None = None) -> BuildTime:
+        """One rebuild of the book ``name`` ("with", "without", or "before": the book
+        with the extension, built by the checkout ``package``)."""
+        return sphinx_build(*self.arguments(name), own_time=own_time, package=package)
+
+    def add_before(self, package: Path) -> None:
+        """A copy of the book with the extension and its cache, for the checkout
+        ``package``: its own cache, because the page facts kept in the sidecars are
+        keyed by the code that derived them (two checkouts sharing a cache would
+        derive them again in turn, at every build), filled by one build."""
+        shutil.copytree(self.folder / "with", self.folder / "before")
+        shutil.rmtree(self.folder / "before" / "_build", ignore_errors=True)
+        self.build("before", package=package)
 
 
 def cache_hit_books(folder: Path, notebooks: int, cells: int,
@@ -535,11 +556,14 @@ def claims_rebuilds(folder: Path, notebooks: int, cells: int, repeats: int) -> l
     return rows
 
 
-def cache_hit_rebuilds(books: CacheHitBooks, repeats: int) -> list[Row]:
+def cache_hit_rebuilds(books: CacheHitBooks, repeats: int,
+                       before: Path | None = None) -> list[Row]:
     """``-E`` rebuilds where every notebook is a cache hit, with / without, and the
     time spent in the extension's own code in the builds with it (a ratio of whole
     builds moves by a few percent from build to build on a shared machine; that
-    time does not, and says whether the cost per notebook grows with the book)."""
+    time does not, and says whether the cost per notebook grows with the book).
+    With ``before`` (another checkout), the same book built by it too, in the same
+    rounds: this checkout's change in one run."""
     folder, notebooks, cells = books.folder, books.notebooks, books.cells
     own: list[dict[str, Any]] = []
     cpu: dict[str, list[float]] = {"with": [], "without": []}
@@ -563,7 +587,20 @@ def cache_hit_rebuilds(books: CacheHitBooks, repeats: int) -> list[Row]:
         reference.append(json.loads((folder / "reference.json").read_text(encoding="utf-8")))
         return seconds
 
-    times = interleaved({"with": with_extension, "without": without_extension}, repeats)
+    earlier: list[dict[str, Any]] = []
+    runs = {"with": with_extension, "without": without_extension}
+    if before is not None:
+        books.add_before(before)
+        cpu["before"] = []
+
+        def before_change() -> float:
+            build = books.build("before", own_time=folder / "before.json", package=before)
+            cpu["before"].append(build.cpu)
+            earlier.append(json.loads((folder / "before.json").read_text(encoding="utf-8")))
+            return build.wall
+
+        runs["before"] = before_change
+    times = interleaved(runs, repeats)
     per_notebook = (median(times["with"]) - median(times["without"])) / notebooks * 1e3
     label = f"{notebooks} nb x {cells} {books.code} cells"
     own_per_notebook = [(run["total"] - run["by"].get(SET_UP, 0.0)) / notebooks * 1e3
@@ -575,7 +612,7 @@ def cache_hit_rebuilds(books: CacheHitBooks, repeats: int) -> list[Row]:
     # (what other load on the machine moves less)
     own_cpu_ratio = [1 + run.get("cpu_total", 0.0) / seconds
                      for run, seconds in zip(own, cpu["without"], strict=True)]
-    return [
+    rows = [
         Row(f"all-cache-hit -E rebuild, {label}",
             f"{median(times['with']):.2f} s", f"{median(times['without']):.2f} s",
             spread(ratios(times["with"], times["without"]), 3) +
@@ -599,6 +636,36 @@ def cache_hit_rebuilds(books: CacheHitBooks, repeats: int) -> list[Row]:
                                           [run.get("gc_total", 0.0) for run in reference],
                                           strict=True) if b > 0], 3),
             "about 1"),
+    ]
+    if before is not None:
+        rows += before_rows(label, notebooks, times, own, earlier)
+    return rows
+
+
+def before_rows(label: str, notebooks: int, times: dict[str, list[float]],
+                own: list[dict[str, Any]], earlier: list[dict[str, Any]]) -> list[Row]:
+    """``--before``: the same rebuilds by the other checkout, against the book without
+    the extension (the whole build) and against this checkout (its own code, the
+    collector's pauses), each from the same rounds."""
+    def totals(runs: list[dict[str, Any]], key: str) -> list[float]:
+        return [run.get(key, 0.0) for run in runs]
+
+    per_notebook = (median(times["before"]) - median(times["without"])) / notebooks * 1e3
+    return [
+        Row(f"all-cache-hit -E rebuild, {label}, --before checkout",
+            f"{median(times['before']):.2f} s", f"{median(times['without']):.2f} s",
+            spread(ratios(times["before"], times["without"]), 3) +
+            f"; {per_notebook:+.1f} ms/nb", "what this checkout changed"),
+        Row(f"its own code in that rebuild, {label}, this checkout against --before",
+            f"{median(totals(own, 'total')) * 1e3:.0f} ms",
+            f"{median(totals(earlier, 'total')) * 1e3:.0f} ms",
+            spread(ratios(totals(own, "total"), totals(earlier, "total")), 3), "<= 1"),
+        Row(f"garbage collector's pauses in that rebuild, {label}, this checkout against "
+            "--before",
+            f"{median(totals(own, 'gc_total')) * 1e3:.0f} ms",
+            f"{median(totals(earlier, 'gc_total')) * 1e3:.0f} ms",
+            spread([a / b for a, b in zip(totals(own, "gc_total"), totals(earlier, "gc_total"),
+                                          strict=True) if b > 0], 3), "<= 1"),
     ]
 
 
@@ -909,6 +976,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --hits-only, also the all-cache-hit rebuilds of a book of "
                              "the MyST notebooks in FOLDER (real lectures; the Python running "
                              "this needs their packages)")
+    parser.add_argument("--before", type=Path, metavar="FOLDER",
+                        help="with --hits-only, also build each cache-hit book with the "
+                             "package of another checkout in FOLDER (a git worktree of an "
+                             "earlier commit), in the same rounds")
     parser.add_argument("--page-reference", type=Path, metavar="FOLDER",
                         help="compare the status page with the one in FOLDER (written by "
                              "another checkout's bench_status_page.py --cells 100 --write "
@@ -925,7 +996,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeats:
         sizes = dataclasses.replace(sizes, repeats=args.repeats)
 
-    compile_extension()
+    compile_extension(args.before)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gpu-bench-") as tmp:
         folder = Path(tmp)
@@ -941,18 +1012,21 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(environment_bytes_per_cell(builds, sizes))
         if not (args.forced_only or args.page_only):
             books = cache_hit_books(folder / "hits", sizes.notebooks, sizes.cells)
-            rows += cache_hit_rebuilds(books, max(sizes.repeats, 3 if not args.quick else 1))
+            rows += cache_hit_rebuilds(books, max(sizes.repeats, 3 if not args.quick else 1),
+                                       args.before if args.hits_only else None)
             rows += claims_rebuilds(folder / "claims", sizes.notebooks, sizes.cells,
                                     max(sizes.repeats, 3 if not args.quick else 1))
             if args.instructions:
                 rows.append(cache_hit_instructions(books, sizes.repeats))
             if args.hits_only:
                 heavy = cache_hit_books(folder / "hits-heavy", *CODE_HEAVY, "code-heavy")
-                rows += cache_hit_rebuilds(heavy, max(sizes.repeats, 3 if not args.quick else 1))
+                rows += cache_hit_rebuilds(heavy, max(sizes.repeats, 3 if not args.quick else 1),
+                                           args.before)
                 if args.lectures:
                     real = lecture_books(folder / "hits-lectures", args.lectures)
                     rows += cache_hit_rebuilds(real, max(sizes.repeats,
-                                                         3 if not args.quick else 1))
+                                                         3 if not args.quick else 1),
+                                               args.before)
         if not (args.forced_only or args.page_only or args.hits_only):
             for records in (sizes.notebooks, sizes.big_cache):
                 rows.append(hit_lookups(folder / f"lookups-{records}", records))

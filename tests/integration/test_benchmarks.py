@@ -88,3 +88,35 @@ def test_instruction_counts_follow_the_work() -> None:
     assert 0 < idle < busy
     with pytest.raises(SystemExit, match="valgrind failed"):
         run.instructions([sys.executable, "-c", "raise SystemExit(3)"])
+
+
+def test_before_builds_the_books_with_another_checkout_in_the_same_rounds(
+        tmp_path: Path) -> None:
+    """``--before FOLDER``: each cache-hit book is also built by the package in FOLDER
+    (here a copy of this one), from a cache of its own, and compared in the same
+    rounds; a folder without the package is one line, not a traceback."""
+    run = _run_module()
+    before = tmp_path / "before"
+    shutil.copytree(PROJECT / "sphinx_gpu_admonition", before / "sphinx_gpu_admonition",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    version = before / "sphinx_gpu_admonition" / "_version.py"
+    version.write_text(version.read_text(encoding="utf-8").replace(
+        '__version__ = "', '__version__ = "0.0.0+before-'), encoding="utf-8")
+    run.compile_extension(before)
+    books = run.cache_hit_books(tmp_path / "book", 1, 2)
+    rows = run.cache_hit_rebuilds(books, 1, before)
+    compared = [row for row in rows if "--before" in row.measure]
+    assert [row.measure.split(",")[0] for row in compared] == [
+        "all-cache-hit -E rebuild", "its own code in that rebuild",
+        "garbage collector's pauses in that rebuild"]
+    own = compared[1]
+    assert float(own.with_extension.split()[0]) > 0 < float(own.reference.split()[0])
+    # the copy's builds imported the copy; this checkout's, this one
+    def generator(name: str) -> str:
+        status = tmp_path / "book" / name / "_build" / "html" / "execution-status.json"
+        return json.loads(status.read_text(encoding="utf-8"))["build"]["generator"]
+
+    assert "0.0.0+before-" in generator("before")
+    assert "0.0.0+before-" not in generator("with")
+    with pytest.raises(SystemExit, match="--before: no sphinx_gpu_admonition package"):
+        run.compile_extension(tmp_path / "nothing")
