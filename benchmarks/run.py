@@ -629,9 +629,9 @@ def cache_hit_rebuilds(books: CacheHitBooks, repeats: int,
         # full collection starts is chance): whether its objects make more of them
         Row(f"garbage collector's pauses in that rebuild, {label}",
             f"{median([run.get('gc_total', 0.0) for run in own]) * 1e3:.0f} ms "
-            f"({median([run.get('gc_collections', 0) for run in own]):.0f} collections)",
+            f"({collections(own)})",
             f"{median([run.get('gc_total', 0.0) for run in reference]) * 1e3:.0f} ms "
-            f"({median([run.get('gc_collections', 0) for run in reference]):.0f} collections)",
+            f"({collections(reference)})",
             spread([a / b for a, b in zip([run.get("gc_total", 0.0) for run in own],
                                           [run.get("gc_total", 0.0) for run in reference],
                                           strict=True) if b > 0], 3),
@@ -640,6 +640,15 @@ def cache_hit_rebuilds(books: CacheHitBooks, repeats: int,
     if before is not None:
         rows += before_rows(label, notebooks, times, own, earlier)
     return rows
+
+
+def collections(runs: list[dict[str, Any]]) -> str:
+    """The collector's collections in each build (medians), the full ones apart: a full
+    collection walks every object of the build (50 to 100 ms in these books), a young
+    one only the newest, so one full collection more or less is most of a difference
+    in the pauses."""
+    return (f"{median([run.get('gc_collections', 0) for run in runs]):.0f} collections, "
+            f"{median([run.get('gc_full_collections', 0) for run in runs]):.0f} full")
 
 
 def before_rows(label: str, notebooks: int, times: dict[str, list[float]],
@@ -662,8 +671,8 @@ def before_rows(label: str, notebooks: int, times: dict[str, list[float]],
             spread(ratios(totals(own, "total"), totals(earlier, "total")), 3), "<= 1"),
         Row(f"garbage collector's pauses in that rebuild, {label}, this checkout against "
             "--before",
-            f"{median(totals(own, 'gc_total')) * 1e3:.0f} ms",
-            f"{median(totals(earlier, 'gc_total')) * 1e3:.0f} ms",
+            f"{median(totals(own, 'gc_total')) * 1e3:.0f} ms ({collections(own)})",
+            f"{median(totals(earlier, 'gc_total')) * 1e3:.0f} ms ({collections(earlier)})",
             spread([a / b for a, b in zip(totals(own, "gc_total"), totals(earlier, "gc_total"),
                                           strict=True) if b > 0], 3), "<= 1"),
     ]

@@ -10,7 +10,8 @@ clock, and OUT.json gets their seconds (by kind and name) and the time to import
 and set it up, as wall time (``total``, ``by``) and as the process's CPU time
 (``cpu_total``, ``cpu_by``: what other load on the machine moves less).  The
 pauses of Python's garbage collector are not counted in the extension's time
-but apart (``gc_in_extension``, and ``gc_total`` / ``gc_collections`` for the
+but apart (``gc_in_extension``, and ``gc_total`` / ``gc_collections`` /
+``gc_full_collections`` for the
 whole build, with or without the extension): a full collection of a Sphinx
 build takes about 150 ms, and where it starts depends on every allocation
 before it, so one that happened to start inside the extension's code made its
@@ -49,16 +50,17 @@ SECONDS: collections.Counter[str] = collections.Counter()
 CPU_SECONDS: collections.Counter[str] = collections.Counter()
 _depth = [0]  # the extension's code calling more of it is counted once
 #: the garbage collector's pauses: the whole build's, those inside the extension's code
-GC = {"total": 0.0, "collections": 0, "in_extension": 0.0, "started": 0.0}
+GC = {"total": 0.0, "collections": 0, "full": 0, "in_extension": 0.0, "started": 0.0}
 
 
-def _collector_pause(phase: str, _info: dict[str, Any]) -> None:
+def _collector_pause(phase: str, info: dict[str, Any]) -> None:
     if phase == "start":
         GC["started"] = time.perf_counter()
         return
     pause = time.perf_counter() - GC["started"]
     GC["total"] += pause
     GC["collections"] += 1
+    GC["full"] += info["generation"] == 2  # of every object: most of the pauses' time
 
 
 def timed(label: str, function: Any) -> Any:
@@ -136,7 +138,8 @@ def main(argv: list[str]) -> int:
                                    "cpu_by": dict(CPU_SECONDS),
                                    "gc_in_extension": GC["in_extension"],
                                    "gc_total": GC["total"],
-                                   "gc_collections": GC["collections"]}, indent=1),
+                                   "gc_collections": GC["collections"],
+                                   "gc_full_collections": GC["full"]}, indent=1),
                        encoding="utf-8")
 
 

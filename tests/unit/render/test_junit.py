@@ -153,3 +153,18 @@ def test_junit_xml_is_valid_with_control_characters_in_names_and_types() -> None
     assert failure.get("message") == "error: Esc Error"
     assert failure.text == "m es\nsage\ufffd"
     assert "\x07" not in cases[1].find("system-out").text
+
+
+def test_every_character_xml_cannot_hold_is_dropped_and_no_other() -> None:
+    """What the JUnit file's texts keep is XML 1.0's ``Char`` production, character by
+    character (the Basic Multilingual Plane and both ends of the others), so that an
+    output holding any of them is still a valid file and loses nothing else."""
+    from sphinx_gpu_admonition.render.junit import _xml_characters
+
+    def is_xml_char(point: int) -> bool:
+        return point in (0x9, 0xA, 0xD) or 0x20 <= point <= 0xD7FF \
+            or 0xE000 <= point <= 0xFFFD or 0x10000 <= point <= 0x10FFFF
+
+    points = [*range(0x10000), 0x10000, 0x1F600, 0x10FFFF]
+    text = "".join(map(chr, points))
+    assert _xml_characters(text) == "".join(chr(p) for p in points if is_xml_char(p))
