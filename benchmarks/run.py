@@ -638,7 +638,10 @@ def cache_hit_rebuilds(books: CacheHitBooks, repeats: int,
             "about 1"),
     ]
     if before is not None:
-        rows += before_rows(label, notebooks, times, own, earlier)
+        status = folder / "before" / "_build" / "html" / "execution-status.json"
+        generator = json.loads(status.read_text(encoding="utf-8"))["build"]["generator"]
+        rows += before_rows(f"{label}, --before checkout ({generator})", notebooks, times,
+                            own, earlier)
     return rows
 
 
@@ -661,16 +664,15 @@ def before_rows(label: str, notebooks: int, times: dict[str, list[float]],
 
     per_notebook = (median(times["before"]) - median(times["without"])) / notebooks * 1e3
     return [
-        Row(f"all-cache-hit -E rebuild, {label}, --before checkout",
+        Row(f"all-cache-hit -E rebuild, {label}",
             f"{median(times['before']):.2f} s", f"{median(times['without']):.2f} s",
             spread(ratios(times["before"], times["without"]), 3) +
             f"; {per_notebook:+.1f} ms/nb", "what this checkout changed"),
-        Row(f"its own code in that rebuild, {label}, this checkout against --before",
+        Row(f"its own code in that rebuild, {label}: this checkout against it",
             f"{median(totals(own, 'total')) * 1e3:.0f} ms",
             f"{median(totals(earlier, 'total')) * 1e3:.0f} ms",
             spread(ratios(totals(own, "total"), totals(earlier, "total")), 3), "<= 1"),
-        Row(f"garbage collector's pauses in that rebuild, {label}, this checkout against "
-            "--before",
+        Row(f"garbage collector's pauses in that rebuild, {label}: this checkout against it",
             f"{median(totals(own, 'gc_total')) * 1e3:.0f} ms ({collections(own)})",
             f"{median(totals(earlier, 'gc_total')) * 1e3:.0f} ms ({collections(earlier)})",
             spread([a / b for a, b in zip(totals(own, "gc_total"), totals(earlier, "gc_total"),
@@ -986,9 +988,9 @@ def main(argv: list[str] | None = None) -> int:
                              "the MyST notebooks in FOLDER (real lectures; the Python running "
                              "this needs their packages)")
     parser.add_argument("--before", type=Path, metavar="FOLDER",
-                        help="with --hits-only, also build each cache-hit book with the "
-                             "package of another checkout in FOLDER (a git worktree of an "
-                             "earlier commit), in the same rounds")
+                        help="also build each cache-hit book with the package of another "
+                             "checkout in FOLDER (a git worktree of an earlier commit), in the "
+                             "same rounds")
     parser.add_argument("--page-reference", type=Path, metavar="FOLDER",
                         help="compare the status page with the one in FOLDER (written by "
                              "another checkout's bench_status_page.py --cells 100 --write "
@@ -1022,7 +1024,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (args.forced_only or args.page_only):
             books = cache_hit_books(folder / "hits", sizes.notebooks, sizes.cells)
             rows += cache_hit_rebuilds(books, max(sizes.repeats, 3 if not args.quick else 1),
-                                       args.before if args.hits_only else None)
+                                       args.before)
             rows += claims_rebuilds(folder / "claims", sizes.notebooks, sizes.cells,
                                     max(sizes.repeats, 3 if not args.quick else 1))
             if args.instructions:

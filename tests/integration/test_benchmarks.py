@@ -30,7 +30,16 @@ MEASURES = ("forced build", "forced build, 1 nb x 2 cells, less kernel-shutdown 
 
 def test_quick_benchmark_prints_one_table(tmp_path: Path) -> None:
     rows_file = tmp_path / "rows.json"
-    done = subprocess.run([sys.executable, str(RUN), "--quick", "--json", str(rows_file)],
+    # ``--before``: the cache-hit book is also built by the package of another checkout
+    # (a copy of this one, marked by its version), in the same rounds
+    before = tmp_path / "before"
+    shutil.copytree(PROJECT / "sphinx_gpu_admonition", before / "sphinx_gpu_admonition",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    version = before / "sphinx_gpu_admonition" / "_version.py"
+    version.write_text(version.read_text(encoding="utf-8").replace(
+        '__version__ = "', '__version__ = "0.0.0+before-'), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(RUN), "--quick", "--json", str(rows_file),
+                           "--before", str(before)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
@@ -51,6 +60,12 @@ def test_quick_benchmark_prints_one_table(tmp_path: Path) -> None:
     own = next(row for row in rows if row["measure"].startswith("its own code in that"))
     assert float(own["with_extension"].split()[0]) > 0
     assert float(own["ratio"].split()[0].rstrip(";")) > 1
+    # the rows of --before name the version its builds wrote (the copy's, not this one's)
+    compared = [row["measure"] for row in rows if "--before checkout" in row["measure"]]
+    assert [measure.split(",")[0] for measure in compared] == [
+        "all-cache-hit -E rebuild", "its own code in that rebuild",
+        "garbage collector's pauses in that rebuild"]
+    assert all("(sphinx-gpu-admonition 0.0.0+before-" in measure for measure in compared)
     parallel = next(row for row in rows if row["measure"].startswith("-j 2"))
     assert parallel["target"].endswith("same JSON apart from times: 1/1")
     after_table = done.stdout.split(table[-1], 1)[1]
@@ -90,33 +105,8 @@ def test_instruction_counts_follow_the_work() -> None:
         run.instructions([sys.executable, "-c", "raise SystemExit(3)"])
 
 
-def test_before_builds_the_books_with_another_checkout_in_the_same_rounds(
-        tmp_path: Path) -> None:
-    """``--before FOLDER``: each cache-hit book is also built by the package in FOLDER
-    (here a copy of this one), from a cache of its own, and compared in the same
-    rounds; a folder without the package is one line, not a traceback."""
-    run = _run_module()
-    before = tmp_path / "before"
-    shutil.copytree(PROJECT / "sphinx_gpu_admonition", before / "sphinx_gpu_admonition",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    version = before / "sphinx_gpu_admonition" / "_version.py"
-    version.write_text(version.read_text(encoding="utf-8").replace(
-        '__version__ = "', '__version__ = "0.0.0+before-'), encoding="utf-8")
-    run.compile_extension(before)
-    books = run.cache_hit_books(tmp_path / "book", 1, 2)
-    rows = run.cache_hit_rebuilds(books, 1, before)
-    compared = [row for row in rows if "--before" in row.measure]
-    assert [row.measure.split(",")[0] for row in compared] == [
-        "all-cache-hit -E rebuild", "its own code in that rebuild",
-        "garbage collector's pauses in that rebuild"]
-    own = compared[1]
-    assert float(own.with_extension.split()[0]) > 0 < float(own.reference.split()[0])
-    # the copy's builds imported the copy; this checkout's, this one
-    def generator(name: str) -> str:
-        status = tmp_path / "book" / name / "_build" / "html" / "execution-status.json"
-        return json.loads(status.read_text(encoding="utf-8"))["build"]["generator"]
 
-    assert "0.0.0+before-" in generator("before")
-    assert "0.0.0+before-" not in generator("with")
+def test_before_needs_a_checkout_of_the_package(tmp_path: Path) -> None:
+    run = _run_module()
     with pytest.raises(SystemExit, match="--before: no sphinx_gpu_admonition package"):
-        run.compile_extension(tmp_path / "nothing")
+        run.compile_extension(tmp_path)
