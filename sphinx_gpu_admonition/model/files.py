@@ -66,7 +66,8 @@ def _dumps(value: Any) -> str:
 
 def _json_by_line(data: dict[str, Any], entries: dict[str, Iterable[str]]) -> str:
     """``data`` with a line for each key, and one for each entry of its lists and
-    mappings; ``entries``: the JSON texts of the entries of more keys' lists."""
+    mappings; ``entries``: keys whose lists are given as their entries' JSON texts,
+    written as they come (one notebook's dicts alive at a time)."""
     lines = []
     for key in sorted({*data, *entries}):
         if key in entries:
