@@ -591,11 +591,9 @@ def cache_hit_rebuilds(books: CacheHitBooks, repeats: int,
     runs = {"with": with_extension, "without": without_extension}
     if before is not None:
         books.add_before(before)
-        cpu["before"] = []
 
         def before_change() -> float:
             build = books.build("before", own_time=folder / "before.json", package=before)
-            cpu["before"].append(build.cpu)
             earlier.append(json.loads((folder / "before.json").read_text(encoding="utf-8")))
             return build.wall
 
@@ -627,15 +625,8 @@ def cache_hit_rebuilds(books: CacheHitBooks, repeats: int,
             "same ms/nb at any size"),
         # the collector's pauses are left out of the extension's own time (where a
         # full collection starts is chance): whether its objects make more of them
-        Row(f"garbage collector's pauses in that rebuild, {label}",
-            f"{median([run.get('gc_total', 0.0) for run in own]) * 1e3:.0f} ms "
-            f"({collections(own)})",
-            f"{median([run.get('gc_total', 0.0) for run in reference]) * 1e3:.0f} ms "
-            f"({collections(reference)})",
-            spread([a / b for a, b in zip([run.get("gc_total", 0.0) for run in own],
-                                          [run.get("gc_total", 0.0) for run in reference],
-                                          strict=True) if b > 0], 3),
-            "about 1"),
+        collector_row(f"garbage collector's pauses in that rebuild, {label}", own, reference,
+                      "about 1"),
     ]
     if before is not None:
         status = folder / "before" / "_build" / "html" / "execution-status.json"
@@ -645,13 +636,29 @@ def cache_hit_rebuilds(books: CacheHitBooks, repeats: int,
     return rows
 
 
+def totals(runs: list[dict[str, Any]], key: str) -> list[float]:
+    """``key`` of each build's ``timed_sphinx.py`` file (0 where it has none)."""
+    return [run.get(key, 0.0) for run in runs]
+
+
+def collector_row(measure: str, own: list[dict[str, Any]], other: list[dict[str, Any]],
+                  target: str) -> Row:
+    """The collector's pauses in the builds ``own`` against those in ``other`` (the same
+    rounds), with their collections."""
+    return Row(measure,
+               f"{median(totals(own, 'gc_total')) * 1e3:.0f} ms ({collections(own)})",
+               f"{median(totals(other, 'gc_total')) * 1e3:.0f} ms ({collections(other)})",
+               spread([a / b for a, b in zip(totals(own, "gc_total"), totals(other, "gc_total"),
+                                             strict=True) if b > 0], 3), target)
+
+
 def collections(runs: list[dict[str, Any]]) -> str:
     """The collector's collections in each build (medians), the full ones apart: a full
     collection walks every object of the build (50 to 100 ms in these books), a young
     one only the newest, so one full collection more or less is most of a difference
     in the pauses."""
-    return (f"{median([run.get('gc_collections', 0) for run in runs]):.0f} collections, "
-            f"{median([run.get('gc_full_collections', 0) for run in runs]):.0f} full")
+    return (f"{median(totals(runs, 'gc_collections')):.0f} collections, "
+            f"{median(totals(runs, 'gc_full_collections')):.0f} full")
 
 
 def before_rows(label: str, notebooks: int, times: dict[str, list[float]],
@@ -659,9 +666,6 @@ def before_rows(label: str, notebooks: int, times: dict[str, list[float]],
     """``--before``: the same rebuilds by the other checkout, against the book without
     the extension (the whole build) and against this checkout (its own code, the
     collector's pauses), each from the same rounds."""
-    def totals(runs: list[dict[str, Any]], key: str) -> list[float]:
-        return [run.get(key, 0.0) for run in runs]
-
     per_notebook = (median(times["before"]) - median(times["without"])) / notebooks * 1e3
     return [
         Row(f"all-cache-hit -E rebuild, {label}",
@@ -672,11 +676,8 @@ def before_rows(label: str, notebooks: int, times: dict[str, list[float]],
             f"{median(totals(own, 'total')) * 1e3:.0f} ms",
             f"{median(totals(earlier, 'total')) * 1e3:.0f} ms",
             spread(ratios(totals(own, "total"), totals(earlier, "total")), 3), "<= 1"),
-        Row(f"garbage collector's pauses in that rebuild, {label}: this checkout against it",
-            f"{median(totals(own, 'gc_total')) * 1e3:.0f} ms ({collections(own)})",
-            f"{median(totals(earlier, 'gc_total')) * 1e3:.0f} ms ({collections(earlier)})",
-            spread([a / b for a, b in zip(totals(own, "gc_total"), totals(earlier, "gc_total"),
-                                          strict=True) if b > 0], 3), "<= 1"),
+        collector_row(f"garbage collector's pauses in that rebuild, {label}: this checkout "
+                      "against it", own, earlier, "<= 1"),
     ]
 
 

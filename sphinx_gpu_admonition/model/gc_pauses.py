@@ -2,10 +2,9 @@
 
 CPython collects its youngest objects after every 700 new containers (dicts,
 lists, objects; 2,000 from Python 3.13), moves those still alive to an older
-generation, and runs a
-full collection (of every object of the build: about 50 ms in a small Sphinx
-build, more in a big one) once the objects moved to the oldest generation since
-the last one reach a quarter of those already there.  Building a page's record
+generation, and runs a full collection (of every object of the build: about 50 ms
+in a small Sphinx build, more in a big one) once the objects moved to the oldest
+generation since the last one reach a quarter of those already there.  Building a page's record
 allocates thousands of containers that live only until the record is done (the
 sidecar's JSON, the page's cells, the loaded model); those alive when a young
 collection happens are moved up and counted towards the next full collection as
