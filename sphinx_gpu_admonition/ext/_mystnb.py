@@ -7,11 +7,9 @@ defensive fallbacks, and ``tests/integration/test_mystnb_compat.py`` pins the be
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import json
 import os
-import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
@@ -20,7 +18,7 @@ from typing import Any, NamedTuple
 from docutils import nodes
 from sphinx.environment import BuildEnvironment
 
-from ..model.enrich import code_start_line
+from ..model.cell_lines import code_start_line, fence_at_or_above, fence_lines
 from .blocks import block_nodes
 
 
@@ -147,10 +145,6 @@ def code_cells(doctree: nodes.document) -> list[tuple[int, int | None, str]]:
     return [(cell.index, cell.execution_count, cell.source) for cell in rendered_cells(doctree)]
 
 
-#: the opening fence of a MyST code cell: ```{code-cell}, ~~~{code-cell}, :::{code-cell}
-_CODE_CELL_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*\{code-cell\}")
-
-
 def cell_start_lines(cells: list[RenderedCell], source_path: Path
                      ) -> dict[int, tuple[int, int | None]]:
     """Cell index -> (the line of the source file where the code cell starts, the line
@@ -159,7 +153,7 @@ def cell_start_lines(cells: list[RenderedCell], source_path: Path
 
     MyST-NB gives a cell's last line (its closing fence); the cell starts at the
     nearest ``{code-cell}`` fence above it, its code after the options
-    (:func:`..model.enrich.code_start_line`).
+    (:mod:`..model.cell_lines`).
     """
     if source_path.suffix == ".ipynb":
         return {}
@@ -174,23 +168,9 @@ def cell_start_lines(cells: list[RenderedCell], source_path: Path
                 except (OSError, UnicodeDecodeError):
                     source = []
                 fences = fence_lines(source)
-            fence = cell_start(fences, cell.end_line)
+            fence = fence_at_or_above(fences, cell.end_line)
             lines[cell.index] = fence, code_start_line(source, fence, cell.source)
     return lines
-
-
-def fence_lines(source: list[str]) -> list[int]:
-    """The lines (from 1) of ``source`` that open a code cell, in order: found once per
-    page (the substring test first: a page of a thousand lines has a few dozen)."""
-    return [number for number, line in enumerate(source, 1)
-            if "{code-cell}" in line and _CODE_CELL_FENCE.match(line)]
-
-
-def cell_start(fences: list[int], line: int) -> int:
-    """The line of the ``{code-cell}`` fence at or above ``line`` (else ``line``), among
-    a page's :func:`fence_lines`."""
-    above = bisect.bisect_right(fences, line)
-    return fences[above - 1] if above else line
 
 
 def executed_code_cell_count(env: BuildEnvironment, docname: str) -> int | None:

@@ -54,26 +54,6 @@ if TYPE_CHECKING:
 RAISES_EXCEPTION_TAG = "raises-exception"
 
 
-def code_start_line(source: Sequence[str], fence: int, code: str) -> int | None:
-    """The line (from 1) of the first line of ``code`` in a text notebook's lines
-    ``source``, whose cell opens at line ``fence`` (```` ```{code-cell} ````): the
-    first line after the fence and its options (``:tags: [...]`` lines, a ``---``
-    block) that is the code's first line, before the cell's closing fence; None where
-    it is not there (or the code starts with an empty line)."""
-    first = code.split("\n", 1)[0].rstrip()
-    if not first or not 0 < fence <= len(source):
-        return None
-    opening = source[fence - 1].strip()
-    marker = opening[:len(opening) - len(opening.lstrip(opening[:1]))]  # ``` or ~~~~
-    for number in range(fence + 1, len(source) + 1):
-        line = source[number - 1].rstrip()
-        if line == first:
-            return number
-        if marker and line.strip().startswith(marker) and not line.strip().strip(marker[0]):
-            return None  # the cell closed without it
-    return None
-
-
 class PageCell(NamedTuple):
     """One code cell of the page, as the engine's tree shows it."""
 
@@ -89,7 +69,7 @@ class PageCell(NamedTuple):
     #: the line of the cell's fence in a text notebook (None for an ``.ipynb``)
     line: int | None = None
     #: the line of its code's first line there, after its options
-    #: (:func:`code_start_line`; None: not known)
+    #: (:func:`.cell_lines.code_start_line`; None: not known)
     code_line: int | None = None
     #: the text of the cell's stream and ``text/plain`` outputs, joined (what the cell
     #: printed: a timer's own report, for rules that read it)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..model.enrich import PageCell, code_start_line
+from ..model.cell_lines import code_start_line, fence_lines
+from ..model.enrich import PageCell
 from .mdast import walk
 
 #: the notebook cell kind of a code block in mystmd's mdast
@@ -27,8 +27,6 @@ CODE_BLOCK = "notebook-code"
 SKIP_EXECUTION = "skip-execution"
 #: the kernel name assumed for the cache key (mystmd's default kernel)
 DEFAULT_KERNEL = "python3"
-#: the opening fence of a code cell in a MyST Markdown page (as ext/_mystnb.py reads it)
-CODE_CELL_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*\{code-cell\}")
 
 
 class Executable(NamedTuple):
@@ -96,11 +94,6 @@ def page_lines(page: Path) -> list[str]:
         return page.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return []
-
-
-def fence_lines(source: list[str]) -> list[int]:
-    """The line of every ``{code-cell}`` fence of a page's lines, in order."""
-    return [number for number, line in enumerate(source, 1) if CODE_CELL_FENCE.match(line)]
 
 
 def _outputs(block: dict[str, Any]) -> tuple[str, str | None]:

@@ -130,19 +130,3 @@ def test_a_version_1_status_file_is_read_with_its_cells_named_as_it_named_them()
     assert [c.position for c in record.cells] == [0, 1]
     assert record.cells[1].runs[0].defined_cell == 0  # index 1 -> the first cell
     assert StatusReport.from_dict(StatusReport([record]).to_dict()).notebooks == [record]
-
-
-def test_a_cells_code_starts_after_its_fence_and_options() -> None:
-    from sphinx_gpu_admonition.model.enrich import code_start_line
-
-    page = ["# A lecture", "", "```{code-cell} ipython3", ":tags: [hide-output]", "",
-            "%%time", "x = qm(0.1, n)", "```", "", "````{code-cell} python", "---",
-            "tags: [slow-ok]", "---", "with qe.Timer():", "    x = qm(0.1, n)", "````",
-            "```{code-cell} ipython3", "y = 1", "```"]
-    assert code_start_line(page, 3, "%%time\nx = qm(0.1, n)") == 6
-    assert code_start_line(page, 10, "with qe.Timer():\n    x = qm(0.1, n)") == 14
-    assert code_start_line(page, 17, "y = 1") == 18
-    # a cell whose code is not there (an {include}d file's) points nowhere, as does a
-    # code starting with an empty line or a fence out of the page
-    assert code_start_line(page, 17, "z = 2") is None
-    assert code_start_line(page, 3, "\nx = 1") is None and code_start_line(page, 40, "y") is None
