@@ -37,8 +37,9 @@ from conftest import PROJECT, TESTS
 
 from sphinx_gpu_admonition import cli
 
-# the documented shell workflow: run with the newest Sphinx only (scripts/test)
-pytestmark = pytest.mark.tooling
+# the documented shell workflow: run with the newest Sphinx only, and by itself, after the
+# other tests (its pull-request build runs under busy loops that would slow theirs)
+pytestmark = [pytest.mark.tooling, pytest.mark.loads_machine]
 
 DOCS_PAGE = PROJECT / "docs" / "workflow.md"
 BOOK = TESTS / "roots" / "workflow"
