@@ -48,6 +48,7 @@ from .rules import HINT_RULES as HINT_RULES
 from .rules import NOTE_RULES as NOTE_RULES
 from .rules import Flag as Flag
 from .rules import Rule as Rule
+from .schema import ModelObject, model_class
 from .timing_record import Claim, TimingStatement
 
 
@@ -178,8 +179,8 @@ def over_budget(notebook: NotebookRecord) -> BudgetExcess | None:
     return BudgetExcess(notebook.seconds, budget)
 
 
-@dataclasses.dataclass
-class CellComparison:
+@model_class
+class CellComparison(ModelObject):
     """A cell against the baseline's cell of the same position (:func:`cell_key`)."""
 
     baseline_seconds: float | None
@@ -196,8 +197,8 @@ class CellComparison:
         return None if self.ratio is None else self.ratio / self.machine_factor
 
 
-@dataclasses.dataclass
-class NotebookComparison:
+@model_class
+class NotebookComparison(ModelObject):
     """A notebook against the baseline's: its times, ratio and cells."""
 
     baseline_seconds: float | None
@@ -450,8 +451,8 @@ def compiled_again_hint(cell: CellRecord, notebook: NotebookRecord,
     return compiled_again_flag(cell, notebook, thresholds.slow_cell_min_seconds)
 
 
-@dataclasses.dataclass
-class NotebookAnalysis:
+@model_class
+class NotebookAnalysis(ModelObject):
     """One notebook's record, its cells' flags and its comparison."""
 
     notebook: NotebookRecord
@@ -515,8 +516,8 @@ def analyse_notebook(notebook: NotebookRecord, thresholds: Thresholds,
     return NotebookAnalysis(notebook, flags, comparison)
 
 
-@dataclasses.dataclass
-class BuildAnalysis:
+@model_class
+class BuildAnalysis(ModelObject):
     """Every notebook of a build analysed, and what the baseline had."""
 
     notebooks: list[NotebookAnalysis]

@@ -44,7 +44,7 @@ from .record import (
     WorkLine,
     cell_positions,
 )
-from .schema import Loadable
+from .schema import Loadable, model_class
 from .timings import page_timings
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class PageCell(NamedTuple):
         return RAISES_EXCEPTION_TAG in self.tags
 
 
-@dataclasses.dataclass
+@model_class
 class CellFacts(Loadable):
     """What the page says about one of its code cells (a :class:`PageCell`), derived
     once per version of the page (:func:`page_facts`). A field named as a field of
@@ -111,7 +111,7 @@ class CellFacts(Loadable):
     traceback: str | None = None
 
 
-@dataclasses.dataclass
+@model_class
 class PageFacts(Loadable):
     """Everything :func:`enrich` takes from the page: each code cell's facts in page
     order, and the notebook's (a field named as a field of

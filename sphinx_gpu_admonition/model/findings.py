@@ -19,6 +19,7 @@ from .compiled_again import compiled_again_cells
 from .formatting import one_line
 from .record import CACHE, EARLIER_BUILD, OK, CellName, CellRecord, NotebookRecord
 from .rules import RECOMPILATION_RULES, Flag, Rule
+from .schema import ModelObject, model_class
 
 
 class Finding(NamedTuple):
@@ -207,8 +208,8 @@ def device_changed(analysis_comparison_device: str | None, record: NotebookRecor
             and record.environment.device_label != analysis_comparison_device)
 
 
-@dataclasses.dataclass
-class BuildTotals:
+@model_class
+class BuildTotals(ModelObject):
     """The build's counts and sums, for the status page's summary and totals row, the
     console summary and ``report``: one definition, so that their numbers agree."""
 

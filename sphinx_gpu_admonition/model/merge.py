@@ -12,7 +12,6 @@ again against the merged records (it may name a page another job executed).
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +31,7 @@ from .record import (
     NotebookRecord,
     StatusReport,
 )
+from .schema import ModelObject, model_class
 
 #: the ``build`` entries that say how a job judged its notebooks (and on which engine)
 JUDGING_KEYS = ("engine", "thresholds", "rules", "baseline")
@@ -49,8 +49,8 @@ def judging_differs(inputs: list[tuple[str, StatusReport]]) -> list[str]:
 PROVENANCE_RANK = {EXECUTED: 3, CACHE: 2, EARLIER_BUILD: 1, NOT_EXECUTED: 0}
 
 
-@dataclasses.dataclass
-class Conflict:
+@model_class
+class Conflict(ModelObject):
     """A notebook executed by more than one job."""
 
     docname: str

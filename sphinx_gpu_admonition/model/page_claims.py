@@ -35,7 +35,7 @@ from typing import NamedTuple
 from .claims import Build, ClaimSite, check_claims
 from .files import write_or_warn
 from .page_text import CLAIM_ROLE, RATIO_ROLE, TIMING_ROLE, Place, Sentence, TextBlock, sentences
-from .schema import Loadable, SchemaError, dumper
+from .schema import Loadable, SchemaError, dumper, model_class
 from .speed_statements import may_matter, review_candidates, statements_to_review
 from .timing_record import Claim, ClaimRules, TimingStatement
 
@@ -59,7 +59,7 @@ class ClaimRole(NamedTuple):
     role: str = CLAIM_ROLE
 
 
-@dataclasses.dataclass
+@model_class
 class PageSentence(Loadable):
     """A sentence kept for the review list (:func:`.speed_statements.review_candidates`)."""
 
@@ -69,7 +69,7 @@ class PageSentence(Loadable):
     section: int = 0
 
 
-@dataclasses.dataclass
+@model_class
 class PagePlace(Loadable):
     """Where a heading is (:class:`.page_text.Place`)."""
 
@@ -77,7 +77,7 @@ class PagePlace(Loadable):
     line: int | None = None
 
 
-@dataclasses.dataclass
+@model_class
 class TextRole(Loadable):
     """A timing role as the text writes it (a claim, a quoted timing or ratio), at its
     own line, with the sentence it is in."""
@@ -88,7 +88,7 @@ class TextRole(Loadable):
     sentence: str = ""
 
 
-@dataclasses.dataclass
+@model_class
 class PageText(Loadable):
     """What a page's text gives the claims and the review list."""
 

@@ -26,7 +26,16 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import device
-from .schema import Loadable, SchemaError, choices, dumper, load_model, short_repr
+from .schema import (
+    Loadable,
+    ModelObject,
+    SchemaError,
+    choices,
+    dumper,
+    load_model,
+    model_class,
+    short_repr,
+)
 from .timing_record import Claim, Timing, TimingStatement
 
 SCHEMA_ID = "sphinx-gpu-admonition/execution-status"
@@ -79,7 +88,7 @@ KERNEL_CHANGED = "kernel_changed"  # the notebook's kernelspec differs
 NEW_NOTEBOOK = "new_notebook"  # the cache holds no copy of this notebook
 CACHE_MISS_REASONS = (CELL_CHANGED, METADATA_CHANGED, KERNEL_CHANGED, NEW_NOTEBOOK)
 
-@dataclasses.dataclass
+@model_class
 class Device(Loadable):
     """Devices of one kind that JAX saw (``count`` of them)."""
 
@@ -88,7 +97,7 @@ class Device(Loadable):
     count: int = dataclasses.field(default=1, metadata={"minimum": 1})
 
 
-@dataclasses.dataclass
+@model_class
 class GpuInfo(Loadable):
     """An NVIDIA GPU as NVML or nvidia-smi reported it."""
 
@@ -99,7 +108,7 @@ class GpuInfo(Loadable):
     source: str = choices(GPU_SOURCES, default="nvml")
 
 
-@dataclasses.dataclass
+@model_class
 class JaxInfo(Loadable):
     """JAX as the notebook used it; ``backend`` is None when it never initialised one."""
 
@@ -126,7 +135,7 @@ class JaxInfo(Loadable):
         return ", ".join(parts)
 
 
-@dataclasses.dataclass
+@model_class
 class Host(Loadable):
     """The machine the kernel ran on."""
 
@@ -137,7 +146,7 @@ class Host(Loadable):
     machine: str | None = None
 
 
-@dataclasses.dataclass
+@model_class
 class Environment(Loadable):
     """Where a notebook ran, as the kernel saw it."""
 
@@ -170,7 +179,7 @@ class Environment(Loadable):
         return device.device_label(self)
 
 
-@dataclasses.dataclass
+@model_class
 class LoopCall(Loadable):
     """A sequential JAX loop a cell runs (:func:`.code.link_loops`): in its own code,
     or in a user function it calls, defined in an earlier cell or a local module."""
@@ -193,7 +202,7 @@ class LoopCall(Loadable):
     call: str = ""
 
 
-@dataclasses.dataclass
+@model_class
 class CompiledLoop(Loadable):
     """A loop in a program JAX compiled during the cell (the probe read the program:
     a ``stablehlo.while``), so also one inside library code (numpyro's NUTS sampler)."""
@@ -209,7 +218,7 @@ class CompiledLoop(Loadable):
     platform: str | None = None
 
 
-@dataclasses.dataclass
+@model_class
 class CompiledInputs(Loadable):
     """One compilation of a function during the cell and the shapes and dtypes of its
     program's inputs (the probe read the program JAX compiled), so that a function
@@ -228,7 +237,7 @@ class CompiledInputs(Loadable):
     platform: str | None = None
 
 
-@dataclasses.dataclass
+@model_class
 class RecompileReason(Loadable):
     """Why JAX traced a function again in the cell, as JAX explained it
     (``jax_explain_cache_misses``, captured when the book asks for it)."""
@@ -250,7 +259,7 @@ HOST_SYNC_KINDS = ("float", "int", "bool", "item", "numpy", "print", "block_unti
 PYTHON_LOOP_KINDS = ("for", "while")
 
 
-@dataclasses.dataclass
+@model_class
 class HostSync(Loadable):
     """A statement in a Python loop that waits for the device and copies a value to
     the host on every iteration it runs (JAX's asynchronous dispatch stops there)."""
@@ -265,7 +274,7 @@ class HostSync(Loadable):
     guarded: bool = False
 
 
-@dataclasses.dataclass
+@model_class
 class DispatchLoop(Loadable):
     """A Python ``for`` / ``while`` loop that dispatches JAX work on every iteration
     (:func:`.code.read_code`): calls of jitted functions, or JAX operations one by one;
@@ -307,7 +316,7 @@ class DispatchLoop(Loadable):
     call: str = ""
 
 
-@dataclasses.dataclass
+@model_class
 class JitCall(Loadable):
     """A jitted function the cell runs (:func:`.code.read_code`), and how the code
     makes it: once at the top level, or anew on every call of a function or every
@@ -345,7 +354,7 @@ WORK_KINDS = ("loop_call", "dispatch_loop", "jitted_call", "heavy_call", "jax_ca
               "user_call", "python_loop", "call", "timed")
 
 
-@dataclasses.dataclass
+@model_class
 class WorkLine(Loadable):
     """The statement of a cell that takes its time (:func:`.work_line.work_line`):
     inside the timed block (``%%time``, ``%time``, ``with qe.Timer():``) when there is
@@ -361,7 +370,7 @@ class WorkLine(Loadable):
     timed: bool = False
 
 
-@dataclasses.dataclass
+@model_class
 class CellRecord(Loadable):
     """One executed code cell."""
 
@@ -511,7 +520,7 @@ class CellName:
         return f"{self.docname} {self.label}" + (f" ({where})" if where else "")
 
 
-@dataclasses.dataclass
+@model_class
 class ErrorInfo(Loadable):
     """Why a notebook failed, and in which cell."""
 
@@ -528,7 +537,7 @@ class ErrorInfo(Loadable):
     device_memory_mb: float | None = dataclasses.field(default=None, metadata={"minimum": 0})
 
 
-@dataclasses.dataclass
+@model_class
 class CacheMiss(Loadable):
     """Why a notebook missed the jupyter-cache: what differs between the cached copy of
     it (the newest from the same source) and the notebook that executed."""
@@ -538,7 +547,7 @@ class CacheMiss(Loadable):
     cell: str | None = None
 
 
-@dataclasses.dataclass
+@model_class
 class KernelPackages(Loadable):
     """Every distribution installed in the kernel's environment (``!conda list``),
     read by the build after the notebook executed, kept so that cache hits show it."""
@@ -549,7 +558,7 @@ class KernelPackages(Loadable):
     distributions: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
-@dataclasses.dataclass
+@model_class
 class NotebookRecord(Loadable):
     """Everything known about one notebook page's execution."""
 
@@ -670,8 +679,8 @@ class NotebookRecord(Loadable):
         return dumper(NotebookRecord)(self)
 
 
-@dataclasses.dataclass
-class StatusReport:
+@model_class
+class StatusReport(ModelObject):
     """The whole build: the content of ``execution-status.json``."""
 
     notebooks: list[NotebookRecord]

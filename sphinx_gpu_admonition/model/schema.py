@@ -15,6 +15,7 @@ import functools
 import math
 import operator
 import re
+import reprlib
 import types
 import typing
 from collections.abc import Callable
@@ -50,13 +51,54 @@ def choices(values: tuple[str, ...], **field_options: Any) -> Any:
 _Model = TypeVar("_Model")
 
 
-class Loadable:
+class ModelObject:
+    """A dataclass of the model (:func:`model_class`): its ``__eq__`` and ``__repr__``
+    are the ones ``dataclasses.dataclass`` writes for each class (the fields compared
+    in order, as a tuple, with an object of the same class; ``Name(field=value,
+    ...)``), written once here."""
+
+    #: mutable and compared by value, so not hashable (as a dataclass with ``eq``)
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        values = _field_values(self.__class__)
+        return values(self) == values(other)
+
+    @reprlib.recursive_repr()
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}"
+                           for name in _field_names(self.__class__))
+        return f"{self.__class__.__qualname__}({fields})"
+
+
+class Loadable(ModelObject):
     """A dataclass of the model, loaded from JSON data by :func:`load_model`."""
 
     @classmethod
     def from_dict(cls: type[_Model], data: Any, where: str = "") -> _Model:
         """Checked against the model's field types; raises :class:`SchemaError`."""
         return load_model(cls, {} if data is None else data, where)
+
+
+def model_class(cls: type[_Model]) -> type[_Model]:
+    """``dataclasses.dataclass`` for a :class:`ModelObject`, which has its ``__eq__``
+    and ``__repr__`` already.
+
+    A dataclass compiles each method it writes with ``exec`` when its module is
+    imported. ``__init__`` depends on the fields; the other two are the same for every
+    class, so only ``__init__`` is compiled: a cost every build, plugin server and
+    command pays at its start (measured in ``docs/performance.md``, "import and
+    set-up"). Every field is compared and shown
+    (no ``compare=False`` or ``repr=False``: those classes stay plain dataclasses).
+    """
+    made = dataclasses.dataclass(repr=False, eq=False)(cls)
+    if not issubclass(made, ModelObject) or any(
+            not field.compare or not field.repr for field in dataclasses.fields(made)):
+        raise TypeError(f"{cls.__qualname__}: model_class takes a ModelObject whose every "
+                        "field is compared and shown")  # a bug in the model
+    return made
 
 
 #: the values :func:`plain_data` returns as they are (immutable)
@@ -66,6 +108,14 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 @functools.cache
 def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(field.name for field in dataclasses.fields(cls))
+
+
+@functools.cache
+def _field_values(cls: type) -> Callable[[Any], tuple[Any, ...]]:
+    """The tuple of an object's field values, in their order."""
+    names = _field_names(cls)
+    return operator.attrgetter(*names) if len(names) > 1 else \
+        (lambda value: (getattr(value, names[0]),) if names else ())
 
 
 @functools.cache

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, NamedTuple
 
-from .schema import Loadable, choices
+from .schema import Loadable, choices, model_class
 
 # -- named timings -----------------------------------------------------------------------
 #: where a timing's value comes from: what the cell's own timer printed, or the probe's
@@ -44,7 +44,7 @@ TIMING_STATUSES = (TIMING_OK, NOT_UNIQUE, NOT_EXECUTED, NOT_RUN, CELL_FAILED, TI
                    NOT_MEASURED)
 
 
-@dataclasses.dataclass
+@model_class
 class Timing(Loadable):
     """A code cell timed for the text: named with a ``time:NAME`` tag, or one whose
     outputs hold a timer's reading (the review list shows those too)."""
@@ -105,7 +105,7 @@ REASONS = ("", PARSE, UNKNOWN_PAGE, PAGE_NOT_EXECUTED, UNKNOWN_NAME, NOT_UNIQUE,
            NO_DEVICE, MIXED_DEVICES)
 
 
-@dataclasses.dataclass
+@model_class
 class TimedValue(Loadable):
     """A named timing's value on one build, as a check compared it."""
 
@@ -114,7 +114,7 @@ class TimedValue(Loadable):
     timer: str | None = None
 
 
-@dataclasses.dataclass
+@model_class
 class ClaimCheck(Loadable):
     """A claim checked against one build (this build, or one of ``gpu_runtime_sources``)."""
 
@@ -141,7 +141,7 @@ class ClaimCheck(Loadable):
     detail: str | None = None
 
 
-@dataclasses.dataclass
+@model_class
 class Claim(Loadable):
     """A ``{timing-claim}`` of the text and its verdicts."""
 
@@ -161,7 +161,7 @@ class Claim(Loadable):
 
 
 # -- the review list --------------------------------------------------------------------------
-@dataclasses.dataclass
+@model_class
 class EvidenceValue(Loadable):
     """A timed cell's value on one build."""
 
@@ -174,7 +174,7 @@ class EvidenceValue(Loadable):
     stale: bool = False
 
 
-@dataclasses.dataclass
+@model_class
 class Evidence(Loadable):
     """A timed cell before a sentence about speed, with its value on each build."""
 
@@ -186,7 +186,7 @@ class Evidence(Loadable):
     values: list[EvidenceValue] = dataclasses.field(default_factory=list)
 
 
-@dataclasses.dataclass
+@model_class
 class TimingStatement(Loadable):
     """A sentence of the text that speaks about speed and has no claim: never judged,
     listed with the figures beside it."""
