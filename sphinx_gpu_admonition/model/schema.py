@@ -313,13 +313,15 @@ def _object_loader(cls: type) -> Loader:
         # an optional field's null is read here, its value by the loader of ``X``
         # (what :func:`_loader` of ``X | None`` does, without a call per field)
         inner = _optional_inner(hint)
-        fields.append((field.name,
-                       _loader(hint if inner is None else inner,
-                               field.metadata.get("minimum", 0),
-                               field.metadata.get("choices")),
+        base = hint if inner is None else inner
+        minimum = field.metadata.get("minimum", 0)
+        allowed = field.metadata.get("choices")
+        simple = base if base in (bool, int, str) else list if \
+            typing.get_origin(base) is list else None
+        fields.append((field.name, _loader(base, minimum, allowed),
                        field.default is dataclasses.MISSING
                        and field.default_factory is dataclasses.MISSING,
-                       inner is not None))
+                       inner is not None, simple, minimum, allowed))
 
     def load(data: Any) -> Any:
         if data is None:
@@ -327,10 +329,21 @@ def _object_loader(cls: type) -> Loader:
         elif not isinstance(data, dict):
             raise _wrong_type("an object", data)
         values = {}
-        for name, load_field, required, optional in fields:
+        for name, load_field, required, optional, simple, minimum, allowed in fields:
             value = data.get(name, _ABSENT)
             if value is None and optional:
                 values[name] = None
+            # most values of a record are flags, counts, names and empty lists: those
+            # that pass their field's checks are taken here, without a call (the same
+            # checks as _load_boolean, _load_integer, _load_string and _load_list's)
+            elif value.__class__ is simple and (
+                    simple is bool
+                    or (simple is int and minimum <= value <= MAX_NUMBER)
+                    or (simple is str and len(value) <= MAX_STRING_CHARS and value.isascii()
+                        and (allowed is None or value in allowed))):
+                values[name] = value
+            elif simple is list and value.__class__ is list and not value:
+                values[name] = []
             elif value is not _ABSENT:
                 try:
                     values[name] = load_field(value)
