@@ -4,8 +4,8 @@
 # these packages installed, made with INTERPRETER (default: python3); one made
 # with another Python version is made afresh.  pip's output goes to DIR.log and
 # is shown only when the install fails.  An environment that already holds what
-# these arguments and pyproject.toml asked for (DIR/.sga-installed says so) is not
-# installed into again: a second run on a laptop starts its tests at once (the
+# these arguments, pyproject.toml and this file asked for (DIR/.sga-installed says
+# so) is not installed into again: a second run on a laptop starts its tests at once (the
 # package is installed editable, so an edit of its code needs no install).
 # SGA_REINSTALL=1 installs anyway (after removing a package by hand, say).
 make_venv() {
@@ -22,7 +22,9 @@ make_venv() {
     "$python" -m venv --clear "$venv"
   fi
   local stamp="$venv/.sga-installed" wanted
-  wanted="$* $(sha256sum pyproject.toml | cut -d' ' -f1)"
+  # what was asked, pyproject.toml, and this file (how an environment is made: a change
+  # here, such as drop_iri_checker, reaches environments made before it)
+  wanted="$* $(cat pyproject.toml "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
   if [ "${SGA_REINSTALL:-}" != 1 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
     echo "== $venv: up to date ($*)"
     return 0
@@ -35,7 +37,19 @@ make_venv() {
     echo "pip install failed (full log: $venv.log)" >&2
     return 1
   fi
+  drop_iri_checker "$venv"
   printf '%s\n' "$wanted" >"$stamp"
+}
+
+# drop_iri_checker DIR: removes rfc3987-syntax from the environment. jupyter_server's
+# jupyter-events asks for jsonschema's non-GPL format checkers, and jsonschema imports
+# them all when it is imported: rfc3987-syntax builds its Lark parsers then, 1.8 s of
+# every process that imports nbformat or jupyter_server here (every Sphinx build the
+# tests and the benchmark start, the Jupyter server of every mystmd build). It checks
+# only the "iri" formats, which no Jupyter schema and no test uses; without it jsonschema
+# skips them (python-jsonschema/jsonschema#1428).
+drop_iri_checker() {
+  "$1/bin/python" -m pip uninstall -y -q rfc3987-syntax >>"$1.log" 2>&1 || true
 }
 
 # ensure_chromium: Debian's Chromium for the browser tests (Playwright drives it).

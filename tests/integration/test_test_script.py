@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -59,7 +60,8 @@ def test_sga_test_workers_chooses_and_a_wrong_value_is_said_and_ignored():
 def test_an_environment_is_installed_into_again_only_when_asked_for_other_things(tmp_path):
     """``make_venv`` (``scripts/_venv.sh``): pip runs for a new environment, not again
     for the same arguments and pyproject.toml, again for other arguments, an edited
-    pyproject.toml or ``SGA_REINSTALL=1``. A fake interpreter logs pip's calls."""
+    pyproject.toml or ``SGA_REINSTALL=1``, and removes rfc3987-syntax after each install.
+    A fake interpreter logs pip's calls."""
     log = tmp_path / "pip.log"
     python = tmp_path / "python3"
     # 'python -m venv DIR' makes DIR/bin/python (this script again); '-c' says a version;
@@ -75,17 +77,25 @@ esac
     project = tmp_path / "project"
     project.mkdir()
     (project / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    helpers = tmp_path / "_venv.sh"  # a copy, to edit
+    shutil.copyfile(PROJECT / "scripts" / "_venv.sh", helpers)
 
     def make_venv(*args: str, **env: str) -> int:
         done = subprocess.run(
-            ["bash", "-c", f'source "{PROJECT}/scripts/_venv.sh" && '
+            ["bash", "-c", f'source "{helpers}" && '
                            f'make_venv --python "{python}" .venv-x "$@"', "make_venv", *args],
             cwd=project, capture_output=True, text=True, timeout=60,
             env={**os.environ, **env})
         assert done.returncode == 0, done.stderr
         calls = log.read_text().splitlines() if log.exists() else []
         log.unlink(missing_ok=True)
-        return sum(1 for call in calls if "install" in call and "--upgrade pip" not in call)
+        installs = sum(1 for call in calls
+                       if call.startswith("-m pip install") and "--upgrade pip" not in call)
+        # each install is followed by the removal of the slow "iri" format checker
+        # (drop_iri_checker), and only then is the environment marked up to date
+        drops = [call for call in calls if call.startswith("-m pip uninstall")]
+        assert drops == ["-m pip uninstall -y -q rfc3987-syntax"] * installs, calls
+        return installs
 
     assert make_venv("-e", ".[test]") == 1  # a new environment
     assert make_venv("-e", ".[test]") == 0  # the same: up to date
@@ -94,4 +104,8 @@ esac
     (project / "pyproject.toml").write_text("[project]\nname = 'y'\n", encoding="utf-8")
     assert make_venv("-e", ".[test]", "extra==1") == 1  # pyproject.toml changed
     assert make_venv("-e", ".[test]", "extra==1", SGA_REINSTALL="1") == 1
+    assert make_venv("-e", ".[test]", "extra==1") == 0
+    with helpers.open("a", encoding="utf-8") as file:  # how environments are made changed
+        file.write("# edited\n")
+    assert make_venv("-e", ".[test]", "extra==1") == 1
     assert Path(project / ".venv-x" / ".sga-installed").is_file()
