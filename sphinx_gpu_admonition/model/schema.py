@@ -89,9 +89,9 @@ def model_class(cls: type[_Model]) -> type[_Model]:
     A dataclass compiles each method it writes with ``exec`` when its module is
     imported. ``__init__`` depends on the fields; the other two are the same for every
     class, so only ``__init__`` is compiled: a cost every build, plugin server and
-    command pays at its start (measured in ``docs/performance.md``, "import and
-    set-up"). Every field is compared and shown
-    (no ``compare=False`` or ``repr=False``: those classes stay plain dataclasses).
+    command pays at its start (measured in ``docs/performance.md``, "Cache-hit
+    rebuilds: the import, the loader"). Every field is compared and shown (no
+    ``compare=False`` or ``repr=False``: such a class stays a plain dataclass).
     """
     made = dataclasses.dataclass(repr=False, eq=False)(cls)
     if not issubclass(made, ModelObject) or any(
