@@ -526,14 +526,20 @@ def claims_rebuilds(folder: Path, notebooks: int, cells: int, repeats: int,
     books = CacheHitBooks(folder, notebooks, cells)
     from jupyter_cache import get_cache
 
+    def fill(name: str) -> None:  # serially: see _fill_caches
+        get_cache(str(folder / name / "cache")).db  # noqa: B018 - creates the database
+        books.build(name)
+
     # jupyter-cache hashes a notebook's code cells with their metadata, not its text: the
     # prose and plain books have the same notebooks (one cache, copied: all hits, no
     # kernel), the claims book's tags make its notebooks others (a cache of its own)
-    for name in ("claims", *(("plain",) if filled is None else ())):
-        get_cache(str(folder / name / "cache")).db  # noqa: B018 - creates the database
-        books.build(name)
-    for name in ("plain", "prose") if filled is not None else ("prose",):
-        shutil.copytree(filled or folder / "plain" / "cache", folder / name / "cache")
+    fill("claims")
+    copies = ("plain", "prose")
+    if filled is None:
+        fill("plain")
+        filled, copies = folder / "plain" / "cache", ("prose",)
+    for name in copies:
+        shutil.copytree(filled, folder / name / "cache")
         books.build(name)
     own: dict[str, list[float]] = {"claims": [], "prose": [], "plain": []}
 

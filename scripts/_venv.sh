@@ -5,8 +5,8 @@
 # with another Python version is made afresh.  pip's output goes to DIR.log and
 # is shown only when the install fails.  An environment that already holds what
 # these arguments, pyproject.toml and this file asked for (DIR/.sga-installed says
-# so) is not installed into again: a second run on a laptop starts its tests at once (the
-# package is installed editable, so an edit of its code needs no install).
+# so) is not installed into again: a second run on a laptop starts its tests at once
+# (the package is installed editable, so an edit of its code needs no install).
 # SGA_REINSTALL=1 installs anyway (after removing a package by hand, say).
 make_venv() {
   local python=python3
