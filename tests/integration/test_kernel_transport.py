@@ -1,6 +1,7 @@
 """The suite's kernels cannot lose a TCP port race (tests/kernel_transport/): those
 this process starts as MyST-NB does (nbclient, no Jupyter config) and those its
-subprocesses start use the ipc transport, with sockets of their own."""
+subprocesses start use the ipc transport, with sockets of their own; a kernel that
+hangs at its shutdown is stopped sooner than jupyter_client's default."""
 
 from __future__ import annotations
 
@@ -22,7 +23,23 @@ def test_a_kernel_nbclient_starts_talks_over_unix_sockets(tmp_path):
         assert isinstance(manager.provisioner, IPCProvisioner)
         assert manager.transport == "ipc" and manager.ip.startswith("/")
         client.execute_cell(notebook.cells[0], 0)
+        # the manager's 5 s (SIGTERM after 2.5 s), shortened by the provisioner
+        wait = manager.provisioner.get_shutdown_wait_time(recommended=manager.shutdown_wait_time)
+        assert 0 < wait < manager.shutdown_wait_time
     assert notebook.cells[0].outputs[0]["data"]["text/plain"] == "42"
+
+
+def test_a_kernel_that_hangs_at_its_shutdown_is_stopped(tmp_path):
+    """As an ipykernel 7.4 does about one time in ten (its control thread flushing a
+    stream that its main thread is closing): the notebook's outputs are kept, the
+    kernel process is gone."""
+    hang = "import atexit, time\natexit.register(time.sleep, 60)\n6 * 7"
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(hang)])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    client = NotebookClient(notebook, timeout=120, resources={"metadata": {"path": tmp_path}})
+    client.execute()
+    assert notebook.cells[0].outputs[0]["data"]["text/plain"] == "42"
+    assert client.km is None or not client.km.is_alive()
 
 
 def test_the_builds_and_servers_the_suite_starts_use_it_too():
