@@ -9,13 +9,18 @@ error; no printed line a GitHub runner would read as a workflow command; a
 document the validator refuses exits 2 with one ``error:`` line on stderr and
 nothing on stdout; one it accepts exits 0 or 1 with its output, and
 ``--json`` output is strict JSON.  The number of documents tried (and refused)
-is printed at the end of the module.  Bounded: about 20 s on a 2-core machine.
+is printed at the end of the module.
+
+How many documents: :data:`EXAMPLES`, 100 unless ``SGA_FUZZ_EXAMPLES`` says otherwise.
+``scripts/test`` (and so CI) asks for 500, about 15 s on a 2-core machine; a
+contributor's ``pytest tests/unit`` gets 100, about 3 s of its run.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +39,17 @@ from sphinx_gpu_admonition.model.record import StatusReport
 from sphinx_gpu_admonition.model.schema import MAX_STRING_CHARS, SchemaError
 
 PREFIX = f"{cli.PROG}: error: "
-EXAMPLES = 500
+
+
+def _examples(value: str) -> int:
+    if not value.isdigit() or not int(value):
+        raise pytest.UsageError(f"SGA_FUZZ_EXAMPLES={value!r}: not a number of documents "
+                                "(1, 2, ...)")
+    return int(value)
+
+
+#: documents the fuzz tries: few for the contributor's loop, many in scripts/test
+EXAMPLES = _examples(os.environ.get("SGA_FUZZ_EXAMPLES", "100"))
 #: a marker string that _to_json replaces by JSON that Python cannot write
 _RAW = "__raw:{}:{}__"
 _RAW_PATTERN = re.compile(r'"__raw:(deep|digits):(\d+)__"')
