@@ -94,15 +94,33 @@ def timing_place(timing: Timing) -> Place:
     return Place(timing.position, timing.line)
 
 
+def _in_page_order(timed: Sequence[Timing],
+                   headings: Sequence[Place]) -> list[tuple[Timing, Place, int]]:
+    """The timed cells in page order, each with its place and section: worked out once a
+    page, not once per sentence (a lecture has dozens of each)."""
+    cells = sorted(timed, key=lambda timing: _key(timing_place(timing)))
+    return [(timing, place, _section(place, headings))
+            for timing in cells for place in (timing_place(timing),)]
+
+
 def evidence_places(sentence: Sentence, headings: Sequence[Place],
                     timed: Sequence[Timing]) -> list[Timing]:
     """The timed cells a sentence's evidence shows, in page order (see the module)."""
-    cells = sorted(timed, key=lambda timing: _key(timing_place(timing)))
-    before = [timing for timing in cells if _before(timing_place(timing), sentence.place)]
-    section = sentence.section
-    if not any(_section(timing_place(timing), headings) == section for timing in before):
-        after = [timing for timing in cells if timing not in before
-                 and _section(timing_place(timing), headings) == section]
+    return _evidence(sentence, _in_page_order(timed, headings))
+
+
+def _evidence(sentence: Sentence, cells: Sequence[tuple[Timing, Place, int]]) -> list[Timing]:
+    """:func:`evidence_places`, of the cells :func:`_in_page_order` gave."""
+    before: list[Timing] = []
+    after: list[Timing] = []  # in the sentence's section
+    in_section_before = False
+    for timing, place, section in cells:
+        if _before(place, sentence.place):
+            before.append(timing)
+            in_section_before = in_section_before or section == sentence.section
+        elif section == sentence.section:
+            after.append(timing)
+    if not in_section_before:
         return (before[-EVIDENCE_CELLS + 1:] if before else []) + after[:1]
     return before[-EVIDENCE_CELLS:]
 
@@ -147,12 +165,12 @@ def statements_to_review(page: str, found: Iterable[Sentence], headings: Sequenc
     builds (:class:`.claims.Build`).
     """
     record = builds[0].records.get(page) if builds else None
-    timed = list(record.timings) if record is not None else []
+    cells = _in_page_order(record.timings if record is not None else [], headings)
     statements = []
     for sentence, cues in _with_cues(found):
         evidence = [Evidence(name=timing.name, cell_index=timing.cell_index, line=timing.line,
                              values=_values(timing, page, builds))
-                    for timing in evidence_places(sentence, headings, timed)]
+                    for timing in _evidence(sentence, cells)]
         statements.append(TimingStatement(page=page, sentence=sentence.text, source=source,
                                           line=sentence.place.line, cues=cues,
                                           evidence=evidence))
