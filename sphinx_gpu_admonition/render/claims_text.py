@@ -422,8 +422,14 @@ def column_texts(translate: Translate = english) -> dict[str, str]:
         "cells": translate("Timed cells before it"), "why": translate("Why"),
         "no_claims": translate("No timing claims."),
         "no_statements": translate("No timing statements to review."),
-        "unnamed": translate("unnamed timed cell"),
+        "unnamed": unnamed_text(translate),
     }
+
+
+def unnamed_text(translate: Translate = english) -> str:
+    """What a timed cell without a name is called (the review list's evidence: real
+    lectures name few of their cells, so this is asked once per evidence)."""
+    return translate("unnamed timed cell")
 
 
 # -- the quoting roles' hover and warnings ---------------------------------------------------

@@ -100,7 +100,7 @@ def claim_entries(claims: Sequence[Claim], translate: Translate = english,
 
 def evidence_text(evidence: Evidence, translate: Translate = english) -> str:
     """``vmap-v2 (line 80): 0.46 ms on a GPU (Tesla T4), 11 ms on a CPU (AMD EPYC)``"""
-    name = evidence.name or words.column_texts(translate)["unnamed"]
+    name = evidence.name or words.unnamed_text(translate)
     values = words.timing_text(evidence.values, translate) if evidence.values else \
         translate("not measured")
     if evidence.line:
