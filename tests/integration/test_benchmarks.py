@@ -105,8 +105,22 @@ def test_instruction_counts_follow_the_work() -> None:
         run.instructions([sys.executable, "-c", "raise SystemExit(3)"])
 
 
-
 def test_before_needs_a_checkout_of_the_package(tmp_path: Path) -> None:
     run = _run_module()
     with pytest.raises(SystemExit, match="--before: no sphinx_gpu_admonition package"):
         run.compile_extension(tmp_path)
+
+
+def test_the_machine_line_says_when_every_build_pays_for_rfc3987_syntax(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An environment with rfc3987-syntax (one pip made, not scripts/test) adds some 1.8 s
+    to every build, with the extension and without: the table's first line says so."""
+    import importlib.util
+
+    run = _run_module()
+    assert "rfc3987" not in run.machine()  # scripts/test's environments drop it
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: (
+        found("json") if name == "rfc3987_syntax" else found(name, *rest)))
+    line = run.machine()
+    assert "CPUs" in line and "rfc3987-syntax is installed" in line
