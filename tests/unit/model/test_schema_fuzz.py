@@ -42,7 +42,7 @@ PREFIX = f"{cli.PROG}: error: "
 
 
 def _examples(value: str) -> int:
-    if not value.isdigit() or not int(value):
+    if not (value.isascii() and value.isdigit()) or not int(value):
         raise pytest.UsageError(f"SGA_FUZZ_EXAMPLES={value!r}: not a number of documents "
                                 "(1, 2, ...)")
     return int(value)
